@@ -1,0 +1,58 @@
+"""Command line: `gguf-launcher [COMMAND ...]`. No command opens the desktop app.
+
+Each module in this package that defines ``add_parser(subparsers)`` and ``run(args) -> int``
+is a command; the dispatcher discovers them, so adding a command touches only its own file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from types import ModuleType
+
+from app import __version__
+
+
+def _command_modules() -> list[ModuleType]:
+    modules = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "add_parser") and hasattr(module, "run"):
+            modules.append(module)
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gguf-launcher",
+        description="Run a local GGUF model with llama.cpp safely. With no command, opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"gguf-launcher {__version__}")
+    parser.add_argument("--lang", choices=["en", "zh"], help="language of messages (default: system)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules():
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.lang:
+        from app.core.text import set_language
+
+        set_language(args.lang)
+    if args.command is None:
+        from app.ui.main import run_gui
+
+        return run_gui()
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,51 @@
+"""One value that describes how to start a server: model, memory knobs, network. Backends turn it into argv."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+BACKEND_EMBEDDED = "embedded"  # llama-cpp-python's OpenAI-compatible server, always installed
+BACKEND_LLAMA_SERVER = "llama-server"  # an external llama.cpp `llama-server` binary
+BACKENDS = (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER)
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    model: str
+    backend: str = BACKEND_EMBEDDED
+    server_bin: str | None = None  # llama-server path; None = discover
+    ctx: int = 4096
+    gpu_layers: int = 0  # -1 = all layers
+    parallel: int = 1
+    batch: int = 512
+    ubatch: int = 512
+    threads: int | None = None  # None = backend default
+    flash_attn: bool | None = None  # None = backend default (auto)
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    load_mode: str = "mmap"  # mmap | none (read fully, no mmap) | mlock
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    api_key: str | None = None
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    def with_changes(self, **changes: Any) -> "LaunchConfig":
+        """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
+        if "extra_args" in changes:
+            changes["extra_args"] = tuple(changes["extra_args"])
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["extra_args"] = list(self.extra_args)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "LaunchConfig":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "extra_args" in known:
+            known["extra_args"] = tuple(known["extra_args"] or ())
+        return cls(**known)

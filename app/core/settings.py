@@ -1,0 +1,209 @@
+"""The app's remembered choices: language, window geometry, recent models and a profile per model.
+
+Stored as one JSON file under ``config_dir()``, written atomically. The schema is declarative
+(:data:`SCHEMA`) with a ``version``; older files are upgraded by :data:`MIGRATIONS`. A file that
+cannot be read is kept aside as ``settings.json.corrupt-<timestamp>`` and replaced by defaults,
+with a :class:`Text` notice the UI shows once.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from app.core.atomic import write_json_atomic
+from app.core.paths import config_dir
+from app.core.text import SUPPORTED_LANGUAGES, T, Text
+
+SETTINGS_FILE = "settings.json"
+SCHEMA_VERSION = 1
+MAX_RECENT_MODELS = 10
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    default: Any
+    kinds: tuple[type, ...]
+
+
+SCHEMA: tuple[Field, ...] = (
+    Field("language", None, (str, type(None))),  # None = follow the system locale
+    Field("last_model", None, (str, type(None))),
+    Field("recent_models", [], (list,)),
+    Field("window_geometry", None, (str, type(None))),  # base64 of QWidget.saveGeometry()
+    Field("window_state", None, (str, type(None))),  # base64 of splitter/dock state
+    Field("profiles", {}, (dict,)),  # model path -> profile (see PROFILE_SCHEMA)
+)
+
+PROFILE_SCHEMA: tuple[Field, ...] = (
+    Field("launch_config", None, (dict, type(None))),  # LaunchConfig.to_dict() of the last launch
+    Field("probe", None, (dict, type(None))),  # ProbeResult.to_dict() of the last "Find safe settings"
+    Field("expected_sha256", None, (str, type(None))),
+    Field("updated", None, (float, int, type(None))),
+)
+
+
+def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 (the first prototype, no ``version`` key) called the recent list ``recent``."""
+    if "recent" in data and "recent_models" not in data:
+        data["recent_models"] = data.pop("recent")
+    return data
+
+
+# MIGRATIONS[n] upgrades a version-n dict to version n+1; add one entry per schema change.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1}
+
+
+def defaults() -> dict[str, Any]:
+    data = {f.name: copy.deepcopy(f.default) for f in SCHEMA}
+    data["version"] = SCHEMA_VERSION
+    return data
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    version = data.get("version", 0)
+    if not isinstance(version, int) or version < 0:
+        version = 0
+    while version < SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+    data["version"] = max(version, SCHEMA_VERSION)
+    return data
+
+
+def _conform(data: dict[str, Any], schema: tuple[Field, ...]) -> dict[str, Any]:
+    """Keep known fields of the right type, fill the rest with defaults; unknown keys are kept."""
+    result = dict(data)
+    for f in schema:
+        value = data.get(f.name, f.default)
+        if not isinstance(value, f.kinds) or isinstance(value, bool) and bool not in f.kinds:
+            value = f.default
+        result[f.name] = copy.deepcopy(value)
+    return result
+
+
+def _normalise(data: dict[str, Any]) -> dict[str, Any]:
+    data = _conform(migrate(data), SCHEMA)
+    if data["language"] not in (None, *SUPPORTED_LANGUAGES):
+        data["language"] = None
+    data["recent_models"] = [p for p in data["recent_models"] if isinstance(p, str)][:MAX_RECENT_MODELS]
+    data["profiles"] = {
+        key: _conform(value, PROFILE_SCHEMA)
+        for key, value in data["profiles"].items()
+        if isinstance(key, str) and isinstance(value, dict)
+    }
+    return data
+
+
+def profile_key(model_path: str | Path) -> str:
+    return str(Path(model_path).expanduser().resolve())
+
+
+@dataclass
+class Settings:
+    """Loaded settings. Mutate through the methods, then :meth:`save` (the UI saves on change)."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=defaults)
+    notice: Text | None = None  # set when the file was corrupt and replaced by defaults
+
+    @property
+    def language(self) -> str | None:
+        return self.data["language"]
+
+    @language.setter
+    def language(self, lang: str | None) -> None:
+        if lang not in (None, *SUPPORTED_LANGUAGES):
+            raise ValueError(f"unsupported language {lang!r}")
+        self.data["language"] = lang
+
+    @property
+    def recent_models(self) -> list[str]:
+        return list(self.data["recent_models"])
+
+    @property
+    def last_model(self) -> str | None:
+        return self.data["last_model"]
+
+    def remember_model(self, model_path: str | Path) -> None:
+        """Make this model the last one and put it first in the recent list."""
+        key = profile_key(model_path)
+        recent = [key] + [p for p in self.data["recent_models"] if p != key]
+        self.data["recent_models"] = recent[:MAX_RECENT_MODELS]
+        self.data["last_model"] = key
+
+    def forget_model(self, model_path: str | Path) -> None:
+        key = profile_key(model_path)
+        self.data["recent_models"] = [p for p in self.data["recent_models"] if p != key]
+        if self.data["last_model"] == key:
+            self.data["last_model"] = None
+
+    def profile(self, model_path: str | Path) -> dict[str, Any]:
+        """A copy of the model's profile (defaults when the model was never opened)."""
+        stored = self.data["profiles"].get(profile_key(model_path), {})
+        return _conform(stored, PROFILE_SCHEMA)
+
+    def update_profile(self, model_path: str | Path, **changes: Any) -> dict[str, Any]:
+        unknown = set(changes) - {f.name for f in PROFILE_SCHEMA}
+        if unknown:
+            raise KeyError(f"unknown profile fields: {sorted(unknown)}")
+        profile = self.profile(model_path)
+        profile.update(changes)
+        profile["updated"] = time.time()
+        self.data["profiles"][profile_key(model_path)] = _conform(profile, PROFILE_SCHEMA)
+        return profile
+
+    def get(self, name: str) -> Any:
+        return copy.deepcopy(self.data[name])
+
+    def set(self, name: str, value: Any) -> None:
+        spec = next((f for f in SCHEMA if f.name == name), None)
+        if spec is None or not isinstance(value, spec.kinds):
+            raise KeyError(f"{name!r} is not a setting of type {spec.kinds if spec else '?'}")
+        self.data[name] = copy.deepcopy(value)
+
+    def save(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+
+def settings_path() -> Path:
+    return config_dir() / SETTINGS_FILE
+
+
+def _set_aside(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while backup.exists():
+        backup = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    path.replace(backup)
+    return backup
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Read the settings file; never raises for a missing or damaged file."""
+    path = Path(path) if path is not None else settings_path()
+    if not path.exists():
+        return Settings(path=path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("top level is not an object")
+        return Settings(path=path, data=_normalise(raw))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        backup = _set_aside(path)
+        notice = T(
+            "Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",
+            "无法读取设置文件（{error}）；原文件已保存为 {backup}，现使用默认设置。",
+            error=type(exc).__name__,
+            backup=backup.name,
+        )
+        settings = Settings(path=path, notice=notice)
+        settings.save()
+        return settings

@@ -1,0 +1,81 @@
+"""How much memory each device may use: free VRAM per GPU, usable RAM, and the margin to keep free.
+
+A ``vram_budget`` replaces the scanned GPUs with one simulated GPU of that size, so a presenter
+can plan for "an 8 GB card" on a laptop without one. A ``ram_budget`` replaces usable RAM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Margins:
+    """Memory to leave free after a load: max(minimum, fraction of the device's memory)."""
+
+    vram_min_bytes: int = 512 * MiB
+    vram_fraction: float = 0.05
+    ram_min_bytes: int = 512 * MiB
+    ram_fraction: float = 0.05
+
+    def vram_keep(self, total_bytes: int) -> int:
+        return max(int(self.vram_min_bytes), int(total_bytes * self.vram_fraction))
+
+    def ram_keep(self, total_bytes: int) -> int:
+        return max(int(self.ram_min_bytes), int(total_bytes * self.ram_fraction))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DeviceBudget:
+    kind: str  # "gpu" | "cpu"
+    index: int  # GPU index as the driver numbers it; -1 for the CPU
+    name: str
+    free_bytes: int
+    keep_bytes: int
+    simulated: bool = False
+    uuid: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "RAM" if self.kind == "cpu" else f"GPU {self.index}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _usable_ram(hw: Any) -> int:
+    if hw is not None and hasattr(hw, "usable_ram_bytes"):
+        return int(hw.usable_ram_bytes())
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def gpu_budgets(hw: Any, vram_budget: int | None, margins: Margins) -> list[DeviceBudget]:
+    if vram_budget is not None:
+        keep = margins.vram_keep(int(vram_budget))
+        return [DeviceBudget("gpu", 0, "simulated GPU", int(vram_budget), keep, simulated=True)]
+    budgets = []
+    for gpu in getattr(hw, "gpus", None) or ():
+        total = int(gpu.vram_total_bytes or gpu.vram_free_bytes or 0)
+        budgets.append(DeviceBudget("gpu", int(gpu.index), str(gpu.name), int(gpu.vram_free_bytes or 0),
+                                    margins.vram_keep(total), uuid=getattr(gpu, "uuid", None)))
+    return budgets
+
+
+def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBudget:
+    free = int(ram_budget) if ram_budget is not None else _usable_ram(hw)
+    return DeviceBudget("cpu", -1, "system RAM", free, margins.ram_keep(free), simulated=ram_budget is not None)
+
+
+def device_budgets(hw: Any, *, vram_budget: int | None = None, ram_budget: int | None = None,
+                   margins: Margins | None = None) -> list[DeviceBudget]:
+    """GPU budgets first (in driver order), then the RAM budget last."""
+    margins = margins or Margins()
+    return gpu_budgets(hw, vram_budget, margins) + [ram_budget_of(hw, ram_budget, margins)]

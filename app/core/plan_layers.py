@@ -1,0 +1,83 @@
+"""Which device holds which layer for a given ``-ngl``, the way llama.cpp assigns them.
+
+llama.cpp offloads the LAST ``ngl`` repeating layers: layer ``il`` is on a GPU when
+``il >= n_layer - ngl``. The output layer (``output.weight``, ``output_norm.weight``) is treated as
+layer ``n_layer`` and therefore goes to the GPU only when ``ngl > n_layer``. The token embeddings
+(the "input layer") always stay on the CPU. With several GPUs the offloaded layers are split in
+proportion to each GPU's free memory (llama.cpp's default layer split).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+CPU = -1  # device index used for "the CPU / system RAM"
+
+
+def normalize_gpu_layers(gpu_layers: int, n_layer: int) -> int:
+    """-1 (all) and anything above n_layer + 1 become n_layer + 1; negatives become all."""
+    if gpu_layers < 0 or gpu_layers > n_layer + 1:
+        return n_layer + 1
+    return gpu_layers
+
+
+@dataclass(frozen=True)
+class LayerAssignment:
+    n_layer: int
+    gpu_layers: int  # normalized, 0 .. n_layer + 1
+    layer_device: tuple[int, ...]  # device of each repeating layer: CPU or a GPU position 0..n_gpus-1
+    output_device: int
+
+    def layers_on(self, device: int) -> list[int]:
+        return [i for i, d in enumerate(self.layer_device) if d == device]
+
+    @property
+    def offloaded_layers(self) -> int:
+        return sum(1 for d in self.layer_device if d != CPU)
+
+    @property
+    def output_on_gpu(self) -> bool:
+        return self.output_device != CPU
+
+
+def assign_layers(n_layer: int, gpu_layers: int, gpu_weights: Sequence[float] = (1.0,)) -> LayerAssignment:
+    """Assign repeating layers and the output layer to CPU or GPUs (weights = free memory per GPU)."""
+    ngl = normalize_gpu_layers(gpu_layers, n_layer) if gpu_weights else 0
+    first_gpu = max(n_layer - ngl, 0)
+    active = min(ngl, n_layer + 1)
+    total = float(sum(gpu_weights)) or 1.0
+    splits, acc = [], 0.0
+    for w in gpu_weights:
+        acc += w / total
+        splits.append(acc)
+
+    def device_of(il: int) -> int:
+        if il < first_gpu or (il - first_gpu) >= active:
+            return CPU
+        position = float(il - first_gpu) / active
+        return min(bisect_right(splits, position), len(splits) - 1)
+
+    return LayerAssignment(n_layer, ngl, tuple(device_of(i) for i in range(n_layer)), device_of(n_layer))
+
+
+def is_output_tensor(name: str) -> bool:
+    return name.startswith("output.") or name.startswith("output_norm.")
+
+
+def weights_by_device(info: Any, assignment: LayerAssignment) -> dict[int, int]:
+    """Bytes of weights each device holds: actual per-layer tensor bytes from the file."""
+    result: dict[int, int] = {CPU: 0}
+    for il, size in enumerate(info.layer_bytes[: assignment.n_layer]):
+        device = assignment.layer_device[il]
+        result[device] = result.get(device, 0) + int(size)
+    non_layer = dict(info.non_layer_bytes)
+    output_bytes = sum(int(v) for k, v in non_layer.items() if is_output_tensor(k))
+    input_bytes = sum(int(v) for k, v in non_layer.items() if not is_output_tensor(k))
+    if "output.weight" not in non_layer and assignment.output_on_gpu:
+        # tied embeddings: llama.cpp loads token_embd a second time as the output matrix on the GPU
+        output_bytes += int(non_layer.get("token_embd.weight", 0))
+    result[CPU] += input_bytes
+    result[assignment.output_device] = result.get(assignment.output_device, 0) + output_bytes
+    return result

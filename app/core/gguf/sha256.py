@@ -1,0 +1,157 @@
+"""Streamed SHA-256 of large model files, cached by (path, size, mtime) so a second check is instant.
+
+Reading and hashing overlap: the main thread reads the next block while a worker hashes the
+previous one (hashlib releases the GIL on large buffers), two reused buffers, no per-block allocation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from app.core.atomic import write_json_atomic
+from app.core.paths import cache_dir
+from app.core.problem import UserError
+from app.core.text import T
+
+CHUNK = 8 << 20
+_HEX64 = re.compile(r"\b([0-9a-fA-F]{64})\b")
+
+ProgressFn = Callable[[int, int], None]  # (bytes done, bytes total)
+CancelFn = Callable[[], bool]
+
+
+@dataclass
+class HashCancelled(UserError):
+    """The user stopped a checksum run."""
+
+
+def _cancelled() -> HashCancelled:
+    return HashCancelled(T("The checksum was cancelled.", "校验已取消。"), None)
+
+
+def _cache_file() -> Path:
+    return cache_dir() / "sha256-cache.json"
+
+
+def _load_cache() -> dict:
+    try:
+        data = json.loads(_cache_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _cache_key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return str(path.resolve()), st.st_size, st.st_mtime_ns
+
+
+def cached_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The digest stored for this file if its size and modification time are unchanged."""
+    try:
+        key, size, mtime_ns = _cache_key(Path(path))
+    except OSError:
+        return None
+    entry = _load_cache().get(key)
+    if isinstance(entry, dict) and entry.get("size") == size and entry.get("mtime_ns") == mtime_ns:
+        digest = entry.get("sha256")
+        return digest if isinstance(digest, str) else None
+    return None
+
+
+def _store(key: str, size: int, mtime_ns: int, digest: str) -> None:
+    cache = _load_cache()
+    cache[key] = {"size": size, "mtime_ns": mtime_ns, "sha256": digest}
+    try:
+        write_json_atomic(_cache_file(), cache)
+    except OSError:
+        pass  # a cache that cannot be written only costs time next run
+
+
+def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None,
+                cancel: CancelFn | None = None, chunk_size: int = CHUNK) -> str:
+    """SHA-256 hex digest of a file, uncached. Raises HashCancelled when ``cancel()`` turns true."""
+    digest = hashlib.sha256()
+    buffers = [bytearray(chunk_size), bytearray(chunk_size)]
+    with open(path, "rb", buffering=0) as stream, ThreadPoolExecutor(1, "sha256") as pool:
+        total = os.fstat(stream.fileno()).st_size
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(stream.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+        pending: Future | None = None
+        done, which = 0, 0
+        while True:
+            if cancel is not None and cancel():
+                if pending is not None:
+                    pending.result()
+                raise _cancelled()
+            buffer = buffers[which]
+            n = stream.readinto(buffer)  # overlaps with the hash of the other buffer
+            if pending is not None:
+                pending.result()
+            if not n:
+                break
+            pending = pool.submit(digest.update, memoryview(buffer)[:n])
+            done += n
+            which ^= 1
+            if progress is not None:
+                progress(done, total)
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str], progress: ProgressFn | None = None,
+                cancel: CancelFn | None = None, use_cache: bool = True) -> str:
+    """SHA-256 of ``path``, from the cache when the file is unchanged since it was last hashed."""
+    file = Path(path)
+    key, size, mtime_ns = _cache_key(file)
+    if use_cache:
+        hit = cached_sha256(file)
+        if hit:
+            if progress is not None:
+                progress(size, size)
+            return hit
+    digest = hash_stream(file, progress, cancel)
+    if _cache_key(file) == (key, size, mtime_ns):  # not modified while we hashed it
+        _store(key, size, mtime_ns, digest)
+    return digest
+
+
+def _digest_for_name(text: str, name: str | None) -> str | None:
+    for line in text.splitlines():
+        parts = line.strip().split(maxsplit=1)
+        if not parts or not _HEX64.fullmatch(parts[0]):
+            continue
+        listed = parts[1].lstrip("*").strip() if len(parts) > 1 else None
+        if name is None or listed is None or Path(listed).name == name:
+            return parts[0].lower()
+    return None
+
+
+def expected_sha256_for(path: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """(digest, source file) from a sibling ``<file>.sha256`` or a ``SHA256SUMS`` in the same folder."""
+    file = Path(path)
+    candidates = [(file.with_name(file.name + ".sha256"), None)]
+    candidates += [(file.with_name(n), file.name) for n in ("SHA256SUMS", "SHA256SUMS.txt", "sha256sums.txt")]
+    for candidate, name in candidates:
+        try:
+            if not candidate.is_file() or candidate.stat().st_size > 1 << 20:
+                continue
+            text = candidate.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        digest = _digest_for_name(text, name)
+        if digest:
+            return digest, str(candidate)
+    return None
+
+
+def normalize_digest(value: str) -> str | None:
+    """A user-typed digest ('SHA256:ABC…', with spaces) as 64 lowercase hex chars, or None."""
+    cleaned = value.strip().lower().removeprefix("sha256:").replace(" ", "")
+    return cleaned if re.fullmatch(r"[0-9a-f]{64}", cleaned) else None

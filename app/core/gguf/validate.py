@@ -1,0 +1,115 @@
+"""validate(path) -> ValidationReport: every check on a model file, each a typed ok/warning/error."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.gguf.checks import content_checks
+from app.core.gguf.errors import GGUFError
+from app.core.gguf.model_info import ModelInfo
+from app.core.gguf.path_checks import path_checks
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.sha256 import (CancelFn, HashCancelled, ProgressFn, cached_sha256, expected_sha256_for,
+                                  file_sha256, normalize_digest)
+from app.core.gguf.split import split_checks
+from app.core.problem import Check, Status, worst_status
+from app.core.text import T
+
+
+@dataclass
+class ValidationReport:
+    info: ModelInfo | None
+    checks: list[Check] = field(default_factory=list)
+    sha256: str | None = None
+
+    @property
+    def status(self) -> Status:
+        return worst_status(self.checks)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(c.is_error for c in self.checks)
+
+    def check(self, check_id: str) -> Check | None:
+        return next((c for c in self.checks if c.id == check_id), None)
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "sha256": self.sha256,
+            "model": self.info.to_dict() if self.info else None,
+            "checks": [c.to_dict(lang) for c in self.checks],
+        }
+
+
+def _error_check(error: GGUFError) -> Check:
+    evidence = (f"offset={error.offset}",) if error.offset is not None else ()
+    return Check(error.check_id, Status.ERROR, error.message, error.fix, evidence + tuple(error.evidence))
+
+
+def _sha256_check(path: Path, expected: str | None, compute: bool, progress: ProgressFn | None,
+                  cancel: CancelFn | None) -> tuple[Check | None, str | None]:
+    source = T("you", "您")
+    if expected is not None:
+        normalized = normalize_digest(expected)
+        if normalized is None:
+            return Check("sha256", Status.ERROR, T("'{value}' is not a SHA-256 checksum (64 hex characters).",
+                                                   "“{value}”不是 SHA-256 校验值（64 个十六进制字符）。", value=expected),
+                         T("Copy the checksum again from the download page.", "请从下载页面重新复制校验值。")), None
+        expected = normalized
+    else:
+        sibling = expected_sha256_for(path)
+        if sibling:
+            expected, source = sibling[0], T("{file}", "{file}", file=Path(sibling[1]).name)
+    digest = cached_sha256(path)
+    if digest is None and (compute or expected is not None):
+        try:
+            digest = file_sha256(path, progress, cancel)
+        except HashCancelled:
+            return Check("sha256", Status.WARNING, T("The checksum was cancelled.", "校验已取消。")), None
+        except OSError as exc:
+            return Check("sha256", Status.ERROR, T("Reading the file for its checksum failed: {error}", "读取文件计算校验值失败：{error}",
+                                                   error=exc.strerror or str(exc))), None
+    if digest is None:
+        return None, None
+    if expected is None:
+        return Check("sha256", Status.OK, T("SHA-256 {digest} (no expected value to compare with).",
+                                            "SHA-256 为 {digest}（没有可对比的预期值）。", digest=digest), evidence=(digest,)), digest
+    if digest == expected:
+        return Check("sha256", Status.OK, T("SHA-256 matches the value from {source}.", "SHA-256 与 {source} 提供的值一致。",
+                                            source=source), evidence=(digest,)), digest
+    return Check("sha256", Status.ERROR,
+                 T("SHA-256 does not match: the file is {digest}, expected {expected} (from {source}). The file is damaged or a different one.",
+                   "SHA-256 不一致：文件为 {digest}，预期为 {expected}（来自 {source}）。文件已损坏或不是同一个文件。",
+                   digest=digest, expected=expected, source=source),
+                 T("Download the file again.", "请重新下载该文件。"), evidence=(digest, expected),
+                 fix_action={"action": "redownload"}), digest
+
+
+def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None = None,
+             expected_sha256: str | None = None, compute_sha256: bool = False,
+             progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> ValidationReport:
+    """Run every check on ``path``. Never raises for a bad file: problems come back as checks.
+
+    ``supported_types``: type ids the selected backend build loads (None = any current type).
+    The sha256 is computed when asked to, or when an expected value is given; a cached value is
+    always used. ``progress(done, total)`` and ``cancel()`` apply to that hashing.
+    """
+    file = Path(path)
+    report = ValidationReport(info=None, checks=path_checks(file))
+    if any(c.id == "path" and c.is_error for c in report.checks):
+        return report
+    try:
+        report.info = read_model_info(file)
+    except GGUFError as error:
+        report.checks.append(_error_check(error))
+        return report
+    report.checks += content_checks(report.info, supported_types)
+    report.checks += split_checks(file, report.info)
+    sha_check, report.sha256 = _sha256_check(file, expected_sha256, compute_sha256, progress, cancel)
+    if sha_check is not None:
+        report.checks.append(sha_check)
+    return report

@@ -1,0 +1,201 @@
+"""OpenAI-compatible chat client for llama-server and llama-cpp-python's server.
+
+``ChatClient.stream(messages, params)`` opens one streamed reply (a ``ReplyStream``); iterate it for text
+pieces, call ``stop()`` from any thread to abort, read ``stats`` afterwards. Every request carries an
+``X-Request-Id``; every failure leaves as a ``ChatError`` (or, for the session to handle invisibly,
+``ContextOverflow`` / ``ServerLoading``).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import httpx
+
+from app.core.chat import errors
+from app.core.chat.classify import LogTail, classify_http
+from app.core.chat.params import ChatParams
+from app.core.chat.reply import ReplyStream
+from app.core.chat.transport import StoppableStream
+
+BACKEND_LLAMA_SERVER = "llama-server"
+BACKEND_EMBEDDED = "embedded"
+CrashInfo = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    backend: str  # "llama-server" | "embedded"
+    ctx_per_slot: int | None  # None: unknown until the server reports an overflow
+    total_slots: int = 1
+    model: str | None = None
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class ChatClient:
+    """Talks to one server. ``crash_info()`` returns the supervisor's Diagnosis while it reports a crash
+    (else None); ``log_tail(n)`` returns the server's last log lines. Both are optional."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, backend: str | None = None,
+                 ctx_per_slot: int | None = None, connect_timeout: float = 5.0, read_timeout: float = 120.0,
+                 crash_info: CrashInfo | None = None, log_tail: LogTail | None = None,
+                 crash_wait_s: float = 3.0):
+        self.base_url = base_url.rstrip("/")
+        if self.base_url.endswith("/v1"):
+            self.base_url = self.base_url[:-3]
+        self.api_key = api_key
+        self.backend = backend
+        self.ctx_per_slot = ctx_per_slot
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.crash_info = crash_info
+        self.log_tail = log_tail
+        self.crash_wait_s = crash_wait_s
+        self._info: ServerInfo | None = None
+        self._http = httpx.Client(timeout=httpx.Timeout(read_timeout, connect=connect_timeout))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def headers(self, request_id: str) -> dict[str, str]:
+        headers = {"X-Request-Id": request_id}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    # -- plain JSON requests -------------------------------------------------------------------------
+    def _request(self, method: str, path: str, body: dict | None = None, *,
+                 ok_statuses: tuple[int, ...] = (200,)) -> tuple[int, Any]:
+        request_id = new_request_id()
+        try:
+            reply = self._http.request(method, self.base_url + path, json=body, headers=self.headers(request_id))
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise self.connection_failure(exc, request_id, connect=True) from None
+            raise errors.too_slow(request_id, self.read_timeout) from None
+        except httpx.TransportError as exc:
+            raise self.connection_failure(exc, request_id, connect=isinstance(exc, httpx.ConnectError)) from None
+        if reply.status_code not in ok_statuses:
+            raise classify_http(reply.status_code, reply.content, request_id, self.log_tail)
+        try:
+            return reply.status_code, reply.json() if reply.status_code == 200 else None
+        except ValueError:
+            raise errors.malformed(request_id, f"{path} is not JSON", (reply.text[:300],)) from None
+
+    def server_info(self, refresh: bool = False) -> ServerInfo:
+        """Which backend answers and its per-slot context. Raises ServerLoading while a model loads."""
+        if self._info is not None and not refresh:
+            return self._info
+        info = None
+        if self.backend != BACKEND_EMBEDDED:
+            status, props = self._request("GET", "/props", ok_statuses=(200, 404, 405))
+            if status == 200 and isinstance(props, dict) and "default_generation_settings" in props:
+                settings = props.get("default_generation_settings") or {}
+                n_ctx = settings.get("n_ctx") or props.get("n_ctx")
+                info = ServerInfo(BACKEND_LLAMA_SERVER, int(n_ctx) if n_ctx else self.ctx_per_slot,
+                                  int(props.get("total_slots") or 1), props.get("model_path"))
+        if info is None:
+            _, models = self._request("GET", "/v1/models")
+            model = ((models or {}).get("data") or [{}])[0].get("id") if isinstance(models, dict) else None
+            info = ServerInfo(self.backend or BACKEND_EMBEDDED, self.ctx_per_slot, 1, model)
+        self._info = info
+        return info
+
+    def learn_ctx(self, n_ctx: int) -> None:
+        """The server said how large its per-slot context really is (from an overflow reply)."""
+        info = self.server_info()
+        self._info = ServerInfo(info.backend, n_ctx, info.total_slots, info.model)
+
+    def tokenize(self, text: str) -> list[int] | None:
+        """Token ids of ``text`` as the server counts them; None when the server cannot tokenize."""
+        if self.server_info().backend == BACKEND_LLAMA_SERVER:
+            body, path = {"content": text, "add_special": False, "parse_special": True}, "/tokenize"
+        else:
+            body, path = {"input": text}, "/extras/tokenize"
+        status, data = self._request("POST", path, body, ok_statuses=(200, 404, 405, 501))
+        if status != 200 or not isinstance(data, dict) or not isinstance(data.get("tokens"), list):
+            return None
+        return data["tokens"]
+
+    def complete(self, messages: list[dict[str, str]], params: ChatParams, max_tokens: int) -> dict[str, Any]:
+        """One non-streamed reply (used to calibrate token counts from ``usage.prompt_tokens``)."""
+        body = {"messages": messages, "stream": False, **params.request_fields(max_tokens)}
+        _, data = self._request("POST", "/v1/chat/completions", body)
+        if not isinstance(data, dict):
+            raise errors.malformed(None, "chat reply is not an object")
+        return data
+
+    # -- streaming ------------------------------------------------------------------------------------
+    def stream(self, messages: list[dict[str, str]], params: ChatParams, *, max_tokens: int | None = None,
+               read_timeout: float | None = None) -> ReplyStream:
+        """Open a streamed reply. Raises ContextOverflow, ServerLoading or ChatError before any text arrives."""
+        reply = self.prepare_stream(messages, params, max_tokens=max_tokens, read_timeout=read_timeout)
+        reply.open()
+        return reply
+
+    def prepare_stream(self, messages: list[dict[str, str]], params: ChatParams, *, max_tokens: int | None = None,
+                       read_timeout: float | None = None) -> ReplyStream:
+        """A reply not yet sent: hand it to the thread that may stop it, then call ``open()``."""
+        info = self.server_info()
+        max_tokens = max_tokens if max_tokens is not None else params.effective_max_tokens(info.ctx_per_slot)
+        body: dict[str, Any] = {"messages": messages, "stream": True, **params.request_fields(max_tokens)}
+        if info.backend == BACKEND_LLAMA_SERVER:
+            body["stream_options"] = {"include_usage": True}
+        request_id = new_request_id()
+        headers = {**self.headers(request_id), "Accept": "text/event-stream"}
+        timeout = read_timeout or self.read_timeout
+        transport = StoppableStream(self.base_url + "/v1/chat/completions", headers, body,
+                                    connect_timeout=self.connect_timeout, read_timeout=timeout)
+        return ReplyStream(self, transport, request_id, max_tokens, timeout, messages_sent=len(messages))
+
+    # -- failures -------------------------------------------------------------------------------------
+    def connection_failure(self, exc: Exception, request_id: str | None, *, connect: bool) -> errors.ChatError:
+        """A refused / reset connection: a crash when the supervisor says so, else unreachable or dead."""
+        evidence = (f"{type(exc).__name__}: {exc}",)
+        diagnosis = self._wait_for_crash_report()
+        if diagnosis is not None:
+            return errors.server_crashed(request_id, diagnosis, evidence)
+        if connect or not self._accepts_connections():
+            if not connect:
+                return errors.server_crashed(request_id, None, evidence)
+            return errors.unreachable(request_id, self.base_url, evidence)
+        return errors.server_error(request_id, 0, "the connection closed in the middle of the answer",
+                                   evidence + tuple(self._log_lines()))
+
+    def _wait_for_crash_report(self) -> Any:
+        if self.crash_info is None:
+            return None
+        deadline = time.monotonic() + self.crash_wait_s
+        while True:
+            try:
+                diagnosis = self.crash_info()
+            except Exception:
+                return None
+            if diagnosis is not None or time.monotonic() >= deadline:
+                return diagnosis
+            time.sleep(0.1)
+
+    def _accepts_connections(self) -> bool:
+        parts = urlsplit(self.base_url)
+        try:
+            with socket.create_connection((parts.hostname, parts.port or 80), timeout=1.0):
+                return True
+        except OSError:
+            return False
+
+    def _log_lines(self) -> list[str]:
+        if self.log_tail is None:
+            return []
+        try:
+            return [str(line) for line in self.log_tail(20)]
+        except Exception:
+            return []
+

@@ -1,0 +1,117 @@
+"""Conversations and where they are kept: ``data_dir()/conversations/<id>.json``, written atomically.
+
+Nothing the user typed is lost: a user message is saved as ``pending`` before it is sent and becomes
+``answered`` only when the answer completed. An answer cut short by a crash or error stays visible as
+``interrupted`` (it is not sent back to the model); one the user stopped is ``stopped`` (it is).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.atomic import write_json_atomic
+from app.core.chat.params import ChatParams
+from app.core.paths import data_dir
+
+PENDING, ANSWERED, UNANSWERED = "pending", "answered", "unanswered"  # user messages
+STREAMING, COMPLETE, STOPPED, INTERRUPTED = "streaming", "complete", "stopped", "interrupted"  # answers
+_SENT_TO_MODEL = {ANSWERED, COMPLETE, STOPPED}
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Message:
+    role: str
+    content: str
+    status: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    created: float = field(default_factory=time.time)
+    stats: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Message":
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Conversation:
+    id: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6])
+    title: str = ""
+    params: ChatParams = field(default_factory=ChatParams)
+    messages: list[Message] = field(default_factory=list)
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+
+    def add(self, role: str, content: str, status: str) -> Message:
+        message = Message(role, content, status)
+        self.messages.append(message)
+        if role == "user" and not self.title:
+            self.title = content.strip().splitlines()[0][:60] if content.strip() else ""
+        return message
+
+    def pending_message(self) -> Message | None:
+        """The last user message if it still waits for an answer (it can be re-sent)."""
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message if message.status == PENDING else None
+        return None
+
+    def history_for_model(self) -> list[dict[str, str]]:
+        """What the model should see: system prompt, completed turns, and the pending message last."""
+        history = [{"role": "system", "content": self.params.system_prompt}] if self.params.system_prompt else []
+        pending = self.pending_message()
+        for message in self.messages:
+            if message.status in _SENT_TO_MODEL or message is pending:
+                history.append({"role": message.role, "content": message.content})
+        return history
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": FORMAT_VERSION, "id": self.id, "title": self.title, "params": self.params.to_dict(),
+                "created": self.created, "updated": self.updated,
+                "messages": [asdict(m) for m in self.messages]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Conversation":
+        conversation = cls(id=data["id"], title=data.get("title", ""), params=ChatParams.from_dict(data.get("params")),
+                           messages=[Message.from_dict(m) for m in data.get("messages", [])],
+                           created=data.get("created", time.time()), updated=data.get("updated", time.time()))
+        for message in conversation.messages:  # the app stopped while this answer streamed
+            if message.status == STREAMING:
+                message.status = INTERRUPTED
+        return conversation
+
+
+def conversations_dir() -> Path:
+    path = data_dir() / "conversations"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_conversation(conversation: Conversation, directory: Path | None = None) -> Path:
+    conversation.updated = time.time()
+    path = (directory or conversations_dir()) / f"{conversation.id}.json"
+    write_json_atomic(path, conversation.to_dict())
+    return path
+
+
+def load_conversation(conversation_id: str, directory: Path | None = None) -> Conversation:
+    path = (directory or conversations_dir()) / f"{conversation_id}.json"
+    return Conversation.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def list_conversations(directory: Path | None = None) -> list[dict[str, Any]]:
+    """Newest first: id, title, updated, message count. Unreadable files are skipped, never fatal."""
+    items = []
+    for path in (directory or conversations_dir()).glob("*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        items.append({"id": data.get("id", path.stem), "title": data.get("title", ""),
+                      "updated": data.get("updated", 0), "messages": len(data.get("messages", []))})
+    return sorted(items, key=lambda item: item["updated"], reverse=True)

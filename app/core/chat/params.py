@@ -1,0 +1,95 @@
+"""What a reply is asked with (ChatParams) and what is measured about it (ReplyStats)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from app.core.text import T, Text
+
+DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class ChatParams:
+    """Sampling settings. ``max_tokens=None`` means "512, or a quarter of the per-slot context if smaller"."""
+
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int | None = None
+    repeat_penalty: float = 1.1
+    system_prompt: str = ""
+    seed: int | None = None
+
+    def with_changes(self, **changes: Any) -> "ChatParams":
+        return replace(self, **changes)
+
+    def effective_max_tokens(self, ctx_per_slot: int | None) -> int:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        if ctx_per_slot:
+            return max(16, min(DEFAULT_MAX_TOKENS, ctx_per_slot // 4))
+        return DEFAULT_MAX_TOKENS
+
+    def request_fields(self, max_tokens: int) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": max_tokens,
+            "repeat_penalty": self.repeat_penalty,
+        }
+        if self.seed is not None:
+            fields["seed"] = self.seed
+        return fields
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "ChatParams":
+        data = data or {}
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+FINISH_STOP = "stop"
+FINISH_LENGTH = "length"
+FINISH_STOPPED = "stopped"  # the user pressed stop
+
+
+@dataclass
+class ReplyStats:
+    """Measured for one reply. ``tokens_source`` is "server" when usage/timings came back, else "counted"."""
+
+    request_id: str
+    ttft_s: float | None = None
+    total_s: float = 0.0
+    tokens_per_s: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int = 0
+    tokens_source: str = "counted"
+    finish_reason: str | None = None
+    max_tokens: int | None = None
+    messages_sent: int = 0
+    trimmed_messages: int = 0
+    retried_after_overflow: bool = False
+
+    @property
+    def cut_at_max_tokens(self) -> bool:
+        return self.finish_reason == FINISH_LENGTH
+
+    def finish_text(self) -> Text:
+        if self.finish_reason == FINISH_LENGTH:
+            return T("The answer was cut at max tokens ({max_tokens}); raise the maximum answer length to get more.",
+                     "回答在达到最大长度（{max_tokens} 个 token）时被截断；调高回答最大长度可得到更完整的回答。",
+                     max_tokens=self.max_tokens if self.max_tokens is not None else "?")
+        if self.finish_reason == FINISH_STOPPED:
+            return T("You stopped the answer.", "您停止了回答。")
+        if self.finish_reason == FINISH_STOP:
+            return T("The answer is complete.", "回答已完成。")
+        return T("The answer ended ({reason}).", "回答已结束（{reason}）。", reason=self.finish_reason or "?")
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        data = asdict(self)
+        data["cut_at_max_tokens"] = self.cut_at_max_tokens
+        data["finish_text"] = self.finish_text().render(lang)
+        return data

@@ -1,0 +1,136 @@
+"""One streamed reply: text pieces as they arrive, stop at any moment, measured stats at the end."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+import httpcore
+
+from app.core.chat import errors
+from app.core.chat.classify import ServerLoading, classify_http, classify_stream_error
+from app.core.chat.params import FINISH_STOPPED, ReplyStats
+from app.core.chat.sse import MalformedChunk, SseDecoder, StreamErrorPayload, decode_payload
+from app.core.chat.transport import StoppableStream
+
+if TYPE_CHECKING:
+    from app.core.chat.client import ChatClient
+
+_CONNECTION_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, OSError)
+
+
+class ReplyStream:
+    def __init__(self, client: "ChatClient", transport: StoppableStream, request_id: str, max_tokens: int,
+                 read_timeout: float, messages_sent: int):
+        self._client = client
+        self._transport = transport
+        self.request_id = request_id
+        self.read_timeout = read_timeout
+        self.text = ""
+        self.stats = ReplyStats(request_id, max_tokens=max_tokens, messages_sent=messages_sent)
+        self._started = 0.0
+        self._first_token_at: float | None = None
+        self._last_token_at: float | None = None
+        self._done = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._transport.stopped
+
+    def open(self) -> None:
+        self._started = time.perf_counter()
+        try:
+            status, _ = self._transport.open()
+            if status != 200:
+                body = self._transport.read_body()
+                self._transport.close()
+                raise classify_http(status, body, self.request_id, self._client.log_tail)
+        except _CONNECTION_ERRORS + (httpcore.TimeoutException,) as exc:
+            self._transport.close()
+            if self.stopped:
+                return
+            raise self._failure(exc, connect=isinstance(exc, (httpcore.ConnectError, httpcore.ConnectTimeout)))
+
+    def stop(self) -> None:
+        """Abort from any thread; iteration ends quietly with finish reason "stopped"."""
+        self._transport.stop()
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            yield from self._pieces()
+        except (StreamErrorPayload, MalformedChunk) as exc:
+            raise self._payload_failure(exc) from None
+        except _CONNECTION_ERRORS + (httpcore.TimeoutException,) as exc:
+            if not self.stopped:
+                raise self._failure(exc, connect=False) from None
+        finally:
+            self._transport.close()
+            self._finish()
+
+    def _pieces(self) -> Iterator[str]:
+        if self.stopped:
+            return
+        decoder = SseDecoder()
+        for line in self._transport.iter_lines():
+            message = decoder.feed(line)
+            if message is None:
+                continue
+            payload = decode_payload(message)
+            if payload is None:
+                self._done = True
+                return
+            piece = self._absorb(payload)
+            if piece:
+                yield piece
+        if not self._done and not self.stopped and self.stats.finish_reason is None:
+            raise httpcore.RemoteProtocolError("the stream ended before the answer was complete")
+
+    def _absorb(self, payload: dict[str, Any]) -> str:
+        choices = payload.get("choices") or []
+        piece = ""
+        if choices:
+            choice = choices[0]
+            piece = (choice.get("delta") or {}).get("content") or ""
+            if choice.get("finish_reason"):
+                self.stats.finish_reason = choice["finish_reason"]
+        if piece:
+            now = time.perf_counter()
+            if self._first_token_at is None:
+                self._first_token_at = now
+            self._last_token_at = now
+            self.stats.completion_tokens += 1
+            self.text += piece
+        usage = payload.get("usage")
+        if isinstance(usage, dict) and usage.get("prompt_tokens") is not None:
+            self.stats.prompt_tokens = int(usage["prompt_tokens"])
+            self.stats.completion_tokens = int(usage.get("completion_tokens") or self.stats.completion_tokens)
+            self.stats.tokens_source = "server"
+        timings = payload.get("timings")
+        if isinstance(timings, dict) and timings.get("predicted_per_second"):
+            self.stats.tokens_per_s = float(timings["predicted_per_second"])
+        return piece
+
+    def _finish(self) -> None:
+        now = time.perf_counter()
+        self.stats.total_s = now - self._started
+        if self._first_token_at is not None:
+            self.stats.ttft_s = self._first_token_at - self._started
+        if self.stats.tokens_per_s is None and self._first_token_at and self._last_token_at:
+            span = self._last_token_at - self._first_token_at
+            if span > 0 and self.stats.completion_tokens > 1:
+                self.stats.tokens_per_s = (self.stats.completion_tokens - 1) / span
+        if self.stopped and not self._done:
+            self.stats.finish_reason = FINISH_STOPPED
+
+    def _payload_failure(self, exc: Exception) -> Exception:
+        if isinstance(exc, MalformedChunk):
+            return errors.malformed(self.request_id, exc.reason, (exc.raw,))
+        failure = classify_stream_error(exc.error, self.request_id, self._client.log_tail)
+        if isinstance(failure, ServerLoading):
+            return errors.server_error(self.request_id, 503, str(exc.error.get("message", "")), ())
+        return failure
+
+    def _failure(self, exc: Exception, *, connect: bool) -> errors.ChatError:
+        if isinstance(exc, httpcore.TimeoutException) and not isinstance(exc, httpcore.ConnectTimeout):
+            return errors.too_slow(self.request_id, self.read_timeout)
+        return self._client.connection_failure(exc, self.request_id, connect=connect)

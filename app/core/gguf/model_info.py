@@ -18,6 +18,7 @@ FILE_TYPE_NAMES = {
     36: "MOSTLY_TQ1_0", 37: "MOSTLY_TQ2_0", 38: "MOSTLY_MXFP4_MOE", 39: "MOSTLY_NVFP4",
     40: "MOSTLY_Q1_0", 41: "MOSTLY_Q2_0", 1024: "GUESSED",
 }
+MAX_EXPANDED_LAYERS = 4096
 _LAYER_NAME = re.compile(r"^blk\.(\d+)\.")
 
 
@@ -100,11 +101,12 @@ def per_layer(value: Any, n_layers: int | None) -> list[int]:
     """A head count given as a scalar or a per-layer array, expanded to one entry per layer."""
     if isinstance(value, list):
         values = [v for v in (_as_int(x) for x in value) if v is not None]
-        return values[:n_layers] if n_layers else values
+        return values[:n_layers] if n_layers and n_layers > 0 else values
     scalar = _as_int(value)
     if scalar is None:
         return []
-    return [scalar] * (n_layers or 1)
+    # a damaged block_count must not turn into a billion-entry list
+    return [scalar] * (n_layers if n_layers and 0 < n_layers <= MAX_EXPANDED_LAYERS else 1)
 
 
 def _tensor_summary(tensors: list[TensorInfo], type_name) -> tuple[dict, list[int], dict[str, int]]:
@@ -119,7 +121,7 @@ def _tensor_summary(tensors: list[TensorInfo], type_name) -> tuple[dict, list[in
         layer = t.layer
         if layer is None:
             non_layer[t.name] = non_layer.get(t.name, 0) + size
-        elif layer < 4096:  # llama.cpp caps block_count at 512; a wild index is not worth a huge list
+        elif layer < MAX_EXPANDED_LAYERS:  # llama.cpp caps block_count at 512; a wild index is not worth a huge list
             layers[layer] = layers.get(layer, 0) + size
     layer_bytes = [0] * (max(layers) + 1 if layers else 0)
     for index, size in layers.items():

@@ -1,0 +1,129 @@
+"""`gguf-launcher doctor MODEL`: the machine, then every check on the model file.
+
+Exit 0 when no check is an error, 1 when one is, 2 for usage errors (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from app.cli._output import print_check, print_json, report_user_error
+from app.core.gguf import validate
+from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
+from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.problem import Check, Status, UserError
+from app.core.text import T, human_bytes
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("doctor", help="check the machine and a model file", description=__doc__)
+    parser.add_argument("model", help="path of a .gguf file")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--sha256", metavar="EXPECTED", help="expected SHA-256 of the file")
+    parser.add_argument("--no-sha256", action="store_true", help="skip hashing (unless a cached value exists)")
+    parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=BACKEND_EMBEDDED,
+                        help="engine whose supported tensor types are checked (default: embedded)")
+    parser.add_argument("--server-bin", metavar="PATH", help="llama-server to check against (with --backend llama-server)")
+    return parser
+
+
+def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]:
+    """Supported type ids of the chosen engine, facts about it, and a warning check when it is unusable."""
+    if args.backend == BACKEND_EMBEDDED:
+        return embedded_supported_types(), {"kind": BACKEND_EMBEDDED, "build": embedded_build()}, None
+    try:
+        from app.core.backends import resolve_backend
+
+        backend = resolve_backend(LaunchConfig(model=args.model, backend=BACKEND_LLAMA_SERVER, server_bin=args.server_bin))
+    except UserError as error:
+        check = Check("backend", Status.WARNING, error.message, error.fix)
+        return None, {"kind": BACKEND_LLAMA_SERVER, "build": None}, check
+    facts = {"kind": backend.kind, "build": backend.build_number, "version": backend.version_text, "path": backend.path}
+    return supported_types_for_build(backend.build_number), facts, None
+
+
+def _hardware() -> tuple[dict[str, Any], list[str]]:
+    from app.core.hardware import scan_hardware
+
+    report = scan_hardware()
+    lines = [
+        f"{report.os_name} {report.os_release}" + (" (WSL)" if report.is_wsl else ""),
+        f"CPU: {report.cpu_model} ({report.cpu_cores_physical or '?'} cores)",
+        f"RAM: {human_bytes(report.ram_total_bytes)} total, {human_bytes(report.usable_ram_bytes())} usable",
+    ]
+    for gpu in report.gpus:
+        lines.append(f"GPU {gpu.index}: {gpu.name}, {human_bytes(gpu.vram_free_bytes)} free of {human_bytes(gpu.vram_total_bytes)}")
+    if not report.gpus:
+        lines.append(str(report.nvidia_note or T("No NVIDIA GPU found.", "未找到 NVIDIA GPU。")))
+    lines += [f"GPU: {name}" for name in report.other_gpus]
+    return report.to_dict(), lines
+
+
+def _progress_printer(enabled: bool):
+    if not enabled:
+        return None
+    state = {"last": -1}
+
+    def show(done: int, total: int) -> None:
+        percent = done * 100 // total if total else 100
+        if percent != state["last"]:
+            state["last"] = percent
+            sys.stderr.write(f"\rsha256: {percent:3d}%")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    return show
+
+
+def _model_dict(report) -> dict[str, Any] | None:
+    if report.info is None:
+        return None
+    model = report.info.to_dict()
+    model["metadata"] = {k: v for k, v in model["metadata"].items() if k != "tokenizer.chat_template"}
+    model["sha256"] = report.sha256
+    return model
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.1f} M" if n >= 1e6 else f"{n:,}"
+
+
+def _print_text(hw_lines: list[str], backend: dict[str, Any], report) -> None:
+    print(str(T("Machine", "本机")))
+    for line in hw_lines:
+        print(f"  {line}")
+    info = report.info
+    if info is not None:
+        print(str(T("Model", "模型")))
+        print(f"  {info.name or '?'} ({info.architecture or '?'}), {info.file_type_name or '?'}, "
+              f"{_params(info.parameter_count)} parameters, {human_bytes(info.file_size)}")
+        print(f"  layers {info.block_count}, context {info.context_length}, vocab {info.vocab_size}, "
+              f"chat template {'yes' if info.has_chat_template else 'no'}")
+        types = ", ".join(f"{name} x{v['count']}" for name, v in info.tensor_types.items())
+        print(f"  tensor types: {types}")
+    build = f" b{backend['build']}" if backend.get("build") else ""
+    print(str(T("Checks (engine: {kind}{build})", "检查（引擎：{kind}{build}）", kind=backend["kind"], build=build)))
+    for check in report.checks:
+        print_check(check)
+
+
+def run(args) -> int:
+    try:
+        supported, backend, backend_check = _backend_types(args)
+        hardware, hw_lines = _hardware()
+        show_progress = not args.json and sys.stderr.isatty()
+        report = validate(args.model, supported_types=supported, expected_sha256=args.sha256,
+                          compute_sha256=not args.no_sha256, progress=_progress_printer(show_progress))
+    except UserError as error:
+        return report_user_error(error)
+    if backend_check is not None:
+        report.checks.insert(0, backend_check)
+    if args.json:
+        print_json({"hardware": hardware, "backend": backend, "model": _model_dict(report),
+                    "status": report.status.value, "checks": [c.to_dict() for c in report.checks]})
+    else:
+        _print_text(hw_lines, backend, report)
+    return 1 if report.has_errors else 0

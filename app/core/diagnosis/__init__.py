@@ -1,0 +1,31 @@
+"""The crash decoder: why the server stopped, in one plain sentence (English and Chinese), with a fix as data.
+
+Public API:
+- ``diagnose(returncode, log_lines, config=None, *, oom_evidence=None, rss_samples=(), block_count=None,
+  was_ready=None, memory_limit=None) -> Diagnosis``
+- ``diagnose_timeout(seconds, log_lines, config=None)``, ``diagnose_start_failure(exc, argv=None, config=None)``
+- ``decode_exit_status(code) -> ExitStatus(exit_code, signal, meaning)``
+- ``snapshot_oom_counters()`` before start, ``oom_evidence_since(before, pid)`` after death -> ``OomEvidence``
+"""
+
+from app.core.diagnosis.diagnose import diagnose
+from app.core.diagnosis.exit_status import ExitStatus, decode_exit_status, parse_exit_code
+from app.core.diagnosis.not_started import diagnose_start_failure, diagnose_timeout
+from app.core.diagnosis.oom_evidence import OomCounters, OomEvidence, oom_evidence_since, snapshot_oom_counters
+from app.core.diagnosis.value import Diagnosis
+
+# Every cause id a Diagnosis can carry (stable: UIs and tests key on them).
+CAUSES = (
+    "not_gguf", "gguf_too_old", "gguf_too_new", "model_truncated", "model_corrupt", "unsupported_architecture",
+    "unsupported_quant_type", "model_incompatible", "model_not_found", "model_unreadable", "mmap_failed",
+    "model_load_failed", "gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed", "killed",
+    "port_in_use", "host_unavailable", "bad_argument", "gpu_driver_problem", "gpu_error", "missing_library",
+    "library_incompatible", "illegal_instruction", "assertion_failed", "python_error", "crashed", "bus_error",
+    "stopped_externally", "exited_early", "unknown", "ready_timeout", "missing_binary", "permission_denied",
+    "not_executable", "start_failed",
+)
+
+__all__ = [
+    "CAUSES", "Diagnosis", "ExitStatus", "OomCounters", "OomEvidence", "decode_exit_status", "diagnose",
+    "diagnose_start_failure", "diagnose_timeout", "oom_evidence_since", "parse_exit_code", "snapshot_oom_counters",
+]

@@ -1,0 +1,89 @@
+"""Sentences for running out of memory: graphics memory, context (KV cache), RAM, and the OOM killer."""
+
+from __future__ import annotations
+
+from app.core.diagnosis.fixes import current_ctx, memory_fix
+from app.core.diagnosis.situation import Situation, prefixed
+from app.core.text import T, Text, human_bytes
+
+Parts = tuple[Text, Text, dict, bool]
+
+
+def _restartable(s: Situation) -> bool:
+    """Out of memory while loading repeats on restart; out of memory while serving may not (one big request)."""
+    return s.was_ready is True
+
+
+def gpu_out_of_memory(s: Situation) -> Parts:
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=True)
+    size, device = s.facts.failed_alloc_bytes, s.facts.failed_alloc_device
+    if s.was_ready:
+        message = T("The graphics card ran out of memory while answering, and the server stopped.",
+                    "回答过程中显卡显存不足，服务器已停止。")
+    elif size and s.facts.gpu_free_bytes:
+        message = T("The graphics card ran out of memory while loading the model: it needed {size} more with only {free} free.",
+                    "加载模型时显卡显存不足：还需要 {size}，但只剩 {free} 可用。",
+                    size=human_bytes(size), free=human_bytes(s.facts.gpu_free_bytes))
+    elif size:
+        message = T("The graphics card ran out of memory while loading the model: it could not reserve {size} more on {device}.",
+                    "加载模型时显卡显存不足：无法在 {device} 上再分配 {size}。", size=human_bytes(size), device=device or "GPU")
+    else:
+        message = T("The graphics card ran out of memory while loading the model.", "加载模型时显卡显存不足。")
+    return message, hint, fix, _restartable(s)
+
+
+def context_out_of_memory(s: Situation) -> Parts:
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    ctx = current_ctx(s.config, s.facts)
+    if ctx:
+        message = T("There was not enough memory for the conversation memory (KV cache) of {ctx} tokens.",
+                    "没有足够的内存存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)
+    else:
+        message = T("There was not enough memory to set up the conversation memory (context).",
+                    "没有足够的内存来建立对话缓存（上下文）。")
+    return message, hint, fix, _restartable(s)
+
+
+def ram_out_of_memory(s: Situation) -> Parts:
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    return (T("The computer ran out of memory (RAM) for this model and these settings.",
+              "电脑内存（RAM）不足以运行该模型和当前设置。"), hint, fix, _restartable(s))
+
+
+def oom_killed(s: Situation) -> Parts:
+    """SIGKILL with kernel evidence, or with the RSS climbing to the limit just before."""
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    peak = s.peak_rss_text
+    confirmed = s.oom is not None and s.oom.confirmed
+    if confirmed and peak:
+        message = T("The server was stopped by the system because the computer ran out of memory (it used {peak} just before).",
+                    "模型所需内存超过了可用内存，系统强制结束了服务器进程（结束前占用 {peak}）。", peak=peak)
+    elif confirmed:
+        message = T("The server was stopped by the system because the computer ran out of memory.",
+                    "模型所需内存超过了可用内存，系统强制结束了服务器进程。")
+    else:
+        limit = human_bytes(s.trend.limit_bytes) if s.trend and s.trend.limit_bytes else "?"
+        message = T("The server was killed, most likely because the computer ran out of memory (it used {peak} of {limit} just before).",
+                    "服务器被强制结束，很可能是内存耗尽（结束前占用 {peak}，上限 {limit}）。", peak=peak or "?", limit=limit)
+    return message, hint, fix, True
+
+
+def killed(s: Situation) -> Parts:
+    """SIGKILL without evidence: the OOM killer is still the usual reason, but say it is a guess."""
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    peak = s.peak_rss_text
+    if peak:
+        message = T("The server was killed by force (it used {peak} just before); the usual reason is that the computer ran out of memory.",
+                    "服务器被强制结束（结束前占用 {peak}）；最常见的原因是电脑内存耗尽。", peak=peak)
+    else:
+        message = T("The server was killed by force; the usual reason is that the computer ran out of memory.",
+                    "服务器被强制结束；最常见的原因是电脑内存耗尽。")
+    if fix:
+        hint = prefixed("If you did not stop it yourself: ", "如果不是你手动结束的：", hint)
+    return message, hint, fix, True
+
+
+BUILDERS = {
+    "gpu_out_of_memory": gpu_out_of_memory, "context_out_of_memory": context_out_of_memory,
+    "ram_out_of_memory": ram_out_of_memory, "oom_killed": oom_killed, "killed": killed,
+}

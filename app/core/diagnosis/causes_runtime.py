@@ -1,0 +1,150 @@
+"""Sentences for network, option, driver, library and crash problems, and for exits nothing explains."""
+
+from __future__ import annotations
+
+import re
+
+from app.core.diagnosis.fixes import drop_extra_argument
+from app.core.diagnosis.situation import Situation
+from app.core.text import T, Text
+
+Parts = tuple[Text, Text, dict, bool]
+
+BUILTIN = "embedded"
+
+
+def _switch_to_builtin(s: Situation) -> dict:
+    return {"backend": BUILTIN} if s.backend == "llama-server" else {}
+
+
+def port_in_use(s: Situation) -> Parts:
+    port = _port(s)
+    return (T("Port {port} is already used by another program (maybe an earlier server that is still running).",
+              "端口 {port} 已被其他程序占用（可能是之前的服务器仍在运行）。", port=port),
+            T("Let the app pick a free port and restart.", "让程序自动选择一个空闲端口，然后重新启动。"), {"port": 0}, False)
+
+
+def _port(s: Situation) -> str:
+    if s.hit is not None:
+        match = re.search(r"port:?\s*(\d{1,5})|', (\d{1,5})\)", s.hit.line)
+        if match:
+            return match.group(1) or match.group(2)
+    port = getattr(s.config, "port", None) or s.facts.port
+    return str(port) if port else "?"
+
+
+def host_unavailable(s: Situation) -> Parts:
+    host = getattr(s.config, "host", None) or "?"
+    return (T("The server cannot listen on the address {host}: it does not belong to this computer.",
+              "服务器无法在地址 {host} 上监听：该地址不属于这台电脑。", host=host),
+            T("Listen on 127.0.0.1 (this computer only) and restart.", "改为监听 127.0.0.1（仅本机），然后重新启动。"),
+            {"host": "127.0.0.1"}, False)
+
+
+def bad_argument(s: Situation) -> Parts:
+    arg = s.group("arg")
+    fix = drop_extra_argument(s.config, arg) or {}
+    if arg:
+        message = T("The server program did not accept the option {arg}.", "服务器程序不接受参数 {arg}。", arg=arg)
+    else:
+        message = T("The server program rejected its command-line options.", "服务器程序拒绝了它的命令行参数。")
+    if fix:
+        hint = T("Remove {arg} from the extra arguments and restart.", "从附加参数中删除 {arg}，然后重新启动。", arg=arg)
+    else:
+        hint = T("Update llama.cpp, or remove the option from the extra arguments; the copied command line shows what was passed.",
+                 "更新 llama.cpp，或从附加参数中删除该选项；复制的命令行里可以看到实际传入的参数。")
+    return message, hint, fix, False
+
+
+def gpu_driver_problem(s: Situation) -> Parts:
+    return (T("The graphics card could not be used: its driver is missing, too old, or does not match this llama.cpp build.",
+              "无法使用显卡：显卡驱动缺失、版本过旧，或与当前 llama.cpp 版本不匹配。"),
+            T("Update the graphics driver, or run on the processor only (0 GPU layers) and restart.",
+              "更新显卡驱动，或改为只用 CPU 运行（GPU 层数设为 0），然后重新启动。"), {"gpu_layers": 0}, False)
+
+
+def gpu_error(s: Situation) -> Parts:
+    return (T("The graphics card reported an error and the server stopped.", "显卡报告了错误，服务器已停止。"),
+            T("Restart. If it happens again, update the graphics driver or put fewer layers on the graphics card.",
+              "重新启动。如果再次发生，请更新显卡驱动或减少放到显卡上的层数。"), {}, True)
+
+
+def missing_library(s: Situation) -> Parts:
+    lib = s.group("lib") or ("a DLL" if s.status.exit_code == 0xC0000135 else "?")
+    message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib)
+    if re.search(r"cu(da|blas|dnn)|nvidia", lib, re.IGNORECASE):
+        hint = T("Install the NVIDIA CUDA runtime this llama.cpp build needs, or use a CPU-only build.",
+                 "安装该 llama.cpp 版本所需的 NVIDIA CUDA 运行库，或改用仅 CPU 的版本。")
+    else:
+        hint = T("Reinstall llama.cpp (or this app) so that all of its files are present.",
+                 "重新安装 llama.cpp（或本程序），确保所有文件齐全。")
+    return message, hint, _switch_to_builtin(s), False
+
+
+def library_incompatible(s: Situation) -> Parts:
+    return (T("The server program was built for a different system than this one (library {lib}).",
+              "服务器程序是为其他系统构建的，与本机不兼容（库 {lib}）。", lib=s.group("lib") or "?"),
+            T("Install a llama.cpp build made for this system, or use the built-in server.",
+              "安装为本系统构建的 llama.cpp，或改用内置服务器。"), _switch_to_builtin(s), False)
+
+
+def illegal_instruction(s: Situation) -> Parts:
+    return (T("The server program needs a processor feature (such as AVX2 or AVX-512) that this CPU does not have.",
+              "服务器程序需要这颗 CPU 不具备的指令集（例如 AVX2 或 AVX-512）。"),
+            T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or use the built-in server.",
+              "安装适用于较旧处理器的 llama.cpp 版本（不含 AVX2/AVX-512），或改用内置服务器。"), _switch_to_builtin(s), False)
+
+
+def assertion_failed(s: Situation) -> Parts:
+    return (T("llama.cpp stopped on a failed internal check.", "llama.cpp 内部检查失败而停止。"),
+            T("Update llama.cpp. If it keeps happening with these settings, try a smaller context or another model file.",
+              "更新 llama.cpp。如果在当前设置下反复出现，请尝试更小的上下文或换一个模型文件。"), {}, s.was_ready is not False)
+
+
+def python_error(s: Situation) -> Parts:
+    return (T("The built-in server stopped with an error: {error}", "内置服务器因错误而停止：{error}",
+              error=s.hit.line.strip() if s.hit else "?"),
+            T("Restart. If it happens again, the log lines below show where it failed.",
+              "重新启动。如果再次发生，下面的日志行显示了出错的位置。"), {}, s.was_ready is not False)
+
+
+def crashed(s: Situation) -> Parts:
+    """Segfault, abort or Windows fail-fast with nothing in the log to explain it."""
+    return (s.status.meaning,
+            T("Restart. If it happens again, close other programs that use the graphics card, put fewer layers on it, or update llama.cpp and the graphics driver.",
+              "重新启动。如果再次发生，请关闭其他占用显卡的程序、减少放到显卡上的层数，或更新 llama.cpp 和显卡驱动。"),
+            {}, s.was_ready is not False)
+
+
+def bus_error(s: Situation) -> Parts:
+    fix = {"load_mode": "none"} if getattr(s.config, "load_mode", None) != "none" else {}
+    return (T("The server lost access to the model file while reading it (was it moved, changed, or on a removed drive?).",
+              "服务器读取模型文件时失去了访问（文件是否被移动、修改，或所在磁盘已被移除？）。"),
+            T("Keep the model on a local disk and do not change it while the server runs; turning off memory-mapping also helps.",
+              "把模型放在本地磁盘上，运行期间不要改动它；关闭内存映射也会有帮助。"), fix, True)
+
+
+def stopped_externally(s: Situation) -> Parts:
+    return (T("The server was stopped by another program or by the system.", "服务器被其他程序或系统停止了。"),
+            T("Start it again.", "重新启动即可。"), {}, True)
+
+
+def exited_early(s: Situation) -> Parts:
+    return (T("The server exited by itself without reporting an error.", "服务器自行退出，没有报告错误。"),
+            T("Start it again; if it keeps exiting, the log lines below may show why.", "重新启动；如果仍然退出，下面的日志行可能说明原因。"),
+            {}, True)
+
+
+def unknown(s: Situation) -> Parts:
+    return (s.status.meaning,
+            T("Restart. If it happens again, share the log lines below and the copied command line when asking for help.",
+              "重新启动。如果再次发生，求助时请附上下面的日志行和复制的命令行。"), {}, s.was_ready is not False)
+
+
+BUILDERS = {
+    "port_in_use": port_in_use, "host_unavailable": host_unavailable, "bad_argument": bad_argument,
+    "gpu_driver_problem": gpu_driver_problem, "gpu_error": gpu_error, "missing_library": missing_library,
+    "library_incompatible": library_incompatible, "illegal_instruction": illegal_instruction,
+    "assertion_failed": assertion_failed, "python_error": python_error, "crashed": crashed, "bus_error": bus_error,
+    "stopped_externally": stopped_externally, "exited_early": exited_early, "unknown": unknown,
+}

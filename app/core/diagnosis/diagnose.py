@@ -1,0 +1,103 @@
+"""diagnose(): exit status + last log lines + OOM evidence -> one Diagnosis with a plain sentence and a fix."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from app.core.diagnosis import causes_file, causes_memory, causes_runtime
+from app.core.diagnosis.exit_status import ExitStatus, crash_signal, decode_exit_status
+from app.core.diagnosis.log_facts import read_log_facts
+from app.core.diagnosis.oom_evidence import OomEvidence, memory_limit_bytes, rss_trend
+from app.core.diagnosis.signatures import SignatureHit, find_hits
+from app.core.diagnosis.situation import Situation
+from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, trim_evidence
+
+BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS}
+MEMORY_CAUSES = {"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed"}
+
+# What a crash amounts to when the log has no better explanation.
+_SIGNAL_CAUSES = {
+    "SIGSEGV": "crashed", "SIGABRT": "crashed", "SIGFPE": "crashed", "SIGBUS": "bus_error",
+    "SIGTERM": "stopped_externally", "SIGINT": "stopped_externally", "SIGHUP": "stopped_externally",
+}
+_WINDOWS_CAUSES = {
+    0xC0000135: "missing_library", 0xC000007B: "library_incompatible", 0xC0000142: "missing_library",
+    0xC0000017: "ram_out_of_memory", 0xC000013A: "stopped_externally",
+}
+
+
+def log_text(line: Any) -> str:
+    """A log entry as text: plain strings, bytes, or objects with .text (the supervisor's LogLine)."""
+    if isinstance(line, bytes):
+        return line.decode("utf-8", "replace")
+    text = getattr(line, "text", line)
+    return text if isinstance(text, str) else str(text)
+
+
+def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence | None, trend) -> str:
+    signal = crash_signal(status)
+    if signal == "SIGKILL":
+        # Nothing in a log makes a process SIGKILL itself: someone else did, usually the OOM killer.
+        memory_pressure = (oom is not None and oom.confirmed) or (trend is not None and trend.near_limit)
+        return "oom_killed" if memory_pressure else "killed"
+    if signal == "SIGILL" or status.exit_code == 0xC000001D:
+        return "illegal_instruction"
+    if hit is not None:
+        return hit.cause
+    if oom is not None and oom.pid_named:
+        return "oom_killed"
+    if status.exit_code in _WINDOWS_CAUSES:
+        return _WINDOWS_CAUSES[status.exit_code]
+    if signal in _SIGNAL_CAUSES:
+        return _SIGNAL_CAUSES[signal]
+    if status.exit_code == 127:
+        return "missing_library"
+    if status.exit_code == 0:
+        return "exited_early"
+    return "unknown"
+
+
+def _evidence(lines: list[str], hits: list[SignatureHit], oom: OomEvidence | None, *, tail: int) -> tuple[str, ...]:
+    """Matched lines and kernel lines first (the why), then the last log lines (the context)."""
+    position = {line.rstrip(): index for index, line in enumerate(lines)}
+    chosen = sorted(hits[:6], key=lambda hit: position.get(hit.line, 0))
+    picked = [hit.line for hit in chosen]
+    if oom is not None:
+        picked.extend(oom.kernel_lines)
+    return trim_evidence(picked + lines[-tail:])
+
+
+def diagnose(
+    returncode: int | float | str | None,
+    log_lines: Iterable[Any],
+    config: Any = None,
+    *,
+    oom_evidence: OomEvidence | None = None,
+    rss_samples: Iterable[Any] = (),
+    block_count: int | None = None,
+    was_ready: bool | None = None,
+    memory_limit: int | None = None,
+) -> Diagnosis:
+    """Why the server stopped. ``was_ready``: the supervisor knows whether the server ever became ready;
+    without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM."""
+    status = decode_exit_status(returncode)
+    lines = [log_text(line).rstrip("\r\n") for line in log_lines]
+    hits = find_hits(lines)
+    hit = hits[0] if hits else None
+    facts = read_log_facts(lines)
+    samples = list(rss_samples)
+    trend = rss_trend(samples, memory_limit or (memory_limit_bytes() if samples else None))
+    situation = Situation(
+        status=status, config=config, facts=facts, hit=hit, block_count=block_count, oom=oom_evidence,
+        trend=trend, was_ready=was_ready if was_ready is not None else facts.was_ready,
+    )
+    cause = _choose_cause(status, hit, oom_evidence, trend)
+    if hit is not None and hit.cause != cause:
+        situation = Situation(**{**situation.__dict__, "hit": None})  # its groups belong to another cause
+    message, fix_hint, fix, restartable = BUILDERS[cause](situation)
+    tail = MAX_EVIDENCE_LINES if cause in ("unknown", "crashed", "exited_early") else 12
+    return Diagnosis(
+        cause=cause, message=message, fix_hint=fix_hint, fix=dict(fix),
+        evidence=_evidence(lines, hits if cause not in ("killed", "oom_killed") else [], oom_evidence, tail=tail),
+        exit_code=status.exit_code, signal=status.signal, exit_meaning=status.meaning, restartable=restartable,
+    )

@@ -1,0 +1,228 @@
+"""Linux out-of-memory-killer evidence: counters before/after, kernel log lines, the child's RSS trajectory.
+
+Everything here may be unreadable (containers, macOS, Windows, dmesg_restrict): every reader returns
+None / nothing instead of raising. Paths are parameters so tests can point them at temporary files.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+VMSTAT_PATH = "/proc/vmstat"
+SELF_CGROUP_PATH = "/proc/self/cgroup"
+CGROUP_ROOT = "/sys/fs/cgroup"
+KMSG_PATH = "/dev/kmsg"
+MAX_KMSG_RECORDS = 50_000
+
+_KILLED = re.compile(r"Killed process (\d+) \(([^)]*)\)(.*)")
+_OOM_KILL_TASK = re.compile(r"oom-kill:.*\bpid=(\d+)")
+_ANON_RSS = re.compile(r"anon-rss:(\d+)kB")
+
+
+@dataclass(frozen=True)
+class OomCounters:
+    vmstat_oom_kill: int | None
+    cgroup_oom_kill: int | None
+    taken_at: float
+
+
+@dataclass(frozen=True)
+class OomEvidence:
+    vmstat_delta: int | None = None  # system-wide OOM kills since the snapshot
+    cgroup_delta: int | None = None  # OOM kills in our cgroup (container / systemd slice) since the snapshot
+    kernel_lines: tuple[str, ...] = ()  # "Killed process <pid> ..." lines naming our child
+    killed_rss_bytes: int | None = None  # anon-rss the kernel reported for our child
+    kernel_log_readable: bool = False
+
+    @property
+    def pid_named(self) -> bool:
+        return bool(self.kernel_lines)
+
+    @property
+    def confirmed(self) -> bool:
+        """The kernel named our process, or an OOM kill happened while it died."""
+        return self.pid_named or bool(self.cgroup_delta) or bool(self.vmstat_delta)
+
+
+def read_counter(path: str | os.PathLike[str], key: str) -> int | None:
+    """The integer after ``key`` in a "key value" per line file (/proc/vmstat, memory.events)."""
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
+            return int(parts[1])
+    return None
+
+
+def own_cgroup_events_path(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> str | None:
+    """memory.events of our cgroup v2 (children inherit it), or the v1 memory.oom_control file."""
+    try:
+        lines = Path(self_cgroup).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, rel = rest.partition(":")
+        if hierarchy == "0" and controllers == "":
+            candidate = Path(root) / rel.lstrip("/") / "memory.events"
+            if candidate.exists():
+                return str(candidate)
+            if Path(root, "memory.events").exists():
+                return str(Path(root, "memory.events"))  # inside a container the namespace root is ours
+        elif "memory" in controllers.split(","):
+            candidate = Path(root) / "memory" / rel.lstrip("/") / "memory.oom_control"
+            if candidate.exists():
+                return str(candidate)
+    return None
+
+
+def snapshot_oom_counters(*, vmstat_path: str = VMSTAT_PATH, cgroup_events_path: str | None = None) -> OomCounters:
+    """Take before starting the child; pass to oom_evidence_since after it dies."""
+    events = cgroup_events_path or own_cgroup_events_path()
+    return OomCounters(
+        vmstat_oom_kill=read_counter(vmstat_path, "oom_kill"),
+        cgroup_oom_kill=read_counter(events, "oom_kill") if events else None,
+        taken_at=time.time(),
+    )
+
+
+def _delta(before: int | None, after: int | None) -> int | None:
+    if before is None or after is None:
+        return None
+    return max(0, after - before)
+
+
+def read_kmsg(path: str = KMSG_PATH, limit: int = MAX_KMSG_RECORDS) -> list[str] | None:
+    """All records currently in the kernel ring buffer, without blocking; None when not readable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    records: list[str] = []
+    try:
+        for _ in range(limit):
+            try:
+                chunk = os.read(fd, 8192)
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:
+                    continue  # a record was overwritten while reading: skip it
+                break  # EAGAIN: end of buffer; EINVAL/EPERM: unreadable
+            if not chunk:
+                break
+            records.extend(chunk.decode("utf-8", "replace").splitlines())
+    finally:
+        os.close(fd)
+    # /dev/kmsg records look like "6,1234,5678,-;message"
+    return [line.split(";", 1)[1] if ";" in line.split(" ", 1)[0] else line for line in records]
+
+
+def read_dmesg(timeout_s: float = 2.0) -> list[str] | None:
+    try:
+        result = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.splitlines() if result.returncode == 0 else None
+
+
+def kill_lines_for(pid: int | None, kernel_lines: Iterable[str]) -> tuple[list[str], int | None]:
+    """Kernel lines that name ``pid`` as killed for lack of memory, and the anon-rss they report."""
+    found: list[str] = []
+    rss: int | None = None
+    for line in kernel_lines:
+        match = _KILLED.search(line)
+        task = _OOM_KILL_TASK.search(line)
+        named = (match and int(match.group(1)) == pid) or (task and int(task.group(1)) == pid)
+        if pid is not None and named:
+            found.append(line.strip())
+            anon = _ANON_RSS.search(line)
+            if anon:
+                rss = int(anon.group(1)) * 1024
+    return found, rss
+
+
+def oom_evidence_since(
+    before: OomCounters | None,
+    pid: int | None,
+    *,
+    vmstat_path: str = VMSTAT_PATH,
+    cgroup_events_path: str | None = None,
+    kernel_lines: Iterable[str] | None = None,
+    kmsg_path: str = KMSG_PATH,
+    use_dmesg: bool = True,
+) -> OomEvidence:
+    """Compare counters with ``before`` and look for the kernel naming ``pid``; ``kernel_lines`` overrides reading."""
+    events = cgroup_events_path or own_cgroup_events_path()
+    vm_after = read_counter(vmstat_path, "oom_kill")
+    cg_after = read_counter(events, "oom_kill") if events else None
+    if kernel_lines is None:
+        kernel_lines = read_kmsg(kmsg_path)
+        if kernel_lines is None and use_dmesg:
+            kernel_lines = read_dmesg()
+    readable = kernel_lines is not None
+    found, rss = kill_lines_for(pid, kernel_lines or ())
+    return OomEvidence(
+        vmstat_delta=_delta(before.vmstat_oom_kill if before else None, vm_after),
+        cgroup_delta=_delta(before.cgroup_oom_kill if before else None, cg_after),
+        kernel_lines=tuple(found[-3:]),
+        killed_rss_bytes=rss,
+        kernel_log_readable=readable,
+    )
+
+
+@dataclass(frozen=True)
+class RssTrend:
+    peak_bytes: int
+    last_bytes: int
+    rising: bool
+    near_limit: bool
+    limit_bytes: int | None
+
+
+def _sample_bytes(sample: Any) -> int | None:
+    if isinstance(sample, (int, float)):
+        return int(sample)
+    if isinstance(sample, (tuple, list)) and sample:
+        return int(sample[-1])
+    value = getattr(sample, "rss", None) or getattr(sample, "rss_bytes", None)
+    return int(value) if value is not None else None
+
+
+def memory_limit_bytes(root: str = CGROUP_ROOT) -> int | None:
+    """The smaller of the cgroup limit (if any) and total RAM."""
+    limits: list[int] = []
+    for name in ("memory.max", "memory/memory.limit_in_bytes"):
+        try:
+            raw = Path(root, name).read_text().strip()
+        except OSError:
+            continue
+        if raw.isdigit() and int(raw) < (1 << 60):
+            limits.append(int(raw))
+    try:
+        import psutil
+
+        limits.append(int(psutil.virtual_memory().total))
+    except Exception:  # psutil is a dependency, but a broken /proc must not break a diagnosis
+        pass
+    return min(limits) if limits else None
+
+
+def rss_trend(samples: Iterable[Any], limit_bytes: int | None) -> RssTrend | None:
+    """Peak and direction of the child's RSS; 'near the limit' = peak within 15 % of the memory limit."""
+    values = [v for v in (_sample_bytes(s) for s in samples) if v is not None and v >= 0]
+    if not values:
+        return None
+    peak, last = max(values), values[-1]
+    window = values[-5:]
+    rising = len(window) >= 2 and window[-1] > window[0] * 1.05
+    near = bool(limit_bytes) and peak >= 0.85 * limit_bytes
+    return RssTrend(peak, last, rising, near, limit_bytes)

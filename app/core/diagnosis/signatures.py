@@ -1,0 +1,119 @@
+"""Known last words of llama.cpp, llama-server and llama-cpp-python, matched line by line.
+
+Each signature names a cause; when several match, the most specific wins (lowest rank): a CUDA
+out-of-memory line beats the generic "failed to load model" line that always follows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# How many of the last log lines are searched; a crash prints its reason near the end.
+SEARCH_WINDOW = 400
+
+
+@dataclass(frozen=True)
+class Signature:
+    cause: str
+    rank: int  # lower = more specific
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class SignatureHit:
+    cause: str
+    rank: int
+    line: str
+    match: re.Match[str]
+
+
+def _sig(cause: str, rank: int, *patterns: str) -> list[Signature]:
+    return [Signature(cause, rank, re.compile(p, re.IGNORECASE)) for p in patterns]
+
+
+SIGNATURES: list[Signature] = [
+    # --- the model file itself
+    *_sig("not_gguf", 10, r"invalid magic characters", r"bad file magic", r"unknown magic", r"not a gguf file",
+          r"failed to read magic"),
+    *_sig("gguf_too_old", 10, r"GGUFv1 is no longer supported"),
+    *_sig("gguf_too_new", 10, r"this GGUF file is version \d+ but this software only supports"),
+    *_sig("model_truncated", 10, r"data is not within the file bounds", r"unexpectedly reached end of file",
+          r"file (?:is )?truncated", r"failed to read tensor data"),
+    *_sig("unsupported_architecture", 10, r"unknown model architecture: '(?P<arch>[^']*)'"),
+    *_sig("unsupported_quant_type", 10, r"has invalid ggml type (?P<type>\d+)", r"invalid ggml type"),
+    *_sig("model_incompatible", 15, r"wrong number of tensors", r"missing tensor '(?P<tensor>[^']+)'",
+          r"check_tensor_dims: tensor '[^']+' has wrong shape"),
+    *_sig("model_corrupt", 20, r"failed to read key-value pairs", r"failed to read tensor info",
+          r"duplicate key", r"gguf_init_from_file\w*: .*(?:invalid|failed to read|overflow)"),
+    *_sig("model_not_found", 12, r"Model path does not exist", r"failed to open (?:GGUF )?file.*No such file",
+          r"gguf_init_from_file\w*: failed to open", r"No such file or directory.*\.gguf"),
+    *_sig("model_unreadable", 12, r"failed to open.*Permission denied", r"Permission denied.*\.gguf"),
+    *_sig("mmap_failed", 18, r"failed to mmap", r"mmap failed", r"mmap\([^)]*\) failed"),
+    # --- memory
+    *_sig("gpu_out_of_memory", 5, r"cudaMalloc failed: out of memory", r"CUDA error: out of memory",
+          r"hipMalloc failed: out of memory", r"ROCm error: out of memory", r"ErrorOutOfDeviceMemory",
+          r"out of device memory", r"CUBLAS_STATUS_ALLOC_FAILED", r"cudaErrorMemoryAllocation",
+          r"(?:unable|failed) to allocate (?:CUDA|ROCm|HIP|Vulkan|Metal|SYCL|MTL|OpenCL)\d* buffer",
+          r"ggml_metal\w*: .*failed to allocate"),
+    *_sig("context_out_of_memory", 7, r"failed to allocate buffer for kv cache",
+          r"failed to allocate compute (?:pp )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
+          r"failed to initialize the context", r"Failed to create llama_context",
+          r"llama_new_context_with_model: failed"),
+    *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"^\s*MemoryError\b", r"Cannot allocate memory",
+          r"failed to allocate CPU buffer", r"ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate",
+          r"\bout of memory\b"),
+    # --- network
+    *_sig("port_in_use", 8, r"couldn't bind HTTP server socket", r"address already in use",
+          r"Errno (?:98|48|10048)\b", r"only one usage of each socket address"),
+    *_sig("host_unavailable", 7, r"Cannot assign requested address", r"Errno (?:99|49|10049)\b",
+          r"Name or service not known", r"nodename nor servname provided"),
+    *_sig("port_in_use", 25, r"error while attempting to bind on address"),
+    # --- options
+    *_sig("bad_argument", 9, r"error: invalid argument: (?P<arg>\S+)", r"error: unknown argument: (?P<arg>\S+)",
+          r"unrecognized arguments?: (?P<arg>\S+)", r"error: argument (?P<arg>[-\w/]+): ",
+          r"error while handling argument \"(?P<arg>[^\"]+)\"", r"error: unknown value for (?P<arg>\S+)",
+          r"the following arguments are required", r"validation errors? for (?:ModelSettings|ServerSettings)"),
+    # --- GPU runtime and drivers
+    *_sig("gpu_driver_problem", 6, r"CUDA driver version is insufficient", r"no CUDA-capable device",
+          r"failed to initialize CUDA", r"PTX was compiled with an unsupported toolchain",
+          r"no kernel image is available for execution", r"forward compatibility was attempted",
+          r"unsupported display driver / cuda driver combination", r"ErrorIncompatibleDriver"),
+    *_sig("gpu_error", 30, r"CUDA error: (?!out of memory)", r"ROCm error: (?!out of memory)",
+          r"\bDeviceLost", r"vk::DeviceLostError", r"ggml_vulkan: .*error"),
+    # --- programs and libraries
+    *_sig("missing_library", 4, r"error while loading shared libraries: (?P<lib>\S+?):",
+          r"(?P<lib>\S+): cannot open shared object file", r"Library not loaded: (?P<lib>\S+)",
+          r"Failed to load shared library '(?P<lib>[^']+)'", r"ModuleNotFoundError: No module named '(?P<lib>[^']+)'",
+          r"The code execution cannot proceed because (?P<lib>\S+) was not found"),
+    *_sig("library_incompatible", 4, r"version `(?P<lib>[^']+)' not found", r"undefined symbol: (?P<lib>\S+)",
+          r"symbol lookup error"),
+    *_sig("illegal_instruction", 3, r"Illegal instruction"),
+    # --- internal failures; general markers last
+    *_sig("assertion_failed", 40, r"GGML_ASSERT\((?P<cond>.*)\) failed", r"GGML_ABORT", r"\bassert(?:ion)? .*failed"),
+    *_sig("model_load_failed", 60, r"error loading model", r"failed to load model", r"exiting due to model loading error",
+          r"Failed to load model from file", r"llama_load_model_from_file: failed"),
+    *_sig("python_error", 80, r"^\s*(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<msg>.*)$"),
+]
+
+
+SIGNATURES.sort(key=lambda sig: sig.rank)  # stable: within a rank, the order above
+
+
+def find_hits(lines: list[str]) -> list[SignatureHit]:
+    """Every signature hit in the last SEARCH_WINDOW lines, most specific first, later lines first on ties."""
+    hits: list[tuple[int, int, SignatureHit]] = []
+    window = lines[-SEARCH_WINDOW:]
+    for index, line in enumerate(window):
+        for sig in SIGNATURES:
+            match = sig.pattern.search(line)
+            if match:
+                hits.append((sig.rank, -index, SignatureHit(sig.cause, sig.rank, line.rstrip(), match)))
+                break  # one cause per line: SIGNATURES is sorted, so the first match is the most specific
+    hits.sort(key=lambda item: (item[0], item[1]))
+    return [hit for _, _, hit in hits]
+
+
+def best_hit(lines: list[str]) -> SignatureHit | None:
+    hits = find_hits(lines)
+    return hits[0] if hits else None

@@ -1,0 +1,61 @@
+"""Everything known about one server death, gathered once and handed to the per-cause sentence builders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.diagnosis.exit_status import ExitStatus
+from app.core.diagnosis.log_facts import LogFacts
+from app.core.diagnosis.oom_evidence import OomEvidence, RssTrend
+from app.core.diagnosis.signatures import SignatureHit
+from app.core.text import Text, human_bytes
+
+
+@dataclass(frozen=True)
+class Situation:
+    status: ExitStatus
+    config: Any
+    facts: LogFacts
+    hit: SignatureHit | None
+    block_count: int | None
+    oom: OomEvidence | None
+    trend: RssTrend | None
+    was_ready: bool | None
+
+    def group(self, name: str) -> str | None:
+        """A named group of the matched signature, if it has one."""
+        if self.hit is None or name not in self.hit.match.re.groupindex:
+            return None
+        value = self.hit.match.group(name)
+        return value.strip() if value else None
+
+    @property
+    def model_name(self) -> str:
+        model = getattr(self.config, "model", None)
+        return Path(str(model)).name if model else "?"
+
+    @property
+    def model_path(self) -> str:
+        return str(getattr(self.config, "model", "") or "")
+
+    @property
+    def backend(self) -> str | None:
+        return getattr(self.config, "backend", None)
+
+    @property
+    def peak_rss_bytes(self) -> int | None:
+        if self.trend is not None:
+            return self.trend.peak_bytes
+        return self.oom.killed_rss_bytes if self.oom else None
+
+    @property
+    def peak_rss_text(self) -> str | None:
+        peak = self.peak_rss_bytes
+        return human_bytes(peak) if peak else None
+
+
+def prefixed(en_prefix: str, zh_prefix: str, text: Text) -> Text:
+    """A Text with a prefix in each language; the inner Text is rendered per language, not in the current one."""
+    return Text(en_prefix + text.render("en"), zh_prefix + text.render("zh"))

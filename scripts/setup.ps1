@@ -1,0 +1,66 @@
+# Create or update .venv\ in the repo root (Windows). Idempotent: a second run with an unchanged
+# pyproject.toml does nothing but one hash comparison. Mirrors scripts/setup.sh.
+#   scripts\setup.ps1          app dependencies
+#   scripts\setup.ps1 test     app + test dependencies (builds a real llama-server once, several minutes;
+#                              building llama.cpp needs the Visual Studio C++ Build Tools and CMake)
+param([string]$Extra = "")
+$ErrorActionPreference = "Stop"
+Set-Location (Join-Path $PSScriptRoot "..")
+
+function Test-Python([string[]]$Command) {
+    $exe = $Command[0]
+    $rest = @($Command | Select-Object -Skip 1)
+    if (-not (Get-Command $exe -ErrorAction SilentlyContinue)) { return $false }
+    try {
+        & $exe @rest -c "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)" 2>$null | Out-Null
+        return ($LASTEXITCODE -eq 0)
+    } catch {
+        return $false
+    }
+}
+
+function Find-Python {
+    $candidates = @()
+    if ($env:PYTHON) { $candidates += $env:PYTHON }
+    # "py" is the Windows Python launcher; the Microsoft Store "python" alias fails the test and is skipped.
+    $candidates += @("py -3.13", "py -3.12", "py -3.11", "py -3", "python3", "python")
+    foreach ($candidate in $candidates) {
+        $command = @($candidate -split " " | Where-Object { $_ })
+        if (Test-Python $command) { return ,$command }
+    }
+    Write-Error "GGUF Launcher needs Python 3.11 or newer; install it from python.org and run this again."
+    exit 1
+}
+
+$venvPython = Join-Path (Get-Location) ".venv\Scripts\python.exe"
+if (-not (Test-Path $venvPython)) {
+    $python = Find-Python
+    $exe = $python[0]
+    $rest = @($python | Select-Object -Skip 1)
+    Write-Host "Creating .venv with $($python -join ' ') ..."
+    & $exe @rest -m venv .venv
+    if ($LASTEXITCODE -ne 0) { Write-Error "Could not create .venv."; exit 1 }
+}
+
+$label = if ($Extra) { $Extra } else { "app" }
+$stamp = ".venv\.installed-$label"
+$spec = "pyproject.toml $Extra"
+$bytes = [System.IO.File]::ReadAllBytes((Join-Path (Get-Location) "pyproject.toml")) +
+         [System.Text.Encoding]::UTF8.GetBytes("$spec`n")
+$sha = [System.Security.Cryptography.SHA256]::Create()
+$want = ([System.BitConverter]::ToString($sha.ComputeHash([byte[]]$bytes)) -replace "-", "").ToLower()
+if ((Test-Path $stamp) -and ((Get-Content $stamp -Raw).Trim() -eq $want)) {
+    exit 0
+}
+
+Write-Host "Installing dependencies into .venv (the first time builds llama.cpp from source: several minutes) ..."
+& $venvPython -m pip install --quiet --upgrade pip wheel
+if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+if ($Extra -eq "test") {
+    & $venvPython -m pip install --quiet -e ".[test]"
+} else {
+    & $venvPython -m pip install --quiet -e .
+}
+if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+Set-Content -Path $stamp -Value $want -Encoding ascii
+exit 0

@@ -1,0 +1,97 @@
+"""Packaging files stay valid: desktop entry, AppStream metadata, PyInstaller spec, installers, Windows scripts."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+INSTALL_SH = ROOT / "installers" / "linux" / "install.sh"
+
+
+def test_desktop_entry_parses_and_launches_the_command():
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # keys are case-sensitive in desktop entries
+    parser.read(PACKAGING / "gguf-launcher.desktop", encoding="utf-8")
+    entry = parser["Desktop Entry"]
+    assert entry["Type"] == "Application"
+    assert entry["Exec"] == "gguf-launcher"
+    assert entry["Name"] and entry["Name[zh_CN]"]
+    assert entry["Categories"].endswith(";")
+
+
+def test_metainfo_parses_and_points_at_the_desktop_entry():
+    root = ET.parse(PACKAGING / "io.github.gguf_launcher.metainfo.xml").getroot()
+    assert root.tag == "component" and root.get("type") == "desktop-application"
+    assert root.findtext("id") == "io.github.gguf_launcher"
+    assert root.findtext("launchable") == "gguf-launcher.desktop"
+    assert root.find("provides/binary").text == "gguf-launcher"
+
+
+def test_pyinstaller_spec_compiles_and_names_existing_paths():
+    source = (PACKAGING / "gguf-launcher.spec").read_text(encoding="utf-8")
+    compile(source, "gguf-launcher.spec", "exec")
+    assert '"app" / "__main__.py"' in source and (ROOT / "app" / "__main__.py").is_file()
+    assert (ROOT / "resources").is_dir()
+
+
+def test_inno_setup_script_installs_the_pyinstaller_output():
+    script = (ROOT / "installers" / "windows" / "gguf-launcher.iss").read_text(encoding="utf-8")
+    for section in ("[Setup]", "[Files]", "[Icons]"):
+        assert section in script
+    assert r'#define SourceDir "..\..\dist\gguf-launcher"' in script
+    assert "{autoprograms}" in script  # the start-menu shortcut
+
+
+def test_install_script_syntax():
+    result = subprocess.run(["bash", "-n", str(INSTALL_SH)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def _install(prefix: Path, *args: str) -> subprocess.CompletedProcess:
+    env = os.environ | {"PREFIX": str(prefix), "PATH": os.environ.get("PATH", "")}
+    return subprocess.run(["bash", str(INSTALL_SH), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_install_is_idempotent_and_uninstall_removes_everything(tmp_path):
+    # A recording stand-in for the venv's Python, so the test exercises the script without building llama.cpp.
+    prefix = tmp_path / "local"
+    fake_python = prefix / "share" / "gguf-launcher" / "venv" / "bin" / "python"
+    fake_python.parent.mkdir(parents=True)
+    calls = tmp_path / "pip-calls.txt"
+    fake_python.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\n')
+    fake_python.chmod(0o755)
+
+    for _ in range(2):
+        result = _install(prefix)
+        assert result.returncode == 0, result.stderr
+    launcher = prefix / "bin" / "gguf-launcher"
+    desktop = prefix / "share" / "applications" / "gguf-launcher.desktop"
+    assert os.access(launcher, os.X_OK)
+    assert f'exec "{fake_python.parent}/gguf-launcher" "$@"' in launcher.read_text()
+    assert f"Exec={launcher}\n" in desktop.read_text()
+    assert (prefix / "share" / "metainfo" / "io.github.gguf_launcher.metainfo.xml").is_file()
+    pip_lines = calls.read_text().splitlines()
+    assert sum(f"install --quiet --upgrade {ROOT}" in line for line in pip_lines) == 2
+
+    result = _install(prefix, "--uninstall")
+    assert result.returncode == 0, result.stderr
+    assert not launcher.exists() and not desktop.exists()
+    assert not (prefix / "share" / "gguf-launcher").exists()
+    assert _install(prefix, "--uninstall").returncode == 0
+    assert _install(prefix, "--bogus").returncode == 2
+
+
+def test_windows_scripts_mirror_the_linux_ones():
+    setup = (ROOT / "scripts" / "setup.ps1").read_text(encoding="utf-8")
+    assert '-e ".[test]"' in setup and "-m venv .venv" in setup and ".installed-" in setup
+    test_ps1 = (ROOT / "test.ps1").read_text(encoding="utf-8")
+    assert "QT_QPA_PLATFORM" in test_ps1 and "-eq 5" in test_ps1
+    for name in ("run", "test"):
+        batch = (ROOT / f"{name}.bat").read_bytes()
+        assert b"-ExecutionPolicy Bypass" in batch and f"{name}.ps1".encode() in batch
+        assert b"\r\n" in batch  # cmd.exe wants CRLF line ends

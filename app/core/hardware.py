@@ -22,7 +22,8 @@ from app.core.hardware_system import os_description, read_cgroup_memory, read_co
 from app.core.text import Text
 
 __all__ = [
-    "GpuInfo", "GpuProcess", "HardwareReport", "process_vram_bytes", "read_gpus", "scan_hardware",
+    "GpuInfo", "GpuProcess", "HardwareReport", "MemoryReading", "process_vram_bytes", "read_gpus",
+    "read_memory", "scan_hardware",
 ]  # fmt: skip
 
 
@@ -116,3 +117,26 @@ def scan_hardware(exclude_pids: tuple[int, ...] = ()) -> HardwareReport:
     )
     report.notes = build_notes(report, nvidia_adapters=[a.name for a in adapters if a.is_nvidia])
     return report
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """RAM now, as the OOM killer sees it: the cgroup limit replaces physical RAM where it is smaller."""
+
+    total_bytes: int
+    available_bytes: int
+    usable_bytes: int
+
+
+def read_memory() -> MemoryReading:
+    """A fast RAM reading for live bars (psutil + two cgroup files). Never raises."""
+    memory = psutil.virtual_memory()
+    total, available = int(memory.total), int(memory.available)
+    cgroup = read_cgroup_memory()
+    headroom = cgroup.headroom_bytes() if cgroup else None
+    limit = cgroup.limit_bytes if cgroup else None
+    return MemoryReading(
+        total_bytes=min(total, limit) if limit else total,
+        available_bytes=available,
+        usable_bytes=min(available, headroom) if headroom is not None else available,
+    )

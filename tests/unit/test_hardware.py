@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.core import hardware_gpu
-from app.core.hardware import HardwareReport, process_vram_bytes, read_gpus, scan_hardware
+from app.core.hardware import HardwareReport, process_vram_bytes, read_gpus, read_memory, scan_hardware
 from app.core.hardware_cpu import parse_cpuinfo
 from app.core.hardware_notes import build_notes
 from app.core.hardware_other_gpus import parse_lspci_mm, read_drm_cards
@@ -66,6 +66,13 @@ def test_real_scan_without_nvidia_is_a_clean_result():
     assert report.nvidia_note in report.notes
     assert read_gpus() == []
     assert process_vram_bytes(os.getpid()) is None
+
+
+def test_live_memory_reading_agrees_with_the_scan():
+    report = scan_hardware()
+    live = read_memory()
+    assert live.total_bytes == report.effective_ram_total_bytes
+    assert 0 < live.usable_bytes <= live.available_bytes <= report.ram_total_bytes
 
 
 def test_every_note_is_bilingual():

@@ -44,13 +44,11 @@ class ChatClient:
     """Talks to one server. ``crash_info()`` returns the supervisor's Diagnosis while it reports a crash
     (else None); ``log_tail(n)`` returns the server's last log lines. Both are optional."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, backend: str | None = None,
+    def __init__(self, base_url: str | Callable[[], str], *, api_key: str | None = None, backend: str | None = None,
                  ctx_per_slot: int | None = None, connect_timeout: float = 5.0, read_timeout: float = 120.0,
                  crash_info: CrashInfo | None = None, log_tail: LogTail | None = None,
                  crash_wait_s: float = 3.0):
-        self.base_url = base_url.rstrip("/")
-        if self.base_url.endswith("/v1"):
-            self.base_url = self.base_url[:-3]
+        self._base_url = base_url
         self.api_key = api_key
         self.backend = backend
         self.ctx_per_slot = ctx_per_slot
@@ -62,8 +60,18 @@ class ChatClient:
         self._info: ServerInfo | None = None
         self._http = httpx.Client(timeout=httpx.Timeout(read_timeout, connect=connect_timeout))
 
+    @property
+    def base_url(self) -> str:
+        """The server address; a callable source (a supervisor's ``url``) follows restarts on another port."""
+        url = (self._base_url() if callable(self._base_url) else self._base_url).rstrip("/")
+        return url[:-3] if url.endswith("/v1") else url
+
     def close(self) -> None:
         self._http.close()
+
+    def forget_server(self) -> None:
+        """Ask the server again who it is on the next request (after a crash and restart)."""
+        self._info = None
 
     def headers(self, request_id: str) -> dict[str, str]:
         headers = {"X-Request-Id": request_id}

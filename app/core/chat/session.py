@@ -125,6 +125,8 @@ class ChatSession:
             self.save()
             yield ChatEvent(DONE, stats=ReplyStats("", finish_reason=FINISH_STOPPED))
         except errors.ChatError as error:
+            if error.kind in (errors.SERVER_CRASHED, errors.UNREACHABLE):
+                self.client.forget_server()
             self._keep_partial(answer)
             yield ChatEvent(ERROR, error=error)
         finally:

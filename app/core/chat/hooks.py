@@ -1,0 +1,44 @@
+"""Connect a ChatClient to a running Supervisor: its URL, API key, per-slot context, crash reports, log."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
+from app.core.launch_config import LaunchConfig
+
+RECENT_CRASH_S = 60.0
+
+
+def ctx_per_slot(config: LaunchConfig) -> int | None:
+    """llama-server divides its context between the parallel slots; the embedded server has one."""
+    if not config.ctx:
+        return None
+    if config.backend == BACKEND_LLAMA_SERVER and config.parallel and config.parallel > 1:
+        return config.ctx // config.parallel
+    return config.ctx
+
+
+def recent_crash(supervisor: Any, within_s: float = RECENT_CRASH_S) -> Any:
+    """The Diagnosis of a crash the supervisor saw in the last ``within_s`` seconds, else None.
+
+    A restart can already be under way when the chat notices the dropped connection, so the state alone
+    is not enough: look for the crash event itself (after the last time the server was ready)."""
+    for event in reversed(list(getattr(supervisor, "history", ()))):
+        if event.kind == "state" and getattr(event.state, "value", event.state) == "ready":
+            return None  # ready again since any earlier crash: this failure is not that crash
+        if event.kind == "crash" and time.time() - event.time <= within_s:
+            return event.data.get("diagnosis") or supervisor.last_diagnosis
+    state = getattr(supervisor.state, "value", supervisor.state)
+    return supervisor.last_diagnosis if state in ("crashed", "failed") else None
+
+
+def client_for_supervisor(supervisor: Any, **options: Any) -> ChatClient:
+    config: LaunchConfig = supervisor.config
+    return ChatClient(
+        lambda: supervisor.url, api_key=config.api_key, backend=config.backend, ctx_per_slot=ctx_per_slot(config),
+        crash_info=lambda: recent_crash(supervisor),
+        log_tail=lambda n: [line.text for line in supervisor.tail(n)],
+        **options,
+    )

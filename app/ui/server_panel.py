@@ -1,0 +1,374 @@
+"""Server panel: state badge, Start / Stop / Restart, uptime, restarts, URL, and the crash card.
+
+The panel renders what the supervisor reports and asks for actions; it decides nothing itself.
+Two ways to wire it (pick one):
+
+- ``ServerPanel(bridge)`` (default ``wire_actions=True``): buttons call the ``SupervisorBridge``
+  directly and the bridge's signals update the panel. The request signals still fire, as notifications
+  only (e.g. to save the profile) — do not call the bridge again from them.
+- ``ServerPanel(bridge, wire_actions=False)``: the panel still follows the bridge's state, but buttons
+  only emit ``startRequested`` / ``stopRequested`` / ``restartRequested`` / ``applyFixRequested(dict)``;
+  the owner performs the action (e.g. builds a new Supervisor from the current settings first).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QTimer, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.text import current_language
+
+STATE_COLOURS = {
+    "stopped": "#757575",
+    "starting": "#1565c0",
+    "loading": "#1565c0",
+    "ready": "#2e7d32",
+    "stopping": "#757575",
+    "crashed": "#c62828",
+    "restarting": "#ef6c00",
+    "failed": "#8e0000",
+}
+START_STATES = {"stopped", "crashed", "failed"}
+STOP_STATES = {"starting", "loading", "ready", "restarting", "crashed"}
+RESTART_STATES = {"starting", "loading", "ready", "crashed", "failed"}
+
+
+def format_uptime(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _render(text: Any) -> str:
+    """A core ``Text`` in the app's language; tolerates None and plain strings."""
+    if text is None:
+        return ""
+    return text.render(current_language()) if hasattr(text, "render") else str(text)
+
+
+class CrashCard(QFrame):
+    """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
+
+    applyFixRequested = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.diagnosis: Any = None
+        self._config: Any = None
+        self._crash_loop = False
+        self.setObjectName("crashCard")
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
+        self.title = QLabel(self, wordWrap=True)
+        self.title.setStyleSheet("font-weight: bold; color: #8e0000;")
+        self.message = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.exit_meaning = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.exit_meaning.setStyleSheet("color: #555;")
+        self.fix_hint = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.fix_changes = QLabel(self, wordWrap=True)
+        self.evidence_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
+        self.evidence_toggle.setArrowType(Qt.RightArrow)
+        self.evidence_toggle.toggled.connect(self._show_evidence)
+        self.evidence = QPlainTextEdit(self, readOnly=True)
+        self.evidence.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.evidence.setMaximumHeight(140)
+        self.evidence.hide()
+        self.apply_button = QPushButton(self, clicked=self._apply)
+        self.dismiss_button = QPushButton(self, clicked=self.hide)
+        actions = QHBoxLayout()
+        actions.addWidget(self.apply_button)
+        actions.addStretch(1)
+        actions.addWidget(self.dismiss_button)
+        layout = QVBoxLayout(self)
+        for widget in (self.title, self.message, self.exit_meaning, self.fix_hint, self.fix_changes,
+                       self.evidence_toggle, self.evidence):
+            layout.addWidget(widget)
+        layout.addLayout(actions)
+
+    def set_diagnosis(self, diagnosis: Any, config: Any = None) -> None:
+        self.diagnosis, self._config = diagnosis, config
+        self.retranslate()
+
+    def set_crash_loop(self, crash_loop: bool) -> None:
+        self._crash_loop = crash_loop
+        self._render_title()
+
+    def set_fix_enabled(self, enabled: bool) -> None:
+        self.apply_button.setEnabled(enabled and bool(self.fix()))
+
+    def fix(self) -> dict:
+        return dict(getattr(self.diagnosis, "fix", None) or {})
+
+    def retranslate(self) -> None:
+        diagnosis = self.diagnosis
+        self._render_title()
+        generic = self.tr("The server stopped unexpectedly and gave no reason we recognise.")
+        self.message.setText(_render(getattr(diagnosis, "message", None)) or generic)
+        self._set_optional(self.exit_meaning, _render(getattr(diagnosis, "exit_meaning", None)))
+        self._set_optional(self.fix_hint, _render(getattr(diagnosis, "fix_hint", None)))
+        self._set_optional(self.fix_changes, self._describe_fix())
+        lines = list(getattr(diagnosis, "evidence", None) or ())
+        self.evidence.setPlainText("\n".join(lines))
+        self.evidence_toggle.setText(self.tr("Evidence from the log (%n line(s))", "", len(lines)))
+        self.evidence_toggle.setVisible(bool(lines))
+        self.apply_button.setText(self.tr("Apply fix and restart"))
+        self.apply_button.setVisible(bool(self.fix()))
+        self.dismiss_button.setText(self.tr("Dismiss"))
+
+    def _render_title(self) -> None:
+        if self._crash_loop:
+            self.title.setText(self.tr("The server keeps crashing, so automatic restarts were stopped."))
+        else:
+            self.title.setText(self.tr("The server stopped unexpectedly."))
+
+    @staticmethod
+    def _set_optional(label: QLabel, text: str) -> None:
+        label.setText(text)
+        label.setVisible(bool(text))
+
+    def _field_name(self, key: str) -> str:
+        names = {
+            "ctx": self.tr("Context size"),
+            "gpu_layers": self.tr("GPU layers"),
+            "parallel": self.tr("Parallel slots"),
+            "batch": self.tr("Batch size"),
+            "ubatch": self.tr("Micro-batch size"),
+            "port": self.tr("Port"),
+            "load_mode": self.tr("Load mode"),
+            "flash_attn": self.tr("Flash attention"),
+            "cache_type_k": self.tr("K cache type"),
+            "cache_type_v": self.tr("V cache type"),
+            "threads": self.tr("Threads"),
+        }
+        return names.get(key, key)
+
+    def _describe_fix(self) -> str:
+        changes = []
+        for key, new in self.fix().items():
+            old = getattr(self._config, key, None)
+            arrow = f"{old} → {new}" if old is not None else str(new)
+            changes.append(f"{self._field_name(key)}: {arrow}")
+        return self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
+
+    @Slot(bool)
+    def _show_evidence(self, shown: bool) -> None:
+        self.evidence.setVisible(shown)
+        self.evidence_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
+
+    def _apply(self) -> None:
+        if self.fix():
+            self.applyFixRequested.emit(self.fix())
+
+
+class ServerPanel(QWidget):
+    startRequested = Signal()
+    stopRequested = Signal()
+    restartRequested = Signal()
+    applyFixRequested = Signal(dict)
+
+    def __init__(self, bridge: Any = None, parent: QWidget | None = None, *, wire_actions: bool = True) -> None:
+        super().__init__(parent)
+        self.bridge = None
+        self.state = "stopped"
+        self.restart_count = 0
+        self.url = ""
+        self._ready_since: float | None = None
+        self._pending_action = ""
+        self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
+        self._build()
+        self.retranslate()
+        if bridge is not None:
+            self.set_bridge(bridge, wire_actions=wire_actions)
+
+    def _build(self) -> None:
+        self.badge = QLabel(self, alignment=Qt.AlignCenter)
+        self.badge.setMinimumWidth(110)
+        self.start_button = QPushButton(self, clicked=self._on_start)
+        self.stop_button = QPushButton(self, clicked=self._on_stop)
+        self.restart_button = QPushButton(self, clicked=self._on_restart)
+        self.uptime_caption, self.uptime_value = QLabel(self), QLabel("—", self)
+        self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
+        self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
+        self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.url_value.setOpenExternalLinks(True)
+        self.error_label = QLabel(self, wordWrap=True)
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.hide()
+        self.crash_card = CrashCard(self)
+        self.crash_card.applyFixRequested.connect(self._on_apply_fix)
+        self.crash_card.hide()
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.badge)
+        for button in (self.start_button, self.stop_button, self.restart_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        facts = QGridLayout()
+        for row, (caption, value) in enumerate(
+            ((self.uptime_caption, self.uptime_value), (self.restarts_caption, self.restarts_value),
+             (self.url_caption, self.url_value))
+        ):
+            facts.addWidget(caption, row, 0)
+            facts.addWidget(value, row, 1)
+        facts.setColumnStretch(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addLayout(facts)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.crash_card)
+        layout.addStretch(1)
+
+    def state_label(self, state: str) -> str:
+        names = {
+            "stopped": self.tr("Stopped"),
+            "starting": self.tr("Starting"),
+            "loading": self.tr("Loading model"),
+            "ready": self.tr("Ready"),
+            "stopping": self.tr("Stopping"),
+            "crashed": self.tr("Crashed"),
+            "restarting": self.tr("Restarting"),
+            "failed": self.tr("Failed"),
+        }
+        return names.get(state, state)
+
+    def retranslate(self) -> None:
+        self.start_button.setText(self.tr("Start"))
+        self.stop_button.setText(self.tr("Stop"))
+        self.restart_button.setText(self.tr("Restart"))
+        self.uptime_caption.setText(self.tr("Uptime:"))
+        self.restarts_caption.setText(self.tr("Restarts:"))
+        self.url_caption.setText(self.tr("Address:"))
+        self.crash_card.retranslate()
+        self._render_state()
+
+    # --- bridge --------------------------------------------------------------------------------
+
+    def set_bridge(self, bridge: Any, *, wire_actions: bool = True) -> None:
+        self.bridge = bridge
+        self._wire_actions = wire_actions
+        bridge.stateChanged.connect(self.set_state)
+        bridge.crashed.connect(self.show_diagnosis)
+        bridge.restarting.connect(self._on_restarting)
+        bridge.actionFinished.connect(self._on_action_finished)
+        bridge.actionFailed.connect(self._on_action_failed)
+        supervisor = bridge.supervisor
+        if supervisor is not None:
+            self.set_state(str(getattr(supervisor.state, "value", supervisor.state)), {})
+
+    def _supervisor_value(self, name: str, default: Any) -> Any:
+        supervisor = getattr(self.bridge, "supervisor", None)
+        value = getattr(supervisor, name, None) if supervisor is not None else None
+        return default if value is None else value
+
+    # --- rendering -----------------------------------------------------------------------------
+
+    @Slot(str, dict)
+    def set_state(self, state: str, data: dict | None = None) -> None:
+        data = data or {}
+        previous, self.state = self.state, state
+        self._pending_action = ""
+        if state == "ready" and (previous != "ready" or self._ready_since is None):
+            self._ready_since = time.monotonic()
+            self._uptime_timer.start()
+        elif state != "ready":
+            self._ready_since = None
+            self._uptime_timer.stop()
+        self.restart_count = int(data.get("restart_count", self._supervisor_value("restart_count", self.restart_count)))
+        self.url = str(data.get("url") or self._supervisor_value("url", "") or "")
+        if state == "failed" and self.crash_card.diagnosis is None:
+            self.show_diagnosis(self._supervisor_value("last_diagnosis", None))
+        self.crash_card.set_crash_loop(state == "failed")
+        self._render_state()
+
+    def _render_state(self) -> None:
+        colour = STATE_COLOURS.get(self.state, "#757575")
+        self.badge.setText(self.state_label(self.state))
+        self.badge.setStyleSheet(
+            f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
+        )
+        busy = bool(self._pending_action)
+        self.start_button.setEnabled(self.state in START_STATES and not busy)
+        self.stop_button.setEnabled(self.state in STOP_STATES and self._pending_action != "stop")
+        self.restart_button.setEnabled(self.state in RESTART_STATES and not busy)
+        self.crash_card.set_fix_enabled(not busy)
+        self.restarts_value.setText(str(self.restart_count))
+        self.url_value.setText(f'<a href="{self.url}">{self.url}</a>' if self.url and self.state == "ready" else "—")
+        self._update_uptime()
+
+    @Slot()
+    def _update_uptime(self) -> None:
+        if self._ready_since is None:
+            self.uptime_value.setText("—")
+        else:
+            self.uptime_value.setText(format_uptime(time.monotonic() - self._ready_since))
+
+    @Slot(object)
+    def show_diagnosis(self, diagnosis: Any) -> None:
+        """Show the crash card for a core ``Diagnosis`` (``None`` shows a generic sentence)."""
+        self.crash_card.set_diagnosis(diagnosis, self._supervisor_value("config", None))
+        self.crash_card.set_crash_loop(self.state == "failed")
+        self.crash_card.show()
+
+    def clear_diagnosis(self) -> None:
+        self.crash_card.set_diagnosis(None, None)
+        self.crash_card.hide()
+
+    @Slot(int)
+    def _on_restarting(self, attempt: int) -> None:
+        self.restart_count = max(self.restart_count, attempt)
+        self._render_state()
+
+    @Slot(str)
+    def _on_action_finished(self, _name: str) -> None:
+        self._pending_action = ""
+        self._render_state()
+
+    @Slot(str, object)
+    def _on_action_failed(self, _name: str, error: object) -> None:
+        message = getattr(error, "message", None)
+        fix = getattr(error, "fix", None)
+        text = message.render() if hasattr(message, "render") else self.tr("The action failed: {error}").format(error=error)
+        if hasattr(fix, "render"):
+            text += "\n" + fix.render()
+        self.error_label.setText(text)
+        self.error_label.show()
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def _request(self, name: str, signal: Any, call: Any, *args: Any) -> None:
+        self.error_label.hide()
+        self._pending_action = name
+        self._render_state()
+        signal.emit(*args)
+        if self.bridge is not None and getattr(self, "_wire_actions", False):
+            call(*args)
+        elif self.bridge is None:
+            self._pending_action = ""  # nobody will report back; keep the buttons usable
+            self._render_state()
+
+    def _on_start(self) -> None:
+        self.clear_diagnosis()
+        self._request("start", self.startRequested, lambda: self.bridge.start())
+
+    def _on_stop(self) -> None:
+        self._request("stop", self.stopRequested, lambda: self.bridge.stop())
+
+    def _on_restart(self) -> None:
+        self._request("restart", self.restartRequested, lambda: self.bridge.restart())
+
+    def _on_apply_fix(self, fix: dict) -> None:
+        self._request("apply_fix", self.applyFixRequested, lambda f: self.bridge.apply_fix_and_restart(f), dict(fix))

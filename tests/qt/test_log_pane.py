@@ -1,0 +1,176 @@
+"""Log pane: bounded memory, filter, highlighting, pause, save, and the bridge's batching path."""
+
+from __future__ import annotations
+
+import threading
+from collections import namedtuple
+
+from PySide6.QtGui import QGuiApplication
+
+from app.ui.log_pane import LEVEL_ERROR, LEVEL_WARNING, LogPane
+from app.ui.supervisor_bridge import SupervisorBridge
+
+LogLine = namedtuple("LogLine", "time stream text")
+
+
+def make_pane(qtbot, **kwargs) -> LogPane:
+    pane = LogPane(**kwargs)
+    qtbot.addWidget(pane)
+    return pane
+
+
+def shown_lines(pane: LogPane) -> list[str]:
+    return pane.view.toPlainText().split("\n")
+
+
+def test_block_count_stays_bounded_and_keeps_the_newest_lines(qtbot):
+    pane = make_pane(qtbot, max_lines=200, chunk_lines=50)
+    pane.append_lines(f"line {i}" for i in range(1_000))
+    pane.flush_pending()
+    assert pane.view.document().blockCount() == 200
+    assert shown_lines(pane)[-1] == "line 999"
+    assert shown_lines(pane)[0] == "line 800"
+
+
+def test_lines_drain_through_the_event_loop_in_chunks(qtbot):
+    pane = make_pane(qtbot, max_lines=1_000, chunk_lines=100)
+    pane.append_lines([LogLine(0.0, "stderr", f"chunked {i}") for i in range(350)])
+    assert pane.shown_line_count() <= 1  # nothing formatted inside append_lines itself
+    qtbot.waitUntil(lambda: shown_lines(pane)[-1] == "chunked 349", timeout=2_000)
+    assert pane.shown_line_count() == 350
+
+
+def test_filter_shows_matching_lines_and_new_matches_only(qtbot):
+    pane = make_pane(qtbot)
+    pane.append_lines(["load_tensors: CPU model buffer", "slot 0: prompt done", "load_tensors: offloaded 0/2"])
+    pane.set_filter("LOAD_TENSORS")
+    assert shown_lines(pane) == ["load_tensors: CPU model buffer", "load_tensors: offloaded 0/2"]
+    pane.append_lines(["unrelated", "load_tensors: done"])
+    pane.flush_pending()
+    assert shown_lines(pane)[-1] == "load_tensors: done"
+    assert "unrelated" not in shown_lines(pane)
+    pane.set_filter("")
+    assert len(shown_lines(pane)) == 5
+
+
+def test_level_filter_keeps_errors_and_warnings(qtbot):
+    pane = make_pane(qtbot)
+    pane.append_lines(["ok line", "warning: flash attention not supported", "error loading model: bad magic"])
+    pane.set_min_level(LEVEL_WARNING)
+    assert shown_lines(pane) == ["warning: flash attention not supported", "error loading model: bad magic"]
+    pane.set_min_level(LEVEL_ERROR)
+    assert shown_lines(pane) == ["error loading model: bad magic"]
+
+
+def _foreground_of_block(pane: LogPane, index: int) -> str:
+    block = pane.view.document().findBlockByNumber(index)
+    ranges = block.layout().formats()
+    return ranges[0].format.foreground().color().name() if ranges else ""
+
+
+def test_errors_and_warnings_are_coloured(qtbot):
+    pane = make_pane(qtbot)
+    pane.append_lines([
+        "llama_model_load: error loading model: tensor data is not within the file bounds",
+        "warning: not using mmap",
+        "srv  load_model: loaded",
+    ])
+    pane.flush_pending()
+    assert _foreground_of_block(pane, 0) == "#c62828"
+    assert _foreground_of_block(pane, 1) == "#b26a00"
+    assert _foreground_of_block(pane, 2) == ""
+
+
+def test_pause_freezes_the_view_and_resume_catches_up(qtbot):
+    pane = make_pane(qtbot)
+    pane.append_lines(["before pause"])
+    pane.flush_pending()
+    pane.set_paused(True)
+    pane.append_lines([f"while paused {i}" for i in range(3)])
+    qtbot.wait(20)
+    assert shown_lines(pane) == ["before pause"]
+    assert "3" in pane.status_label.text() and not pane.status_label.isHidden()
+    pane.set_paused(False)
+    qtbot.waitUntil(lambda: shown_lines(pane)[-1] == "while paused 2", timeout=2_000)
+    assert pane.status_label.isHidden()
+
+
+def test_copy_without_selection_copies_the_shown_lines(qtbot):
+    pane = make_pane(qtbot)
+    pane.append_lines(["alpha", "beta"])
+    pane.flush_pending()
+    pane.copy_to_clipboard()
+    assert QGuiApplication.clipboard().text() == "alpha\nbeta"
+
+
+def test_save_writes_the_shown_lines_off_the_gui_thread(qtbot, tmp_path):
+    pane = make_pane(qtbot)
+    pane.append_lines(["first", "second"])
+    target = tmp_path / "saved.log"
+    with qtbot.waitSignal(pane.saved, timeout=3_000) as blocker:
+        pane.save_to(target)
+    assert blocker.args == [str(target)]
+    assert target.read_text(encoding="utf-8") == "first\nsecond\n"
+
+
+def test_save_to_an_impossible_path_says_why(qtbot, tmp_path):
+    pane = make_pane(qtbot)
+    pane.append_lines(["x"])
+    with qtbot.waitSignal(pane.saveFailed, timeout=3_000):
+        pane.save_to(tmp_path / "missing-dir" / "log.txt")
+    assert "Could not save" in pane.status_label.text()
+
+
+def test_retranslate_keeps_the_widgets_usable(qtbot):
+    pane = make_pane(qtbot)
+    pane.retranslate()
+    assert pane.pause_button.text() == "Pause"
+    assert pane.level_combo.count() == 3
+
+
+class _FakeSupervisorEvents:
+    """Only the subscribe() half of a Supervisor: lets a thread push events through the real bridge."""
+
+    def __init__(self):
+        self.callbacks = []
+
+    def subscribe(self, callback):
+        self.callbacks.append(callback)
+        return lambda: self.callbacks.remove(callback)
+
+
+Event = namedtuple("Event", "kind time state data")
+
+
+def test_bridge_batches_a_flood_from_another_thread(qtbot):
+    events = _FakeSupervisorEvents()
+    bridge = SupervisorBridge(events, max_pending=50_000)
+    pane = make_pane(qtbot, max_lines=1_000)
+    batches = []
+    bridge.logLines.connect(lambda lines: batches.append(len(lines)))
+    bridge.logLines.connect(pane.append_lines)
+
+    def flood():
+        for i in range(20_000):
+            events.callbacks[0](Event("log", 0.0, None, {"line": LogLine(0.0, "stderr", f"flood {i}")}))
+
+    worker = threading.Thread(target=flood)
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: sum(batches) == 20_000, timeout=5_000)
+    assert len(batches) < 200  # batched, not one signal per line
+    qtbot.waitUntil(lambda: shown_lines(pane)[-1] == "flood 19999", timeout=5_000)
+    assert pane.view.document().blockCount() == 1_000
+    bridge.close()
+    assert events.callbacks == []
+
+
+def test_bridge_reports_skipped_lines_when_its_buffer_overflows(qtbot):
+    events = _FakeSupervisorEvents()
+    bridge = SupervisorBridge(events, max_pending=100)
+    with qtbot.waitSignal(bridge.logLines, timeout=2_000) as blocker:
+        for i in range(150):
+            events.callbacks[0](Event("log", 0.0, None, {"line": LogLine(0.0, "stdout", f"l{i}")}))
+    lines = blocker.args[0]
+    assert "50" in lines[0] and "skipped" in lines[0]
+    assert lines[-1].text == "l149" and len(lines) == 101

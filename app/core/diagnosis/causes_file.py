@@ -16,6 +16,10 @@ UPDATE_LLAMA = T(
     "更新 llama.cpp（或本程序），或下载该模型的其他文件。",
 )
 
+ASCII_PATH = T("Its path contains non-English characters or spaces, which some llama.cpp builds cannot open: "
+               "move it to a simple folder such as C:\\models or ~/models and choose it again.",
+               "它的路径包含中文等非英文字符或空格，部分 llama.cpp 版本无法打开：请把它移到 C:\\models 或 ~/models 这类简单路径后重新选择。")
+
 
 def not_gguf(s: Situation) -> Parts:
     return (T("The model file {model} is not a GGUF model: it may be a web page, an unfinished download or another format.",
@@ -69,8 +73,7 @@ def model_incompatible(s: Situation) -> Parts:
 def model_not_found(s: Situation) -> Parts:
     message = T("The model file {model} was not found.", "找不到模型文件 {model}。", model=s.model_name)
     if s.model_path and not s.model_path.isascii():
-        return (message, T("Move the model to a folder whose path has only English letters and no spaces, e.g. C:\\models, then choose it again.",
-                           "把模型移到路径只含英文字母且没有空格的文件夹（例如 C:\\models），再重新选择它。"), {}, False)
+        return message, ASCII_PATH, {}, False
     return (message, T("Check that the file still exists at {path}, or choose it again.",
                        "请确认文件仍在 {path}，或重新选择该文件。", path=s.model_path or "?"), {}, False)
 
@@ -91,7 +94,11 @@ def mmap_failed(s: Situation) -> Parts:
 
 
 def model_load_failed(s: Situation) -> Parts:
-    return (T("The model file {model} could not be loaded.", "无法加载模型文件 {model}。", model=s.model_name),
+    message = T("The model file {model} could not be loaded.", "无法加载模型文件 {model}。", model=s.model_name)
+    path = s.model_path
+    if path and (not path.isascii() or " " in path):
+        return message, ASCII_PATH, {}, False
+    return (message,
             T("Check that it is a complete GGUF model: download it again and compare its SHA-256 checksum with the download page.",
               "请确认它是完整的 GGUF 模型：重新下载，并与下载页面上的 SHA-256 校验值进行比对。"), {}, False)
 

@@ -7,6 +7,7 @@ from app.core.diagnosis.situation import Situation, prefixed
 from app.core.text import T, Text, human_bytes
 
 Parts = tuple[Text, Text, dict, bool]
+SMALL_UBATCH = 512
 
 
 def _restartable(s: Situation) -> bool:
@@ -20,9 +21,9 @@ def gpu_out_of_memory(s: Situation) -> Parts:
     if s.was_ready:
         message = T("The graphics card ran out of memory while answering, and the server stopped.",
                     "回答过程中显卡显存不足，服务器已停止。")
-    elif size and s.facts.gpu_free_bytes:
-        message = T("The graphics card ran out of memory while loading the model: it needed {size} more with only {free} free.",
-                    "加载模型时显卡显存不足：还需要 {size}，但只剩 {free} 可用。",
+    elif size and s.facts.gpu_free_bytes and s.facts.gpu_free_bytes < size:
+        message = T("The graphics card ran out of memory while loading the model: it needed {size} with only {free} free.",
+                    "加载模型时显卡显存不足：需要 {size}，但只有 {free} 可用。",
                     size=human_bytes(size), free=human_bytes(s.facts.gpu_free_bytes))
     elif size:
         message = T("The graphics card ran out of memory while loading the model: it could not reserve {size} more on {device}.",
@@ -32,10 +33,32 @@ def gpu_out_of_memory(s: Situation) -> Parts:
     return message, hint, fix, _restartable(s)
 
 
+def _compute_buffers(s: Situation) -> bool:
+    line = s.hit.line.lower() if s.hit else ""
+    return "compute" in line or "gallocr" in line
+
+
 def context_out_of_memory(s: Situation) -> Parts:
     fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
     ctx = current_ctx(s.config, s.facts)
-    if ctx:
+    ubatch = getattr(s.config, "ubatch", None)
+    if _compute_buffers(s) and isinstance(ubatch, int) and ubatch > SMALL_UBATCH:
+        # the compute buffer grows with the micro-batch; 2048 often fails where 512 fits (ll#18354)
+        fix = {**fix, "ubatch": SMALL_UBATCH}
+        one_chat = "parallel" in fix
+        hint = T("Lower the context to {ctx} tokens and the micro-batch to {ub}" + (", serve one chat at a time" if one_chat else "")
+                 + ", then restart.",
+                 "把上下文长度降到 {ctx} 个 token、微批大小降到 {ub}" + ("，并且一次只处理一个对话" if one_chat else "") + "，然后重新启动。",
+                 ctx=fix.get("ctx", ctx), ub=SMALL_UBATCH)
+    if _compute_buffers(s) and ctx:
+        message = T("There was not enough memory for the working buffers of the context ({ctx} tokens).",
+                    "内存不足以分配 {ctx} 个 token 上下文所需的计算缓冲区。", ctx=ctx)
+        return message, hint, fix, _restartable(s)
+    on_gpu = (s.facts.failed_alloc_device or "").upper().startswith(("GPU", "CUDA", "ROCM", "VULKAN", "METAL", "SYCL"))
+    if ctx and on_gpu:
+        message = T("There was not enough graphics memory for the conversation memory (KV cache) of {ctx} tokens.",
+                    "显卡显存不足以存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)
+    elif ctx:
         message = T("There was not enough memory for the conversation memory (KV cache) of {ctx} tokens.",
                     "没有足够的内存存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)
     else:

@@ -224,13 +224,13 @@ def decode_exit_status(code: int | float | str | None) -> ExitStatus:
     if 0xFFFFFF00 <= number < _U32:  # exit(-1) etc. as Windows reports it: unsigned, not a signal
         signed = number - _U32
         return ExitStatus(signed, None, T("The server exited with error code {code}.", "服务器以错误码 {code} 退出。", code=signed))
-    if number < 0:
+    if -65 < number < 0:
         name = _signal_name(-number)
         return ExitStatus(number, name, _signal_meaning(name))
     if 128 < number < 128 + 65:
         name = _signal_name(number - 128)
         return ExitStatus(number, name, _signal_meaning(name))
-    meaning = _EXIT_MEANINGS.get(number) or T(
+    meaning = _EXIT_MEANINGS.get(number) or T(  # includes negative exit codes that are no signal
         "The server exited with error code {code}.", "服务器以错误码 {code} 退出。", code=number
     )
     return ExitStatus(number, None, meaning)

@@ -18,7 +18,7 @@ _PORT = re.compile(r"port[:= ]\s*(\d{1,5})\b|\('[^']*', (\d{1,5})\)")
 # Lines that appear only once a server has finished loading and serves (or is about to).
 READY_MARKERS = (
     "model loaded", "uvicorn running on", "application startup complete", "all slots are idle",
-    "starting the main loop", "log_server_r", "launch_slot_", '"post /v1', "server is listening",
+    "starting the main loop", "log_server_r", "launch_slot_", '"post /v1',
 )
 # Lines printed while the model is still being read or set up.
 LOADING_MARKERS = (

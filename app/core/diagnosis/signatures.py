@@ -56,7 +56,7 @@ SIGNATURES: list[Signature] = [
           r"out of device memory", r"CUBLAS_STATUS_ALLOC_FAILED", r"cudaErrorMemoryAllocation",
           r"(?:unable|failed) to allocate (?:CUDA|ROCm|HIP|Vulkan|Metal|SYCL|MTL|OpenCL)\d* buffer",
           r"ggml_metal\w*: .*failed to allocate"),
-    *_sig("context_out_of_memory", 7, r"failed to allocate buffer for kv cache",
+    *_sig("context_out_of_memory", 4, r"failed to allocate buffer for kv cache",
           r"failed to allocate compute (?:pp )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
           r"failed to initialize the context", r"Failed to create llama_context",
           r"llama_new_context_with_model: failed"),

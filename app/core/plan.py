@@ -15,6 +15,7 @@ from app.core.plan_compute import flash_attention_on
 from app.core.plan_estimate import DevicePlan, estimate_devices, kv_cells
 from app.core.plan_kv import KV_CELL_PADDING, kv_bytes_per_token
 from app.core.plan_layers import normalize_gpu_layers
+from app.core.problem import UserError
 from app.core.text import T, Text, human_bytes
 
 
@@ -118,9 +119,20 @@ def _notes(info: Any, config: LaunchConfig, budgets: list[DeviceBudget]) -> tupl
     return tuple(notes)
 
 
+def _require_shape(info: Any) -> None:
+    missing = [name for name in ("block_count", "embedding_length", "key_length", "value_length", "vocab_size")
+               if not getattr(info, name, None)]
+    if missing or not info.head_count_kv:
+        raise UserError(
+            T("This model file does not describe its shape ({fields}), so its memory cannot be planned.",
+              "这个模型文件没有写明它的结构（{fields}），无法估算内存。", fields=", ".join(missing) or "head_count_kv"),
+            T("Use a GGUF produced by a recent llama.cpp converter.", "请使用较新的 llama.cpp 转换工具生成的 GGUF。"))
+
+
 def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | None = None,
               ram_budget: int | None = None, margins: Margins | None = None) -> "MemoryPlan":
     """Estimate memory per device for ``config`` and the most layers / context expected to fit."""
+    _require_shape(info)
     budgets = device_budgets(hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins)
     has_gpu = any(b.kind == "gpu" for b in budgets)
     n_layer = int(info.block_count)

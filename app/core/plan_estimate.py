@@ -88,8 +88,9 @@ def kv_cells(config: LaunchConfig, ctx: int) -> int:
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
     layers = assignment.layers_on(position)
     holds_output = assignment.output_device == position
-    # op offload: a CUDA build evaluates big batches on GPU 0 even with -ngl 0, so GPU 0 always has a context
-    used = bool(layers) or holds_output or position == 0
+    # with 0 layers the GPU is left out of the plan: if it cannot even hold a CUDA context, the model can
+    # still run with the GPU hidden from the engine
+    used = bool(layers) or holds_output
     partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
     compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
     return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),

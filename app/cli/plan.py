@@ -1,0 +1,111 @@
+"""`gguf-launcher plan MODEL`: estimate memory per device and the most GPU layers / context that fit.
+
+An estimate only (the `probe` command proves it with real loads). ``--vram-budget 8G`` plans for a GPU
+of that size even on a machine without one. Exit 0 when the requested settings fit, 1 when not or on
+an error, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from app.cli._output import print_json, report_user_error
+from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
+from app.core.plan_kv import CACHE_TYPE_BYTES
+from app.core.problem import UserError
+from app.core.text import human_bytes
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_bytes(text: str) -> int:
+    """'8G', '8GiB', '8GB', '512M', '1.5g', '1048576' -> bytes (all suffixes are powers of 1024)."""
+    match = _BYTES.match(str(text))
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 8G, 8GiB, 512M, 1048576)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default: int | None) -> None:
+    """Options shared by `plan` and `probe`."""
+    parser.add_argument("model", help="path of a .gguf file")
+    parser.add_argument("--ctx", type=positive_int, help="context length in tokens (default: see below)")
+    if gpu_layers_default is not None:
+        parser.add_argument("--gpu-layers", type=int, default=gpu_layers_default,
+                            help="layers to put on the GPU, -1 = all (default: %(default)s)")
+    parser.add_argument("--parallel", type=positive_int, default=1, help="parallel request slots (default: 1)")
+    parser.add_argument("--ubatch", type=positive_int, default=512, help="micro-batch size (default: 512)")
+    parser.add_argument("--cache-type-k", choices=sorted(CACHE_TYPE_BYTES), default="f16")
+    parser.add_argument("--cache-type-v", choices=sorted(CACHE_TYPE_BYTES), default="f16")
+    parser.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: the engine's)")
+    parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED, help="engine (default: embedded)")
+    parser.add_argument("--server-bin", metavar="PATH", help="llama-server to use (with --backend llama-server)")
+    parser.add_argument("--vram-budget", type=parse_bytes, metavar="BYTES",
+                        help="plan for one GPU with this much free memory (e.g. 8G), even without a GPU")
+    parser.add_argument("--ram-budget", type=parse_bytes, metavar="BYTES", help="RAM to plan for instead of what is free")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def default_ctx(info, hw, vram_budget: int | None) -> int:
+    """GPU: 4096 (layers are the knob); CPU only: the training length (context is the knob)."""
+    train = int(info.context_length or 4096)
+    if (hw is not None and getattr(hw, "gpus", None)) or vram_budget is not None:
+        return min(4096, train)
+    return train
+
+
+def config_from_args(args, info, hw) -> LaunchConfig:
+    ctx = args.ctx or default_ctx(info, hw, args.vram_budget)
+    flash = None if args.flash_attn is None else args.flash_attn == "on"
+    return LaunchConfig(model=args.model, backend=args.backend, server_bin=args.server_bin, ctx=ctx,
+                        gpu_layers=getattr(args, "gpu_layers", 0), parallel=args.parallel,
+                        batch=max(512, args.ubatch), ubatch=args.ubatch, flash_attn=flash,
+                        cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("plan", help="estimate memory per device and the most layers/context that fit",
+                                   description=__doc__ + "\nDefault --ctx: 4096 with a GPU, else the model's training length.")
+    add_config_arguments(parser, gpu_layers_default=-1)
+    return parser
+
+
+def _print_plan(plan) -> None:
+    print(f"{'device':<8} {'layers':>6} {'weights':>11} {'KV cache':>11} {'compute':>11} {'overhead':>11} "
+          f"{'total':>11} {'free':>11}")
+    for d in plan.devices:
+        layers = f"{d.layers}{'+out' if d.output_layer else ''}"
+        print(f"{d.budget.label:<8} {layers:>6} {human_bytes(d.weights_bytes):>11} {human_bytes(d.kv_bytes):>11} "
+              f"{human_bytes(d.compute_bytes):>11} {human_bytes(d.overhead_bytes):>11} "
+              f"{human_bytes(d.total_bytes):>11} {human_bytes(d.budget.free_bytes):>11}")
+    print()
+    for sentence in plan.summary():
+        print(sentence)
+
+
+def run(args) -> int:
+    from app.core.gguf import read_model_info
+    from app.core.hardware import scan_hardware
+    from app.core.plan import make_plan
+
+    try:
+        info = read_model_info(args.model)
+        hw = scan_hardware()
+        plan = make_plan(info, config_from_args(args, info, hw), hw,
+                         vram_budget=args.vram_budget, ram_budget=args.ram_budget)
+    except UserError as error:
+        return report_user_error(error)
+    if args.json:
+        print_json(plan.to_dict())
+    else:
+        _print_plan(plan)
+    return 0 if plan.fits else 1

@@ -1,0 +1,169 @@
+"""One probe attempt: start the real server in a child process with a candidate config, prove it works, stop it.
+
+Passing means: the model loads at the full ctx within the time limit, one prompt of at least one
+micro-batch is evaluated and a few tokens generated, and afterwards each device still has its safety
+margin free. The child is always stopped before this returns (also on cancel).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from app.core.launch_config import LaunchConfig
+from app.core.plan_budget import Margins
+from app.core.ports import find_free_port
+from app.core.probe.margins import FreeNow, margin_problem, read_free_now
+from app.core.probe.request import RequestFailed, evaluate_once
+from app.core.probe.sampler import PeakSampler
+from app.core.problem import UserError
+from app.core.text import T, Text
+
+MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed",
+                           "killed", "margin", "timeout"})
+POLL_S = 0.05
+
+
+class ProbeCancelled(UserError):
+    """Raised when the caller cancels; the child has already been stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(T("The probe was cancelled; no server is left running.",
+                           "探测已取消；没有留下正在运行的服务器。"))
+
+
+@dataclass(frozen=True)
+class AttemptLimits:
+    load_timeout_s: float = 600.0
+    request_timeout_s: float = 300.0
+    margins: Margins = field(default_factory=Margins)
+    ram_budget: int | None = None  # judge RAM against this instead of what the machine has free
+    vram_budget: int | None = None  # judge VRAM against this (peak VRAM of the child must leave the margin)
+    rlimits: dict[int, int] | None = None  # hard caps applied to the child (tests, "8 GB board" drills)
+
+
+@dataclass
+class Attempt:
+    gpu_layers: int
+    ctx: int
+    ok: bool = False
+    peak_rss_bytes: int | None = None
+    peak_vram_bytes: int | None = None
+    seconds: float = 0.0  # wall time of the whole attempt (start to stopped)
+    load_seconds: float | None = None
+    cause: str | None = None  # None when ok; a diagnosis cause id, "margin", "timeout", "request"
+    reason: Text | None = None
+    diagnosis: Any = None  # app.core.diagnosis Diagnosis when the server crashed
+    prompt_tokens: int | None = None
+
+    @property
+    def memory_related(self) -> bool:
+        return self.cause in MEMORY_CAUSES
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        diagnosis = None
+        if self.diagnosis is not None:
+            diagnosis = self.diagnosis.to_dict(lang)
+        elif self.reason is not None:
+            diagnosis = {"cause": self.cause, "message": self.reason.render(lang)}
+        return {"gpu_layers": self.gpu_layers, "ctx": self.ctx, "ok": self.ok,
+                "peak_rss_bytes": self.peak_rss_bytes, "peak_vram_bytes": self.peak_vram_bytes,
+                "seconds": round(self.seconds, 3), "load_seconds": self.load_seconds,
+                "prompt_tokens": self.prompt_tokens, "cause": self.cause, "diagnosis": diagnosis}
+
+
+def is_cancelled(cancel: Any) -> bool:
+    if cancel is None:
+        return False
+    if hasattr(cancel, "is_set"):
+        return bool(cancel.is_set())
+    return bool(cancel())
+
+
+def _vram_reader() -> Callable[[int], int | None] | None:
+    try:
+        from app.core.hardware import process_vram_bytes
+    except ImportError:
+        return None
+    return process_vram_bytes
+
+
+def _wait_ready(supervisor: Any, limits: AttemptLimits, cancel: Any) -> bool:
+    from app.core.supervisor import State
+
+    final = {State.READY, State.FAILED, State.CRASHED, State.STOPPED}
+    deadline = time.monotonic() + limits.load_timeout_s
+    while time.monotonic() < deadline:
+        if is_cancelled(cancel):
+            raise ProbeCancelled()
+        state = supervisor.wait_for(final, POLL_S * 4)
+        if state in final:
+            return state == State.READY
+    return False
+
+
+def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = None) -> Attempt:
+    """Load ``config`` (its gpu_layers and ctx are the candidate) in a child and judge it."""
+    from app.core.supervisor import Supervisor
+
+    config = config.with_changes(host="127.0.0.1", port=find_free_port("127.0.0.1"), api_key=None)
+    attempt = Attempt(config.gpu_layers, config.ctx)
+    started = time.monotonic()
+    supervisor = Supervisor(config, auto_restart=False, rlimits=limits.rlimits, ready_timeout_s=limits.load_timeout_s)
+    sampler = PeakSampler(lambda: supervisor.pid, _vram_reader())
+    try:
+        with sampler:
+            supervisor.start()
+            ready = _wait_ready(supervisor, limits, cancel)
+            if ready:
+                attempt.load_seconds = supervisor.load_seconds
+                _exercise(supervisor, config, limits, attempt)
+            else:
+                _record_load_failure(supervisor, limits, attempt, started)
+            sampler.sample_now()
+            free_now = read_free_now() if attempt.ok else None
+    finally:
+        supervisor.stop()
+    attempt.peak_rss_bytes = sampler.peak_rss_bytes or None
+    attempt.peak_vram_bytes = sampler.peak_vram_bytes
+    if attempt.ok:
+        _judge_margins(attempt, config, limits, free_now)
+    attempt.seconds = time.monotonic() - started
+    return attempt
+
+
+def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits, free_now: FreeNow | None) -> None:
+    problem = margin_problem(attempt.peak_rss_bytes, attempt.peak_vram_bytes, limits.margins,
+                             ram_budget=limits.ram_budget, vram_budget=limits.vram_budget, free_now=free_now,
+                             uses_gpu=config.gpu_layers != 0)
+    if problem is not None:
+        attempt.ok, attempt.cause, attempt.reason = False, "margin", problem
+
+
+def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, attempt: Attempt) -> None:
+    try:
+        attempt.prompt_tokens = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
+                                              config.ctx, limits.request_timeout_s)
+        attempt.ok = True
+    except RequestFailed as error:
+        time.sleep(0.2)  # let the supervisor notice a crash the request caused
+        diagnosis = supervisor.last_diagnosis
+        attempt.cause = diagnosis.cause if diagnosis is not None else "request"
+        attempt.diagnosis = diagnosis
+        attempt.reason = T("The model loaded but the test prompt failed: {error}",
+                           "模型已加载，但测试提示失败：{error}", error=str(error))
+
+
+def _record_load_failure(supervisor: Any, limits: AttemptLimits, attempt: Attempt, started: float) -> None:
+    diagnosis = supervisor.last_diagnosis
+    if diagnosis is not None:
+        attempt.cause, attempt.diagnosis, attempt.reason = diagnosis.cause, diagnosis, diagnosis.message
+        return
+    if time.monotonic() - started >= limits.load_timeout_s:
+        attempt.cause = "timeout"
+        attempt.reason = T("The model did not finish loading within {s:.0f} s.",
+                           "模型没有在 {s:.0f} 秒内加载完。", s=limits.load_timeout_s)
+    else:
+        attempt.cause = "failed"
+        attempt.reason = T("The server stopped before it was ready.", "服务器在就绪之前就停止了。")

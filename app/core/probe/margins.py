@@ -1,0 +1,74 @@
+"""After a successful test prompt: is the safety margin still free on every device?
+
+With a budget (``--ram-budget`` / ``--vram-budget``) the child's measured peak is compared with the
+budget; without one, what the machine has free right now (the child still loaded) is compared with
+the margin of the device's total memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import psutil
+
+from app.core.plan_budget import Margins
+from app.core.text import T, Text, human_bytes
+
+
+@dataclass(frozen=True)
+class FreeNow:
+    ram_free_bytes: int
+    ram_total_bytes: int
+    gpus: tuple[tuple[str, int, int], ...]  # (label, free, total) per NVIDIA GPU
+
+
+def read_free_now() -> FreeNow:
+    memory = psutil.virtual_memory()
+    available, total = int(memory.available), int(memory.total)
+    try:
+        from app.core.hardware_system import read_cgroup_memory
+
+        cgroup = read_cgroup_memory()
+        headroom = cgroup.headroom_bytes() if cgroup else None
+        if headroom is not None:
+            available, total = min(available, headroom), min(total, int(cgroup.limit_bytes or total))
+    except Exception:  # a strange cgroup layout must not fail an attempt that loaded fine
+        pass
+    gpus = []
+    try:
+        from app.core.hardware import read_gpus
+
+        for gpu in read_gpus():
+            gpus.append((f"GPU {gpu.index}", int(gpu.vram_free_bytes or 0), int(gpu.vram_total_bytes or 0)))
+    except Exception:
+        pass
+    return FreeNow(available, total, tuple(gpus))
+
+
+def _short(device: str, left: int, keep: int) -> Text:
+    return T("Only {left} of {device} would stay free, less than the {keep} safety margin.",
+             "{device} 只剩 {left} 可用，低于 {keep} 的安全余量。",
+             device=device, left=human_bytes(max(left, 0)), keep=human_bytes(keep))
+
+
+def margin_problem(peak_rss: int | None, peak_vram: int | None, margins: Margins, *,
+                   ram_budget: int | None, vram_budget: int | None, free_now: FreeNow | None,
+                   uses_gpu: bool) -> Text | None:
+    """The first device whose margin is not left free, as a sentence; None when all are fine."""
+    if ram_budget is not None:
+        keep = margins.ram_keep(ram_budget)
+        if ram_budget - (peak_rss or 0) < keep:
+            return _short("RAM", ram_budget - (peak_rss or 0), keep)
+    elif free_now is not None:
+        keep = margins.ram_keep(free_now.ram_total_bytes)
+        if free_now.ram_free_bytes < keep:
+            return _short("RAM", free_now.ram_free_bytes, keep)
+    if vram_budget is not None:
+        keep = margins.vram_keep(vram_budget)
+        if peak_vram is not None and vram_budget - peak_vram < keep:
+            return _short("VRAM", vram_budget - peak_vram, keep)
+    elif uses_gpu and free_now is not None:
+        for label, free, total in free_now.gpus:
+            keep = margins.vram_keep(total)
+            if free < keep:
+                return _short(label, free, keep)
+    return None

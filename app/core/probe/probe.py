@@ -1,0 +1,146 @@
+"""The live probe: prove the safest fast settings with real loads, seeded by the memory plan.
+
+GPU machines: search the highest ``gpu_layers`` in [0, n_layer + 1] at the requested ctx; if even 0
+layers fails, search the context at 0 layers. CPU-only machines: search the largest ctx (multiples
+of 256, up to the requested ctx) that passes. Every attempt is a real server child (see attempt.py).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from app.core.launch_config import LaunchConfig
+from app.core.plan import make_plan
+from app.core.plan_budget import Margins
+from app.core.plan_kv import KV_CELL_PADDING
+from app.core.probe import cache
+from app.core.probe.attempt import Attempt, AttemptLimits, is_cancelled, ProbeCancelled, run_attempt
+from app.core.probe.result import ProbeProgress, ProbeResult, result_from_cache
+from app.core.probe.search import max_loads, search_highest
+from app.core.problem import UserError
+from app.core.text import T
+
+GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
+AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Any], Attempt]
+
+
+def _uses_gpu(hw: Any, backend: Any) -> bool:
+    compiled = {name.upper() for name in getattr(backend, "compiled_backends", ())}
+    return bool(getattr(hw, "gpus", None)) and any(name.upper() in compiled for name in GPU_BACKENDS)
+
+
+class _Prober:
+    """Runs attempts for the searches, retrying a failure that is not about memory once."""
+
+    def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int) -> None:
+        self.config, self.limits, self.progress, self.cancel = config, limits, progress, cancel
+        self.runner = runner
+        self.attempts: list[Attempt] = []
+        self.budget = budget  # announced upper bound on attempts (grows when needed)
+
+    def _announce(self, phase: str, layers: int, ctx: int, last: Attempt | None) -> None:
+        if self.progress is None:
+            return
+        number = len(self.attempts) + 1
+        self.budget = max(self.budget, number)
+        message = T("Test load {i} of at most {n}: {layers} GPU layers, {ctx} tokens of context…",
+                    "第 {i} 次测试加载（最多 {n} 次）：{layers} 层放到 GPU，上下文 {ctx} 个词元…",
+                    i=number, n=self.budget, layers=layers, ctx=ctx)
+        self.progress(ProbeProgress(number, self.budget, phase, layers, ctx, message, last))
+
+    def run(self, phase: str, gpu_layers: int, ctx: int) -> bool:
+        for try_number in range(2):
+            if is_cancelled(self.cancel):
+                raise ProbeCancelled()
+            self._announce(phase, gpu_layers, ctx, self.attempts[-1] if self.attempts else None)
+            attempt = self.runner(self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx), self.limits, self.cancel)
+            self.attempts.append(attempt)
+            if attempt.ok or attempt.memory_related:
+                return attempt.ok
+            if attempt.diagnosis is not None and not attempt.diagnosis.restartable:
+                raise UserError(attempt.reason or T("The server cannot start.", "服务器无法启动。"),
+                                attempt.diagnosis.fix_hint, list(attempt.diagnosis.evidence))
+        return False
+
+
+def _layer_search(prober: _Prober, n_layer: int, ctx: int, seed: int | None) -> int | None:
+    result = search_highest(n_layer + 2, lambda i: prober.run("layers", i, ctx), seed=seed)
+    return result.best
+
+
+def _ctx_search(prober: _Prober, gpu_layers: int, max_ctx: int, seed_ctx: int | None) -> int | None:
+    steps = max(max_ctx // KV_CELL_PADDING, 1)
+    seed = None if seed_ctx is None else max(seed_ctx // KV_CELL_PADDING - 1, 0)
+    result = search_highest(steps, lambda i: prober.run("ctx", gpu_layers, (i + 1) * KV_CELL_PADDING), seed=seed)
+    return None if result.best is None else (result.best + 1) * KV_CELL_PADDING
+
+
+def _cache_still_valid(stored: dict[str, Any], hw: Any) -> bool:
+    """Re-run when the GPUs now have less free VRAM than the passing attempt used."""
+    gpus = getattr(hw, "gpus", None) or []
+    recommendation = stored.get("recommendation")
+    if not gpus or not recommendation:
+        return True
+    used = max((a.get("peak_vram_bytes") or 0 for a in stored.get("attempts", [])
+                if a.get("ok") and a.get("gpu_layers") == recommendation.get("gpu_layers")), default=0)
+    return sum(int(g.vram_free_bytes or 0) for g in gpus) >= used
+
+
+def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | None = None,
+              vram_budget: int | None = None, progress: Callable[[ProbeProgress], None] | None = None,
+              cancel: Any = None, use_cache: bool = True, margins: Margins | None = None,
+              rlimits: dict[int, int] | None = None, load_timeout_s: float = 600.0,
+              backend: Any = None, runner: AttemptRunner | None = None) -> ProbeResult:
+    """Find the highest GPU layers and ctx that really load and answer; see the module doc."""
+    from app.core.backends import resolve_backend
+
+    started = time.monotonic()
+    margins = margins or Margins()
+    backend = backend or resolve_backend(config)
+    plan = make_plan(info, config, hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins)
+    key = cache.probe_key(info, config, backend, hw, ram_budget=ram_budget, vram_budget=vram_budget,
+                          margins=margins.to_dict(), rlimits={str(k): v for k, v in (rlimits or {}).items()})
+    if use_cache:
+        stored = cache.load_cached(key)
+        if stored is not None and _cache_still_valid(stored, hw):
+            result = result_from_cache(stored, plan)
+            result.wall_seconds = time.monotonic() - started
+            return result
+    limits = AttemptLimits(load_timeout_s=load_timeout_s, margins=margins, ram_budget=ram_budget,
+                           vram_budget=vram_budget, rlimits=rlimits)
+    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner)
+    result.wall_seconds = time.monotonic() - started
+    cache.store(key, result.to_cache())
+    return result
+
+
+def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Any) -> Attempt:
+    return run_attempt(config, limits, cancel=cancel)
+
+
+def _search(info, config, hw, plan, backend, limits, progress, cancel, runner) -> ProbeResult:
+    n_layer = int(info.block_count)
+    gpu = _uses_gpu(hw, backend)
+    ctx_steps = max(config.ctx // KV_CELL_PADDING, 1)
+    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(ctx_steps, True)
+    prober = _Prober(config, limits, progress, cancel, runner, bound)
+    notes = []
+    recommendation = None
+    if gpu:
+        layers = _layer_search(prober, n_layer, config.ctx, plan.max_gpu_layers if plan.max_gpu_layers is not None else 0)
+        if layers is not None:
+            recommendation = {"gpu_layers": layers, "ctx": config.ctx}
+    elif plan.has_gpu and plan.recommended_gpu_layers:
+        notes.append(T("No usable GPU here, so only the context was measured (on the CPU); the plan expects "
+                       "{layers} layers to fit the VRAM budget.",
+                       "这里没有可用的 GPU，所以只在 CPU 上测量了上下文；估算认为显存预算能放下 {layers} 层。",
+                       layers=plan.recommended_gpu_layers))
+    if recommendation is None:
+        best_ctx = _ctx_search(prober, 0, config.ctx, plan.recommended_ctx)
+        if best_ctx is not None:
+            recommendation = {"gpu_layers": 0, "ctx": best_ctx}
+    if progress is not None:
+        progress(ProbeProgress(len(prober.attempts), len(prober.attempts), "done", 0, 0,
+                               T("The probe finished.", "探测完成。"), prober.attempts[-1] if prober.attempts else None))
+    return ProbeResult(recommendation, prober.attempts, plan, cached=False, backend=backend.to_dict(), notes=notes)

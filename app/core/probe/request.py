@@ -1,0 +1,62 @@
+"""The one request an attempt sends: a prompt of at least one micro-batch of tokens, then a few generated tokens.
+
+Evaluating a full micro-batch makes the server touch its compute buffer the way real prompts do;
+a tiny "hello" would pass a load that the first long message then breaks (llama.cpp #18354).
+"""
+
+from __future__ import annotations
+
+import httpx
+
+CHUNK = "The quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches. "
+GENERATED_TOKENS = 4
+
+
+class RequestFailed(Exception):
+    pass
+
+
+def _tokenize(client: httpx.Client, url: str, path: str, text: str) -> int:
+    body = {"content": text} if path == "/tokenize" else {"input": text}
+    response = client.post(url + path, json=body)
+    response.raise_for_status()
+    return len(response.json()["tokens"])
+
+
+def build_prompt(client: httpx.Client, url: str, tokenize_path: str, target_tokens: int) -> tuple[str, int]:
+    """Text of about ``target_tokens`` tokens (never more), measured with the server's own tokenizer."""
+    per_chunk = max(_tokenize(client, url, tokenize_path, CHUNK), 1)
+    repeats = max(target_tokens // per_chunk, 1)
+    text = CHUNK * repeats
+    count = _tokenize(client, url, tokenize_path, text)
+    while count > target_tokens and repeats > 1:
+        repeats -= 1
+        text = CHUNK * repeats
+        count = _tokenize(client, url, tokenize_path, text)
+    return text, count
+
+
+def prompt_target(ubatch: int, ctx: int) -> int:
+    """At least one micro-batch, but leave room for the generated tokens and a few specials."""
+    return max(min(ubatch + 16, ctx - GENERATED_TOKENS - 8), 1)
+
+
+def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s: float) -> int:
+    """Send one long prompt and generate a few tokens; returns the prompt's token count."""
+    with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+        try:
+            text, n_tokens = build_prompt(client, url, tokenize_path, prompt_target(ubatch, ctx))
+            response = client.post(url + "/v1/completions", json={
+                "prompt": text, "max_tokens": GENERATED_TOKENS, "temperature": 0.0,
+            })
+        except (httpx.HTTPError, KeyError, ValueError) as error:
+            raise RequestFailed(f"{type(error).__name__}: {error}") from error
+    if response.status_code != 200:
+        raise RequestFailed(f"HTTP {response.status_code}: {response.text[:300]}")
+    try:
+        choices = response.json()["choices"]
+    except (KeyError, ValueError) as error:
+        raise RequestFailed(f"unexpected answer: {response.text[:300]}") from error
+    if not choices:
+        raise RequestFailed("the answer had no choices")
+    return n_tokens

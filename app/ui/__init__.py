@@ -1,0 +1,1 @@
+"""The desktop app: widgets and Qt adapters over app.core. Nothing here holds logic of its own."""

@@ -1,0 +1,278 @@
+"""The main window: the user's path from top left to bottom right — Machine → Model → Settings on the left,
+Server above Chat | Logs on the right. It wires the panels together and remembers choices; no logic of its own."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from app.core.settings import Settings
+from app.ui import chat_embed, i18n, server_control
+from app.ui.log_pane import LogPane
+from app.ui.machine_panel import MachinePanel
+from app.ui.model_panel import ModelPanel
+from app.ui.server_panel import ServerPanel
+from app.ui.settings_panel import SettingsPanel
+from app.ui.settings_store import SettingsStore
+from app.ui.supervisor_bridge import SupervisorBridge
+from app.ui.widgets.banner import Banner
+from app.ui.widgets.step_box import StepBox
+
+CLOSE_TIMEOUT_MS = 20_000
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: Settings, parent: QWidget | None = None, *, live_hardware: bool = True) -> None:
+        super().__init__(parent)
+        self.store = SettingsStore(settings, self)
+        self.bridge = SupervisorBridge(parent=self)
+        self.machine = MachinePanel(self, live=live_hardware)
+        self.model = ModelPanel(self)
+        self.settings_panel = SettingsPanel(self)
+        self.server = ServerPanel(self.bridge, self, wire_actions=False)
+        self.chat = chat_embed.make_chat_pane(self.bridge, self)
+        self.logs = LogPane(self)
+        self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
+        self._close_state = "open"  # open -> stopping -> done
+        self._build()
+        self._build_menus()
+        self._connect()
+        self.retranslateUi()
+        self._restore()
+
+    # --- layout ----------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.banner = Banner(self)
+        self.steps = [StepBox(1, self.machine), StepBox(2, self.model), StepBox(3, self.settings_panel)]
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(8, 8, 4, 8)
+        for step in self.steps:
+            left_layout.addWidget(step)
+        left_layout.addStretch(1)
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.left_scroll.setWidget(left)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.chat, "")
+        self.tabs.addTab(self.logs, "")
+        self.server_step, self.talk_step = StepBox(4, self.server), StepBox(5, self.tabs)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(4, 8, 8, 8)
+        right_layout.addWidget(self.server_step)
+        right_layout.addWidget(self.talk_step, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.left_scroll)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([540, 660])
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.resize(1240, 820)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        self.file_menu = bar.addMenu("")
+        self.open_action = QAction(self, shortcut=QKeySequence.StandardKey.Open, triggered=self.model.choose_file)
+        self.demo_action = QAction(self, triggered=self.model.make_demo)
+        self.quit_action = QAction(self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close)
+        self.file_menu.addAction(self.open_action)
+        self.file_menu.addMenu(self.model.recent_menu)
+        self.file_menu.addAction(self.demo_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.quit_action)
+        self.language_menu = bar.addMenu("")
+        self.language_group = QActionGroup(self)
+        self.language_actions: dict[str, QAction] = {}
+        for code, name in i18n.LANGUAGES.items():
+            action = QAction(name, self, checkable=True)
+            action.triggered.connect(lambda _=False, c=code: self.set_language(c))
+            self.language_group.addAction(action)
+            self.language_menu.addAction(action)
+            self.language_actions[code] = action
+        self.help_menu = bar.addMenu("")
+        self.log_folder_action = QAction(self, triggered=self.logs.open_log_folder)
+        self.about_action = QAction(self, triggered=self._about)
+        self.help_menu.addAction(self.log_folder_action)
+        self.help_menu.addAction(self.about_action)
+
+    def _connect(self) -> None:
+        self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
+        self.model.modelChosen.connect(self._on_model_chosen)
+        self.model.modelChecked.connect(self._on_model_checked)
+        self.model.expectedHashChanged.connect(self._on_expected_hash)
+        self.settings_panel.configChanged.connect(self._on_config_changed)
+        self.settings_panel.probeFinished.connect(self._on_probe_finished)
+        self.server.startRequested.connect(self.control.start)
+        self.server.stopRequested.connect(self.control.stop)
+        self.server.restartRequested.connect(self.control.restart)
+        self.server.applyFixRequested.connect(self.control.apply_fix)
+        self.bridge.logLines.connect(self.logs.append_lines)
+        self.bridge.stateChanged.connect(self._on_server_state)
+        self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+
+    # --- start-up --------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        geometry = self.store.settings.get("window_geometry")
+        if geometry:
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+        splitter = self.store.settings.get("window_state")
+        if splitter:
+            self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
+        self.model.set_recent(self.store.settings.recent_models)
+        self.language_actions[i18n.resolve_language(self.store.settings.language)].setChecked(True)
+        notice = self.store.settings.notice
+        if notice is not None:
+            self.banner.show_text(notice.render())
+
+    def start(self) -> None:
+        """Begin the hardware scan and reopen the last model (both in workers)."""
+        self.machine.start()
+        last = self.store.settings.last_model
+        if last:
+            self.model.open_model(last, self.store.settings.profile(last).get("expected_sha256"))
+
+    # --- language --------------------------------------------------------------------------------
+
+    def set_language(self, lang: str) -> None:
+        self.store.settings.language = lang
+        self.store.save_soon()
+        i18n.apply_language(lang)
+        self.retranslateUi()  # also re-renders core sentences when no translator event arrives
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.setWindowTitle(self.tr("GGUF Launcher"))
+        titles = (self.tr("Machine"), self.tr("Model"), self.tr("Settings"))
+        for step, title in zip(self.steps, titles):
+            step.set_title(title)
+        self.server_step.set_title(self.tr("Server"))
+        self.talk_step.set_title(self.tr("Chat and logs"))
+        self.tabs.setTabText(0, self.tr("Chat"))
+        self.tabs.setTabText(1, self.tr("Logs"))
+        self.file_menu.setTitle(self.tr("&File"))
+        self.open_action.setText(self.tr("&Open a GGUF model…"))
+        self.model.recent_menu.setTitle(self.tr("Recent models"))
+        self.demo_action.setText(self.tr("Try the &demo model"))
+        self.quit_action.setText(self.tr("&Quit"))
+        self.language_menu.setTitle(self.tr("&Language"))
+        self.help_menu.setTitle(self.tr("&Help"))
+        self.log_folder_action.setText(self.tr("Open the log folder"))
+        self.about_action.setText(self.tr("About GGUF Launcher"))
+        for widget in (self.machine, self.model, self.settings_panel):
+            widget.retranslateUi()
+        for widget in (self.server, self.logs, self.chat):
+            if hasattr(widget, "retranslate"):
+                widget.retranslate()
+
+    def _about(self) -> None:
+        from app import __version__
+
+        QMessageBox.about(self, self.tr("About GGUF Launcher"), self.tr(
+            "GGUF Launcher {version}\nRuns a local GGUF model with llama.cpp: checks the file, plans the memory, "
+            "measures safe settings, keeps the server running and lets you chat with it.").format(version=__version__))
+
+    # --- model and settings ------------------------------------------------------------------------
+
+    def _on_model_chosen(self, path: str) -> None:
+        self.settings_panel.clear_model()
+        self.store.settings.remember_model(path)
+        self.store.save_soon()
+        self.model.set_recent(self.store.settings.recent_models)
+
+    def _on_model_checked(self, checked: Any) -> None:
+        usable = checked.info is not None and not any(c.is_error for c in checked.checks)
+        if not usable:
+            self.settings_panel.clear_model()
+            return
+        profile = self.store.settings.profile(checked.path)
+        config = server_control.config_for(checked.path, checked.info, profile.get("launch_config"))
+        self.settings_panel.set_model(checked.info, config, profile.get("probe"))
+
+    def _on_expected_hash(self, digest: str) -> None:
+        if self.model.path:
+            self.store.settings.update_profile(self.model.path, expected_sha256=digest or None)
+            self.store.save_soon()
+
+    def _on_config_changed(self, config: Any) -> None:
+        self.store.settings.update_profile(config.model, launch_config=config.to_dict())
+        self.store.save_soon()
+
+    def _on_probe_finished(self, result: Any) -> None:
+        if self.model.path:
+            stored = result.to_dict()
+            stored["saved_at"] = time.time()
+            self.store.settings.update_profile(self.model.path, probe=stored)
+            self.store.save_soon()
+
+    def _on_server_state(self, state: str, data: dict) -> None:
+        pid = getattr(self.bridge.supervisor, "pid", None)
+        self.machine.set_own_pids({pid} if pid else set())
+        if state == "stopped" and self._close_state == "stopping":
+            self._finish_close()
+
+    # --- closing: stop the server, never leave an orphan ------------------------------------------
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self._close_state == "done":
+            event.accept()
+            return
+        if self._close_state == "open" and chat_embed.is_streaming(self.chat) and not self._confirm_close():
+            event.ignore()
+            return
+        self._save_window()
+        if not self.control.is_running():
+            self._finish_close()
+            event.accept()
+            return
+        event.ignore()
+        if self._close_state != "stopping":
+            self._close_state = "stopping"
+            chat_embed.stop_streaming(self.chat)
+            self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
+            self.centralWidget().setEnabled(False)
+            self.control.stop()
+            QTimer.singleShot(CLOSE_TIMEOUT_MS, self._finish_close)  # run_gui kills it if still there
+
+    def _confirm_close(self) -> bool:
+        answer = QMessageBox.question(
+            self, self.tr("Close GGUF Launcher?"),
+            self.tr("A reply is still being written. Closing stops it and the server. Close anyway?"))
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _finish_close(self) -> None:
+        if self._close_state == "done":
+            return
+        self._close_state = "done"
+        self.machine.stop()
+        self.close()
+
+    def _save_window(self) -> None:
+        self.store.settings.set("window_geometry", bytes(self.saveGeometry().toBase64()).decode("ascii"))
+        self.store.settings.set("window_state", bytes(self.splitter.saveState().toBase64()).decode("ascii"))
+        self.store.save_soon(0)
+
+    def shutdown_blocking(self) -> None:
+        """After the event loop ended (run_gui): make sure no server child survives us."""
+        self.control.shutdown_blocking()
+        self.store.flush_blocking()

@@ -1,0 +1,141 @@
+"""What the Model step asks of core, as plain functions for workers, plus the sentences it shows.
+
+The ``*_file``/``write_*``/``copy_*`` functions run on worker threads (they touch the disk); the
+``*_text`` helpers run on the GUI thread and only format values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QCoreApplication, QMimeData
+
+from app.core.paths import data_dir
+from app.core.problem import Check, Status, UserError
+from app.core.text import T, human_bytes
+
+DEMO_FILE = "demo-tiny-llama.gguf"
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("ModelPanel", text)
+
+
+@dataclass
+class CheckedModel:
+    """A validation report tied to the path it is about (the report itself does not say)."""
+
+    path: str
+    info: Any
+    checks: list[Check] = field(default_factory=list)
+
+
+# --- worker-thread calls -------------------------------------------------------------------------
+
+
+def validate_file(path: str, expected_sha256: str | None = None, compute_sha256: bool = False,
+                  progress: Callable | None = None, cancel: Callable | None = None) -> CheckedModel:
+    from app.core.gguf import validate
+
+    report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
+                      progress=progress, cancel=cancel)
+    return CheckedModel(str(path), report.info, list(report.checks))
+
+
+def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel: Callable) -> CheckedModel:
+    return validate_file(path, expected_sha256, True, progress, cancel)
+
+
+def write_demo_model() -> Path:
+    from app.core.demo_model import TinyModelSpec, write_tiny_llama
+
+    target = data_dir() / "demo" / DEMO_FILE
+    if target.exists() and target.stat().st_size > 0:
+        return target
+    spec = TinyModelSpec(n_layers=4, n_embd=128, n_head=4, n_head_kv=4, n_ff=256, ctx_train=4096,
+                         name="GGUF Launcher demo (random weights)")
+    return write_tiny_llama(target, spec)
+
+
+def copy_to_safe_folder(path: str, fix_action: dict) -> Path:
+    from app.core.gguf import safe_copy_for_path_problem
+    from app.core.gguf.path_checks import safe_model_dir
+
+    target_dir = fix_action.get("suggested_dir") or str(safe_model_dir())
+    return Path(safe_copy_for_path_problem(path, target_dir))
+
+
+# --- GUI-thread helpers --------------------------------------------------------------------------
+
+
+def report_from_error(path: str | None, error: BaseException) -> CheckedModel:
+    message = error.message if isinstance(error, UserError) else T(
+        "This file could not be checked: {error}", "无法检查此文件：{error}", error=str(error) or type(error).__name__)
+    fix = error.fix if isinstance(error, UserError) else None
+    evidence = tuple(getattr(error, "evidence", ()) or ())
+    return CheckedModel(str(path), None, [Check("open", Status.ERROR, message, fix, evidence)])
+
+
+def error_text(error: BaseException) -> str:
+    if isinstance(error, UserError):
+        return error.message.render() + (f" {error.fix.render()}" if error.fix else "")
+    return str(error) or type(error).__name__
+
+
+def is_demo_model(path: str | None) -> bool:
+    return bool(path) and Path(path).name == DEMO_FILE and Path(path).parent.name == "demo"
+
+
+def dropped_path(mime: QMimeData) -> str | None:
+    for url in mime.urls() if mime.hasUrls() else []:
+        if url.isLocalFile():  # no stat here (GUI thread); the checks say if it is missing
+            return url.toLocalFile()
+    return None
+
+
+def fraction(value: Any) -> float:
+    """Progress as 0..1 from (done, total), a fraction, or a dict with done/total."""
+    if isinstance(value, dict):
+        value = (value.get("done", 0), value.get("total", 0))
+    if isinstance(value, (tuple, list)) and len(value) >= 2:
+        done, total = value[0], value[1]
+        return min(1.0, done / total) if total else 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(1.0, number if number <= 1.0 else number / 100.0)
+
+
+def summary_text(path: str | None, model: CheckedModel | None) -> str:
+    if path is None:
+        return tr("No model yet. Open a .gguf file (or drop one here), or try the demo model.")
+    name = Path(path).name
+    info = model.info if model is not None else None
+    if info is None:
+        return name
+    parts = [info.name or name, info.architecture or "?"]
+    if info.parameter_count:
+        parts.append(tr("{n} parameters").format(n=_short_count(info.parameter_count)))
+    if info.file_type_name:
+        parts.append(str(info.file_type_name))
+    parts.append(human_bytes(info.file_size))
+    if info.context_length:
+        parts.append(tr("trained context {n}").format(n=info.context_length))
+    return f"{name}\n" + " · ".join(parts)
+
+
+def _short_count(n: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def hash_check(model: CheckedModel | None) -> Check | None:
+    for check in (model.checks if model is not None else []):
+        if check.id.startswith("sha256"):
+            return check
+    return None

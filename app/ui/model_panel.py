@@ -1,0 +1,274 @@
+"""Step 2, Model: choose a .gguf (dialog, drag and drop, recent list, demo), see every check as a row.
+
+Validation, hashing, copying and demo generation all run in workers; this module only renders the
+``ValidationReport`` the core returns and offers the fix a check carries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
+)
+
+from app.core.text import human_bytes
+from app.ui import model_actions as actions
+from app.ui.widgets.check_list import CheckList
+from app.ui.workers import Task, run_task
+
+
+class ModelPanel(QWidget):
+    """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(report)`` when
+    its checks are back (report.info is None when the file could not be read at all);
+    ``expectedHashChanged(str)`` when the user edits the expected SHA-256."""
+
+    modelChosen = Signal(str)
+    modelChecked = Signal(object)
+    expectedHashChanged = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path: str | None = None
+        self.report: Any = None
+        self.recent: list[str] = []
+        self._task: Task | None = None
+        self._hash_task: Task | None = None
+        self._hash_result: tuple[str, Any] | None = None  # ("done"|"cancelled"|"failed", value)
+        self.setAcceptDrops(True)
+        self._build()
+        self.retranslateUi()
+
+    def _build(self) -> None:
+        self.open_button = QPushButton(self)
+        self.open_button.clicked.connect(self.choose_file)
+        self.recent_button = QToolButton(self)
+        self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.recent_menu = QMenu(self)
+        self.recent_button.setMenu(self.recent_menu)
+        self.demo_button = QPushButton(self)
+        self.demo_button.clicked.connect(self.make_demo)
+        self.demo_hint = QLabel(self)
+        self.demo_hint.setObjectName("hint")
+        self.demo_hint.setWordWrap(True)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.checks = CheckList(self)
+        self.checks.fixRequested.connect(self.apply_fix)
+        self.hash_label = QLabel(self)
+        self.expected_hash = QLineEdit(self)
+        self.expected_hash.setClearButtonEnabled(True)
+        self.expected_hash.editingFinished.connect(self._expected_hash_edited)
+        self.hash_button = QPushButton(self)
+        self.hash_button.clicked.connect(self.compute_hash)
+        self.hash_progress = QProgressBar(self)
+        self.hash_progress.setRange(0, 1000)
+        self.hash_progress.setTextVisible(False)
+        self.hash_progress.setMaximumHeight(10)
+        self.hash_cancel = QPushButton(self)
+        self.hash_cancel.clicked.connect(self.cancel_hash)
+        self.hash_result = QLabel(self)
+        self.hash_result.setWordWrap(True)
+        self.hash_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._layout()
+        self._set_hashing(False)
+
+    def _layout(self) -> None:
+        top = QHBoxLayout()
+        for widget in (self.open_button, self.recent_button, self.demo_button):
+            top.addWidget(widget)
+        top.addStretch(1)
+        hash_row = QHBoxLayout()
+        hash_row.addWidget(self.hash_label)
+        hash_row.addWidget(self.expected_hash, 1)
+        hash_row.addWidget(self.hash_button)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.hash_progress, 1)
+        progress_row.addWidget(self.hash_cancel)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.demo_hint)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.checks)
+        layout.addLayout(hash_row)
+        layout.addLayout(progress_row)
+        layout.addWidget(self.hash_result)
+
+    # --- translation -----------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.open_button.setText(self.tr("Open a GGUF model…"))
+        self.recent_button.setText(self.tr("Recent"))
+        self.demo_button.setText(self.tr("Try the demo model"))
+        self.demo_hint.setText(self.tr(
+            "The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense."))
+        self.hash_label.setText(self.tr("Expected SHA-256:"))
+        self.expected_hash.setPlaceholderText(self.tr("paste the hash from the download page (optional)"))
+        self.hash_button.setText(self.tr("Check file hash"))
+        self.hash_cancel.setText(self.tr("Cancel"))
+        self.set_recent(self.recent)
+        self._render()
+
+    def _render(self) -> None:
+        has_model = self.path is not None
+        self.demo_hint.setVisible(not has_model or actions.is_demo_model(self.path))
+        self.summary.setText(actions.summary_text(self.path, self.report))
+        self.checks.set_checks(self.report.checks if self.report is not None else [])
+        self.hash_button.setEnabled(has_model and self._hash_task is None)
+        self.hash_result.setText(self._hash_text())
+
+    def _hash_text(self) -> str:
+        if self._hash_result is None:
+            return ""
+        kind, value = self._hash_result
+        if kind == "cancelled":
+            return self.tr("Hash check cancelled.")
+        if kind == "failed":
+            return self.tr("Hash check failed: {error}").format(error=actions.error_text(value))
+        check = actions.hash_check(value)
+        return check.message.render() if check is not None else ""
+
+    # --- choosing a model ------------------------------------------------------------------------
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent = list(paths)
+        self.recent_menu.clear()
+        for path in self.recent:
+            action = self.recent_menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_model(p))
+        self.recent_button.setEnabled(bool(self.recent))
+
+    def choose_file(self) -> None:
+        start = str(Path(self.path).parent) if self.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), start,
+                                              self.tr("GGUF models (*.gguf);;All files (*)"))
+        if path:
+            self.open_model(path)
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if actions.dropped_path(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        path = actions.dropped_path(event.mimeData())
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_model(path)
+
+    def open_model(self, path: str, expected_sha256: str | None = None) -> None:
+        """Start checking ``path``; results arrive through ``modelChecked``."""
+        if self._task is not None:
+            self._task.cancel()
+        self.cancel_hash()
+        self.path = str(path)
+        self.report = None
+        self._hash_result = None
+        self.expected_hash.setText(expected_sha256 or "")
+        self.modelChosen.emit(self.path)
+        self._render()
+        self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
+        self._task = run_task(actions.validate_file, self.path, on_done=self._on_validated,
+                              on_error=self._on_validate_error)
+
+    def _on_validated(self, report: Any) -> None:
+        self._task = None
+        if report.path != self.path:
+            return  # an older file's answer arriving after the user picked another one
+        self.report = report
+        self._render()
+        self.modelChecked.emit(report)
+
+    def _on_validate_error(self, error: BaseException) -> None:
+        self._task = None
+        self.report = actions.report_from_error(self.path, error)
+        self._render()
+        self.modelChecked.emit(self.report)
+
+    def make_demo(self) -> None:
+        self.demo_button.setEnabled(False)
+        self.summary.setText(self.tr("Making the demo model…"))
+        run_task(actions.write_demo_model, on_done=self._on_demo_ready, on_error=self._on_demo_failed)
+
+    def _on_demo_ready(self, path: Path) -> None:
+        self.demo_button.setEnabled(True)
+        self.open_model(str(path))
+
+    def _on_demo_failed(self, error: BaseException) -> None:
+        self.demo_button.setEnabled(True)
+        self.summary.setText(self.tr("Could not make the demo model: {error}").format(error=actions.error_text(error)))
+
+    # --- fixes -----------------------------------------------------------------------------------
+
+    def apply_fix(self, check: Any) -> None:
+        action = (check.fix_action or {}).get("action")
+        if action == "copy_to_safe_path" and self.path:
+            self.summary.setText(self.tr("Copying the model to a folder with a plain path…"))
+            self.checks.set_busy(True)
+            run_task(actions.copy_to_safe_folder, self.path, dict(check.fix_action), on_done=self._on_copied,
+                     on_error=self._on_copy_failed)
+        elif action == "use_first_shard" and check.fix_action.get("path"):
+            self.open_model(check.fix_action["path"])
+
+    def _on_copied(self, new_path: Any) -> None:
+        self.checks.set_busy(False)
+        self.open_model(str(new_path), self.expected_hash.text().strip() or None)
+
+    def _on_copy_failed(self, error: BaseException) -> None:
+        self.checks.set_busy(False)
+        self.summary.setText(self.tr("Could not copy the model: {error}").format(error=actions.error_text(error)))
+
+    # --- sha256 ----------------------------------------------------------------------------------
+
+    def _expected_hash_edited(self) -> None:
+        self.expectedHashChanged.emit(self.expected_hash.text().strip())
+
+    def compute_hash(self) -> None:
+        if not self.path or self._hash_task is not None:
+            return
+        self._hash_result = None
+        self.hash_progress.setValue(0)
+        self._set_hashing(True)
+        self._hash_task = run_task(actions.hash_file, self.path, self.expected_hash.text().strip() or None,
+                                   on_done=self._on_hashed, on_error=self._on_hash_failed,
+                                   on_progress=self._on_hash_progress, wants_progress=True, wants_cancel=True)
+
+    def cancel_hash(self) -> None:
+        if self._hash_task is not None:
+            self._hash_task.cancel()
+
+    def _on_hash_progress(self, value: Any) -> None:
+        self.hash_progress.setValue(int(actions.fraction(value) * 1000))
+
+    def _on_hashed(self, model: Any) -> None:
+        task, self._hash_task = self._hash_task, None
+        self._set_hashing(False)
+        if model.path != self.path:
+            return
+        if task is not None and task.cancelled:
+            self._hash_result = ("cancelled", None)  # keep the report without a "cancelled" row
+        else:
+            self._hash_result = ("done", model)
+            self.report = model  # the same checks plus the hash row
+            self.modelChecked.emit(model)
+        self._render()
+
+    def _on_hash_failed(self, error: BaseException) -> None:
+        task, self._hash_task = self._hash_task, None
+        self._set_hashing(False)
+        self._hash_result = ("cancelled", None) if task is not None and task.cancelled else ("failed", error)
+        self._render()
+
+    def _set_hashing(self, hashing: bool) -> None:
+        self.hash_progress.setVisible(hashing)
+        self.hash_cancel.setVisible(hashing)
+        self.hash_button.setEnabled(not hashing and self.path is not None)

@@ -1,0 +1,122 @@
+"""Turns the Server panel's requests into supervisor actions with the Settings step's current config.
+
+One ``Supervisor`` per model: a new model (or the first Start) builds one in a worker (it opens its log
+file), later Starts and Restarts hand it the current settings first. All actions go through the
+``SupervisorBridge``'s single action thread, so they run in click order and never on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.core.launch_config import LaunchConfig
+from app.ui.workers import run_task
+
+IDLE_STATES = {"stopped", "failed"}
+
+
+def config_for(path: str, info: Any, stored: dict | None) -> LaunchConfig:
+    """The model's saved launch settings, or safe first-time defaults."""
+    if stored:
+        try:
+            return LaunchConfig.from_dict({**stored, "model": path})
+        except (TypeError, ValueError):
+            pass
+    trained = int(getattr(info, "context_length", 0) or 4096)
+    return LaunchConfig(model=path, ctx=min(4096, trained))
+
+
+def fix_for_settings(fix: dict) -> dict:
+    """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number)."""
+    changes = {k: v for k, v in fix.items() if k in LaunchConfig.__dataclass_fields__}
+    if changes.get("port") == 0:
+        changes.pop("port")
+        changes["pick_free_port"] = True
+    return changes
+
+
+def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
+    from app.core.supervisor import Supervisor
+
+    return Supervisor(config)
+
+
+class ServerControl(QObject):
+    message = Signal(str)
+
+    def __init__(self, bridge: Any, settings_panel: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.settings_panel = settings_panel
+        self._retired: list[Any] = []
+
+    @property
+    def supervisor(self) -> Any:
+        return self.bridge.supervisor
+
+    def state(self) -> str:
+        sup = self.supervisor
+        return str(getattr(sup.state, "value", sup.state)) if sup is not None else "stopped"
+
+    def is_running(self) -> bool:
+        return self.state() not in IDLE_STATES or self.bridge.is_busy()
+
+    def start(self) -> None:
+        config = self.settings_panel.config()
+        if config is None:
+            self._refuse("start", self.tr("Open a model that passes its checks first."))
+            return
+        sup = self.supervisor
+        if sup is not None and sup.config.model == config.model:
+            sup.set_config(config)
+            self.bridge.start()
+            return
+        if sup is not None:
+            self._retire(sup)
+        run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+
+    def _on_supervisor(self, supervisor: Any) -> None:
+        self.bridge.set_supervisor(supervisor)
+        self.bridge.start()
+
+    def _on_supervisor_failed(self, error: BaseException) -> None:
+        self.bridge.actionFinished.emit("start")
+        self.bridge.actionFailed.emit("start", error)
+
+    def _refuse(self, action: str, text: str) -> None:
+        self.bridge.actionFinished.emit(action)
+        self.message.emit(text)
+
+    def _retire(self, supervisor: Any) -> None:
+        """Stop and close an old model's supervisor in the background (its child must not outlive it)."""
+        self.bridge.set_supervisor(None)
+        self._retired.append(supervisor)
+        run_task(supervisor.close, on_done=lambda _r: self._retired.remove(supervisor),
+                 on_error=lambda _e: None)
+
+    def stop(self) -> None:
+        self.bridge.stop()
+
+    def restart(self) -> None:
+        config = self.settings_panel.config()
+        sup = self.supervisor
+        if sup is None:
+            self.start()
+            return
+        if config is not None and config.model == sup.config.model:
+            sup.set_config(config)
+        self.bridge.restart()
+
+    def apply_fix(self, fix: dict) -> None:
+        self.settings_panel.apply_changes(fix_for_settings(fix))
+        self.bridge.apply_fix_and_restart(dict(fix))
+
+    def shutdown_blocking(self) -> None:
+        """Only after the event loop ended: stop every server this window started, waiting for each."""
+        self.bridge.close()
+        self.bridge.wait_for_actions(30_000)
+        for sup in [self.supervisor, *self._retired]:
+            if sup is not None:
+                sup.close()

@@ -1,0 +1,1 @@
+"""Small shared widgets: memory bars, status icons, collapsible sections."""

@@ -1,0 +1,23 @@
+"""One numbered step of the window (1 Machine, 2 Model ...): a bold title over its panel."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+
+class StepBox(QFrame):
+    def __init__(self, number: int, body: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("step")
+        self.number = number
+        self.title = QLabel(self)
+        self.title.setObjectName("stepTitle")
+        self.body = body
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 10)
+        layout.setSpacing(6)
+        layout.addWidget(self.title)
+        layout.addWidget(body)
+
+    def set_title(self, title: str) -> None:
+        self.title.setText(f"{self.number}  {title}")

@@ -1,0 +1,141 @@
+"""Run core calls off the GUI thread and get their outcome back on it.
+
+``run_task(fn, ..., on_done=..., on_error=..., on_progress=...)`` runs ``fn`` on a thread pool.
+When ``wants_progress``/``wants_cancel`` are set, ``fn`` receives ``progress=`` (call it with any
+value from the worker thread) and ``cancel=`` (a zero-argument callable returning True once the
+user cancelled). Callbacks always run on the GUI thread, because the :class:`Task` is a QObject
+created there and its private signals are delivered by queued connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+
+_pool: QThreadPool | None = None
+_live: set["Task"] = set()  # keeps Python wrappers alive until their callbacks ran
+
+
+def pool() -> QThreadPool:
+    global _pool
+    if _pool is None:
+        _pool = QThreadPool()
+        _pool.setMaxThreadCount(4)
+    return _pool
+
+
+class _Runnable(QRunnable):
+    def __init__(self, task: "Task") -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._task = task
+
+    def run(self) -> None:  # worker thread
+        self._task._execute()
+
+
+class Task(QObject):
+    """One background call. ``cancel()`` asks it to stop; ``done`` is True once callbacks ran."""
+
+    _progress = Signal(object)
+    _finished = Signal(object, object)  # (result, exception)
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict, *,
+                 wants_progress: bool, wants_cancel: bool) -> None:
+        super().__init__()
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        self._cancel_event = threading.Event()
+        if wants_progress:
+            self._kwargs["progress"] = self._report_progress
+        if wants_cancel:
+            self._kwargs["cancel"] = self._cancel_event.is_set
+        self.on_done: Callable[[Any], None] | None = None
+        self.on_error: Callable[[BaseException], None] | None = None
+        self.on_progress: Callable[[Any], None] | None = None
+        self.done = False
+        self._progress.connect(self._deliver_progress)
+        self._finished.connect(self._deliver_finished)
+
+    def cancel(self) -> None:
+        self._cancel_event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel_event.is_set()
+
+    def _report_progress(self, *values: Any) -> None:  # worker thread
+        self._progress.emit(values[0] if len(values) == 1 else values)
+
+    def _execute(self) -> None:  # worker thread
+        try:
+            result = self._fn(*self._args, **self._kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the GUI as a value
+            self._finished.emit(None, exc)
+        else:
+            self._finished.emit(result, None)
+
+    @Slot(object)
+    def _deliver_progress(self, value: Any) -> None:
+        if self.on_progress is not None and not self.done:
+            self.on_progress(value)
+
+    @Slot(object, object)
+    def _deliver_finished(self, result: Any, error: BaseException | None) -> None:
+        self.done = True
+        _live.discard(self)
+        try:
+            if error is None:
+                if self.on_done is not None:
+                    self.on_done(result)
+            elif self.on_error is not None:
+                self.on_error(error)
+        finally:
+            self.deleteLater()
+
+
+def run_task(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
+             on_error: Callable[[BaseException], None] | None = None,
+             on_progress: Callable[[Any], None] | None = None, wants_progress: bool = False,
+             wants_cancel: bool = False, **kwargs: Any) -> Task:
+    """Start ``fn(*args, **kwargs)`` on the pool; must be called on the GUI thread."""
+    task = Task(fn, args, dict(kwargs), wants_progress=wants_progress, wants_cancel=wants_cancel)
+    task.on_done, task.on_error, task.on_progress = on_done, on_error, on_progress
+    _live.add(task)
+    pool().start(_Runnable(task))
+    return task
+
+
+def cancel_all() -> None:
+    for task in list(_live):
+        task.cancel()
+
+
+def active_count() -> int:
+    return len(_live)
+
+
+def wait_for_pool(msecs: int = 3000) -> bool:
+    """Only for shutdown, after the event loop has ended: let running calls see their cancel flag."""
+    cancel_all()
+    return pool().waitForDone(msecs)
+
+
+class Debouncer(QObject):
+    """Calls ``fn`` once, ``delay_ms`` after the last ``trigger()`` (e.g. re-plan while typing)."""
+
+    def __init__(self, fn: Callable[[], None], delay_ms: int = 250, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(delay_ms)
+        self._timer.timeout.connect(fn)
+
+    def trigger(self) -> None:
+        self._timer.start()
+
+    def flush(self) -> None:
+        if self._timer.isActive():
+            self._timer.stop()
+            self._timer.timeout.emit()

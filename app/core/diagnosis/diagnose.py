@@ -58,13 +58,13 @@ def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence
 
 
 def _evidence(lines: list[str], hits: list[SignatureHit], oom: OomEvidence | None, *, tail: int) -> tuple[str, ...]:
-    """Matched lines and kernel lines first (the why), then the last log lines (the context)."""
-    position = {line.rstrip(): index for index, line in enumerate(lines)}
-    chosen = sorted(hits[:6], key=lambda hit: position.get(hit.line, 0))
-    picked = [hit.line for hit in chosen]
-    if oom is not None:
-        picked.extend(oom.kernel_lines)
-    return trim_evidence(picked + lines[-tail:])
+    """The deciding line first, then other matched lines and the last log lines in log order."""
+    if not hits:  # a kill: the kernel's words explain it, the log shows what the server was doing
+        return trim_evidence(list(oom.kernel_lines if oom else ()) + lines[-tail:])
+    other = {hit.line for hit in hits[1:6]}
+    start = max(0, len(lines) - tail)
+    chosen = [line for index, line in enumerate(lines) if index >= start or line.rstrip() in other]
+    return trim_evidence([hits[0].line] + chosen[-(MAX_EVIDENCE_LINES - 1):])
 
 
 def diagnose(

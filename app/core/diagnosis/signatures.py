@@ -101,14 +101,14 @@ SIGNATURES.sort(key=lambda sig: sig.rank)  # stable: within a rank, the order ab
 
 
 def find_hits(lines: list[str]) -> list[SignatureHit]:
-    """Every signature hit in the last SEARCH_WINDOW lines, most specific first, later lines first on ties."""
+    """Every signature hit in the last SEARCH_WINDOW lines, most specific first, earlier lines first on ties (the root cause is printed first)."""
     hits: list[tuple[int, int, SignatureHit]] = []
     window = lines[-SEARCH_WINDOW:]
     for index, line in enumerate(window):
         for sig in SIGNATURES:
             match = sig.pattern.search(line)
             if match:
-                hits.append((sig.rank, -index, SignatureHit(sig.cause, sig.rank, line.rstrip(), match)))
+                hits.append((sig.rank, index, SignatureHit(sig.cause, sig.rank, line.rstrip(), match)))
                 break  # one cause per line: SIGNATURES is sorted, so the first match is the most specific
     hits.sort(key=lambda item: (item[0], item[1]))
     return [hit for _, _, hit in hits]

@@ -1,0 +1,291 @@
+"""Crash decoder: recorded stderr fixtures x exit codes, every exit-status spelling, computed fixes, both languages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.core.diagnosis import CAUSES, Diagnosis, decode_exit_status, diagnose
+from app.core.diagnosis.diagnose import BUILDERS
+from app.core.launch_config import LaunchConfig
+
+CRASH_LOGS = Path(__file__).resolve().parents[1] / "data" / "crash_logs"
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z_0-9]*(?:[:!][^}]*)?\}")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def log(name: str) -> list[str]:
+    return (CRASH_LOGS / name).read_text(encoding="utf-8").splitlines()
+
+
+def config(**changes) -> LaunchConfig:
+    return LaunchConfig(model="/home/li/models/model.gguf", **changes)
+
+
+# fixture, return code as the OS reported it, expected cause, restartable with the same settings
+FIXTURE_CASES = [
+    ("cuda_oom_on_load.txt", 1, "gpu_out_of_memory", False),
+    ("cuda_oom_on_load.txt", -6, "gpu_out_of_memory", False),
+    ("cuda_runtime_oom.txt", 134, "gpu_out_of_memory", True),
+    ("cuda_runtime_oom.txt", 3221226505, "gpu_out_of_memory", True),
+    ("kv_cache_alloc_failure.txt", 1, "context_out_of_memory", False),
+    ("compute_buffer_failure.txt", 1, "context_out_of_memory", False),
+    ("not_gguf.txt", 1, "not_gguf", False),
+    ("truncated.txt", 1, "model_truncated", False),
+    ("gguf_v1.txt", 1, "gguf_too_old", False),
+    ("unsupported_arch.txt", 1, "unsupported_architecture", False),
+    ("bind_failure.txt", 1, "port_in_use", False),
+    ("uvicorn_port_busy.txt", 3, "port_in_use", False),
+    ("bad_argument.txt", 1, "bad_argument", False),
+    ("llama_cpp_python_load_failure.txt", 1, "model_load_failed", False),
+    ("missing_shared_library.txt", 127, "missing_library", False),
+    ("ggml_assert.txt", -6, "assertion_failed", True),
+    ("ggml_assert.txt", 0xC0000409, "assertion_failed", True),
+    ("driver_too_old.txt", 139, "gpu_driver_problem", False),
+]
+
+
+@pytest.mark.parametrize(("fixture", "code", "cause", "restartable"), FIXTURE_CASES)
+def test_recorded_logs_name_their_cause(fixture, code, cause, restartable):
+    diagnosis = diagnose(code, log(fixture), config(ctx=8192, gpu_layers=30))
+    assert diagnosis.cause == cause
+    assert diagnosis.restartable is restartable
+    assert diagnosis.exit_code == decode_exit_status(code).exit_code
+    assert 0 < len(diagnosis.evidence) <= 20
+    assert all(line in log(fixture) for line in diagnosis.evidence)
+
+
+@pytest.mark.parametrize(("fixture", "code", "cause", "restartable"), FIXTURE_CASES)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_sentence_renders_fully_in_both_languages(fixture, code, cause, restartable, lang):
+    diagnosis = diagnose(code, log(fixture), config(ctx=8192, gpu_layers=-1, parallel=2, extra_args=("--no-mmap",)))
+    rendered = diagnosis.to_dict(lang)
+    for key in ("message", "fix_hint", "exit_meaning"):
+        assert rendered[key], key
+        assert not PLACEHOLDER.search(rendered[key]), rendered[key]
+        assert bool(CJK.search(rendered[key])) is (lang == "zh"), rendered[key]
+
+
+def test_evidence_shows_the_deciding_lines_first():
+    diagnosis = diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=30))
+    assert "cudaMalloc failed: out of memory" in diagnosis.evidence[0]
+    assert diagnosis.evidence[-1] == "main: exiting due to model loading error"
+
+
+# --- exit statuses in every spelling ---------------------------------------------------------------------------
+
+WINDOWS_FAIL_FAST = 0xC0000409
+
+
+@pytest.mark.parametrize("spelling", [3221226505, -1073740791, 18446744072635812000, 1.8446744072635812e19,
+                                      "0xC0000409", "0xc0000409", "exit status 0xc0000409",
+                                      "(Exit code: 18446744072635812000)", "-1073740791", 18446744072635810825])
+def test_fail_fast_in_every_spelling(spelling):
+    status = decode_exit_status(spelling)
+    assert status.exit_code == WINDOWS_FAIL_FAST
+    assert status.signal is None
+    assert "0xC0000409" in status.meaning.render("en")
+    assert "0xC0000409" in status.meaning.render("zh")
+
+
+@pytest.mark.parametrize(("code", "words"), [
+    (0xC0000005, "access violation"), (-1073741819, "access violation"),
+    (0xC0000135, "DLL"), (-1073741515, "DLL"), (0xC000001D, "instruction"), (0xC0000017, "out of memory"),
+    (0xC00000FD, "stack"), (0xC0000374, "heap"), (0xC000013A, "interrupted"),
+])
+def test_windows_status_meanings(code, words):
+    status = decode_exit_status(code)
+    assert status.exit_code == code % (1 << 32)
+    assert words in status.meaning.render("en")
+
+
+@pytest.mark.parametrize(("code", "signal"), [
+    (-9, "SIGKILL"), (137, "SIGKILL"), (-11, "SIGSEGV"), (139, "SIGSEGV"), (-6, "SIGABRT"), (134, "SIGABRT"),
+    (-4, "SIGILL"), (132, "SIGILL"), (-15, "SIGTERM"), (143, "SIGTERM"),
+])
+def test_posix_signals_in_both_spellings(code, signal):
+    status = decode_exit_status(code)
+    assert status.signal == signal
+    assert status.exit_code == code
+    assert signal in status.meaning.render("en")
+
+
+@pytest.mark.parametrize(("code", "words"), [(0, "without reporting an error"), (1, "exit code 1"), (2, "exit code 2"),
+                                              (127, "not found"), (42, "error code 42"), (4294967295, "error code -1")])
+def test_plain_exit_codes(code, words):
+    status = decode_exit_status(code)
+    assert status.signal is None
+    assert words in status.meaning.render("en")
+
+
+def test_missing_status_still_gets_words():
+    assert decode_exit_status(None).meaning.render("en")
+    assert decode_exit_status("garbage").exit_code is None
+
+
+# --- causes from the exit status alone --------------------------------------------------------------------------
+
+def test_sigill_means_the_cpu_lacks_an_instruction_set():
+    for code in (132, -4, 0xC000001D):
+        diagnosis = diagnose(code, ["load_backend: loaded CPU backend from ./libggml-cpu-haswell.so"],
+                             config(backend="llama-server"))
+        assert diagnosis.cause == "illegal_instruction"
+        assert "AVX" in diagnosis.message.render("en")
+        assert diagnosis.fix == {"backend": "embedded"}
+        assert diagnosis.restartable is False
+
+
+def test_sigkill_without_evidence_is_a_hedged_memory_guess():
+    diagnosis = diagnose(137, ["srv  update_slots: all slots are idle"], config(ctx=8192))
+    assert diagnosis.cause == "killed"
+    assert diagnosis.signal == "SIGKILL"
+    assert "ran out of memory" in diagnosis.message.render("en")
+    assert diagnosis.fix == {"ctx": 4096}
+    assert diagnosis.restartable is True
+
+
+def test_windows_missing_dll_without_log():
+    diagnosis = diagnose(-1073741515, [], config(backend="llama-server"))
+    assert diagnosis.cause == "missing_library"
+    assert diagnosis.restartable is False
+    assert diagnosis.fix == {"backend": "embedded"}
+
+
+def test_unknown_exit_keeps_the_meaning_and_the_last_20_lines():
+    lines = [f"line {n}: something happened" for n in range(60)]
+    diagnosis = diagnose(77, lines, config())
+    assert diagnosis.cause == "unknown"
+    assert diagnosis.evidence == tuple(lines[-20:])
+    assert "77" in diagnosis.message.render("en")
+    assert "77" in diagnosis.exit_meaning.render("zh")
+
+
+def test_sigsegv_without_log_is_a_crash_not_a_number():
+    diagnosis = diagnose(-11, ["llama_context: n_ctx = 4096"], config(), was_ready=True)
+    assert diagnosis.cause == "crashed"
+    assert "segmentation fault" in diagnosis.message.render("en")
+    assert diagnosis.restartable is True
+
+
+def test_clean_exit_and_external_stop():
+    assert diagnose(0, [], config()).cause == "exited_early"
+    assert diagnose(-15, [], config()).cause == "stopped_externally"
+    assert diagnose(0xC000013A, [], config()).cause == "stopped_externally"
+
+
+def test_log_lines_may_be_objects_with_text_or_bytes():
+    class LogLine:
+        def __init__(self, text):
+            self.text = text
+
+    lines = [LogLine(line) for line in log("not_gguf.txt")[:-1]] + [log("not_gguf.txt")[-1].encode()]
+    assert diagnose(1, lines, config()).cause == "not_gguf"
+
+
+# --- fixes computed from the launch config --------------------------------------------------------------------
+
+def test_gpu_oom_cuts_about_a_fifth_of_the_layers():
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=20)).fix == {"gpu_layers": 16}
+    # asking for 30 layers of a 29-layer model placed 29: cut from what was really there
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=30)).fix == {"gpu_layers": 23}
+    no_counts = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line]
+    assert diagnose(1, no_counts, config(gpu_layers=30)).fix == {"gpu_layers": 24}
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=3)).fix == {"gpu_layers": 2}
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=1)).fix == {"gpu_layers": 0}
+
+
+def test_gpu_oom_with_all_layers_uses_the_layer_count():
+    lines = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
+    assert diagnose(1, lines, config(gpu_layers=-1), block_count=40).fix == {"gpu_layers": 32}
+    # without a block count the log says how many layers went to the GPU (29 of 29)
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).fix == {"gpu_layers": 23}
+    hint = diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).fix_hint
+    assert "23" in hint.render("en") and "29" in hint.render("zh")
+
+
+def test_gpu_oom_with_no_layers_on_gpu_shrinks_the_context_instead():
+    diagnosis = diagnose(134, log("cuda_runtime_oom.txt"), config(gpu_layers=0, ctx=8192))
+    assert diagnosis.fix == {"ctx": 4096}
+
+
+def test_context_oom_halves_the_context_in_steps_of_256():
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).fix == {"ctx": 4096}
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=3000)).fix == {"ctx": 1280}
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=700)).fix == {"ctx": 512}
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192, parallel=4)).fix == {"ctx": 4096, "parallel": 1}
+    hint = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).fix_hint
+    assert hint.render("en") == "Lower the context to 4096 tokens and restart."
+
+
+def test_context_oom_at_the_minimum_context_moves_layers_off_the_gpu():
+    diagnosis = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=512, gpu_layers=20))
+    assert diagnosis.fix == {"gpu_layers": 16}
+
+
+def test_context_size_zero_means_the_log_decides():
+    # ctx 0 = "the model's own"; the log shows what was really asked for (32768)
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=0)).fix == {"ctx": 16384}
+
+
+def test_compute_buffer_failure_also_shrinks_a_big_micro_batch():
+    diagnosis = diagnose(1, log("compute_buffer_failure.txt"), config(ctx=16384, ubatch=2048))
+    assert diagnosis.fix == {"ctx": 8192, "ubatch": 512}
+    assert "512" in diagnosis.fix_hint.render("en")
+
+
+def test_port_busy_asks_for_any_free_port():
+    diagnosis = diagnose(1, log("bind_failure.txt"), config(port=8080))
+    assert diagnosis.fix == {"port": 0}
+    assert "8080" in diagnosis.message.render("en")
+    assert "8000" in diagnose(3, log("uvicorn_port_busy.txt"), config(port=8000)).message.render("zh")
+
+
+def test_rejected_extra_argument_is_removed_with_its_value():
+    cfg = config(extra_args=("--no-mmap", "--metrics"))
+    assert diagnose(1, log("bad_argument.txt"), cfg).fix == {"extra_args": ["--metrics"]}
+    cfg = config(extra_args=("-t", "4", "--foo", "1"))
+    assert diagnose(1, ["error: invalid argument: --foo"], cfg).fix == {"extra_args": ["-t", "4"]}
+    # a flag the app itself generated cannot be removed by the user: words only
+    assert diagnose(1, log("bad_argument.txt"), config()).fix == {}
+
+
+def test_file_problems_have_no_config_fix_and_say_download_again():
+    for fixture in ("not_gguf.txt", "truncated.txt", "llama_cpp_python_load_failure.txt"):
+        diagnosis = diagnose(1, log(fixture), config())
+        assert diagnosis.fix == {}
+        assert "SHA-256" in diagnosis.fix_hint.render("en")
+        assert diagnosis.restartable is False
+
+
+def test_non_ascii_model_path_gets_the_path_advice():
+    diagnosis = diagnose(1, log("llama_cpp_python_load_failure.txt"), config().with_changes(model="/home/wang/模型/q.gguf"))
+    assert "非英文字符" in diagnosis.fix_hint.render("zh")
+
+
+def test_fixes_apply_to_a_launch_config():
+    cfg = config(ctx=8192, gpu_layers=30, parallel=2, extra_args=("--no-mmap",))
+    for fixture, code, _, _ in FIXTURE_CASES:
+        fix = diagnose(code, log(fixture), cfg).fix
+        changed = cfg.with_changes(**fix)
+        assert isinstance(changed, LaunchConfig)
+
+
+# --- the value ----------------------------------------------------------------------------------------------------
+
+def test_diagnosis_is_frozen_and_serialises():
+    diagnosis = diagnose(137, [], config())
+    with pytest.raises(Exception):
+        diagnosis.cause = "x"  # type: ignore[misc]
+    data = diagnosis.to_dict("en")
+    assert set(data) == {"cause", "message", "fix_hint", "fix", "evidence", "exit_code", "signal", "exit_meaning",
+                         "restartable"}
+    assert data["signal"] == "SIGKILL" and data["exit_code"] == 137
+    assert isinstance(diagnosis, Diagnosis)
+    assert diagnosis.render("zh").startswith(diagnosis.message.render("zh"))
+
+
+def test_every_cause_has_a_builder_and_an_id():
+    assert set(BUILDERS) <= set(CAUSES)
+    assert len(set(CAUSES)) == len(CAUSES)

@@ -29,6 +29,7 @@ class LaunchConfig:
     load_mode: str = "mmap"  # mmap | none (read fully, no mmap) | mlock
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    pick_free_port: bool = True  # port taken -> use a free one (and say so) instead of failing
     api_key: str | None = None
     extra_args: tuple[str, ...] = field(default_factory=tuple)
 

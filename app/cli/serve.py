@@ -1,0 +1,130 @@
+"""`gguf-launcher serve MODEL ...`: run a supervised server in the terminal until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from app.cli._output import print_json_line, report_user_error
+from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
+from app.core.problem import UserError
+from app.core.supervisor import Event, State, Supervisor
+from app.core.text import T
+
+_print_lock = threading.Lock()
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("serve", help="run a model server, restart it if it crashes, until Ctrl-C")
+    parser.add_argument("model", help="path of the .gguf model file")
+    parser.add_argument("--backend", choices=BACKENDS, default=BACKEND_EMBEDDED,
+                        help="embedded (llama-cpp-python, default) or an external llama-server")
+    parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
+    parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
+    parser.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
+    parser.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU (-1 = all)")
+    parser.add_argument("--parallel", type=int, default=1, help="requests served at once (llama-server)")
+    parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
+    parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
+    parser.add_argument("--logs", action="store_true", help="also print the server's own output lines")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> LaunchConfig:
+    model = Path(args.model).expanduser()
+    if not model.is_file():
+        raise UserError(T("The model file {path} does not exist.", "模型文件 {path} 不存在。", path=str(model)),
+                        T("Check the path, or pick the file again.", "请检查路径，或重新选择文件。"))
+    return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
+                        ctx=args.ctx, gpu_layers=args.gpu_layers, parallel=args.parallel, host=args.host,
+                        port=args.port, api_key=args.api_key)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from_args(args)
+    except UserError as error:
+        return report_user_error(error)
+    supervisor = Supervisor(config, auto_restart=not args.no_restart)
+    supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if hasattr(signal, "SIGTERM") else None
+    try:
+        supervisor.start()
+        final = supervisor.wait_for(State.FAILED)
+        while final is not State.FAILED:  # wait in short slices so Ctrl-C is handled promptly on every OS
+            final = supervisor.wait_for(State.FAILED, timeout=0.5)
+        _show_failure_hint(supervisor, args.json)
+        return 1
+    except UserError as error:
+        return 1 if args.json else report_user_error(error)
+    except KeyboardInterrupt:
+        supervisor.stop()
+        return 0
+    finally:
+        supervisor.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _show(event: Event, *, json_mode: bool, logs: bool) -> None:
+    if event.kind == "log" and not logs:
+        return
+    with _print_lock:
+        if json_mode:
+            print_json_line(_json_event(event))
+        else:
+            _print_human(event)
+
+
+def _json_event(event: Event) -> dict:
+    data = event.to_dict()
+    if event.kind == "log":
+        return {"event": "log", "time": data["time"], "stream": data["stream"], "line": data["line"]}
+    return data
+
+
+def _print_human(event: Event) -> None:
+    if event.kind == "log":
+        print(f"  | {event.data['line']}", flush=True)
+        return
+    if event.kind == "state" and event.state in (State.CRASHED, State.RESTARTING):
+        return  # the crash / restart events say it with more detail
+    for note in event.data.get("notes", []):
+        print(f"note: {note}", flush=True)
+    sentence = event.sentence()
+    diagnosis = event.data.get("diagnosis")
+    start_failed = diagnosis is not None and diagnosis.cause == "start_failed"
+    if sentence is not None and not (event.kind == "state" and start_failed):
+        print(sentence, flush=True)
+    if event.kind == "state" and event.state is State.STARTING:
+        print(T("  command: {cmd}", "  命令：{cmd}", cmd=event.data.get("command_line", "")), flush=True)
+    if event.kind == "crash":
+        _print_diagnosis(event.data["diagnosis"])
+
+
+def _print_diagnosis(diagnosis) -> None:
+    if diagnosis.fix_hint.render():
+        print(T("  next step: {hint}", "  下一步：{hint}", hint=diagnosis.fix_hint), flush=True)
+    meaning = diagnosis.exit_meaning.render()
+    if meaning:
+        print(T("  exit: {meaning}", "  退出：{meaning}", meaning=meaning), flush=True)
+    for line in diagnosis.evidence[-8:]:
+        print(f"  | {line}", flush=True)
+
+
+def _show_failure_hint(supervisor: Supervisor, json_mode: bool) -> None:
+    if json_mode:
+        return
+    diagnosis = supervisor.last_diagnosis
+    if diagnosis is not None and diagnosis.cause == "start_failed":
+        _print_diagnosis(diagnosis)
+    sys.stdout.write(str(T("Full log: {path}", "完整日志：{path}", path=str(supervisor.log.path))) + "\n")

@@ -1,0 +1,136 @@
+"""Pid files for running server children, so children left behind by a crashed app can be found.
+
+Each file records the child's pid, create time and command line, and the app process that owns it.
+A pid is only ever reported (or killed) when all three still match: a reused pid is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from app.core.atomic import write_json_atomic
+from app.core.paths import data_dir
+
+CREATE_TIME_TOLERANCE_S = 0.1
+
+
+@dataclass(frozen=True)
+class StaleChild:
+    pid: int
+    create_time: float
+    cmdline: tuple[str, ...]
+    started_at: float
+    record: Path
+
+    def to_dict(self) -> dict:
+        return {"pid": self.pid, "cmdline": list(self.cmdline), "started_at": self.started_at, "record": str(self.record)}
+
+
+def registry_dir() -> Path:
+    path = data_dir() / "children"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _own_create_time() -> float:
+    return psutil.Process(os.getpid()).create_time()
+
+
+def register(pid: int, create_time: float, cmdline: list[str]) -> Path:
+    record = registry_dir() / f"{pid}.json"
+    write_json_atomic(record, {
+        "pid": pid, "create_time": create_time, "cmdline": list(cmdline), "started_at": time.time(),
+        "owner_pid": os.getpid(), "owner_create_time": _own_create_time(),
+    })
+    return record
+
+
+def unregister(record: Path) -> None:
+    try:
+        record.unlink()
+    except OSError:
+        pass
+
+
+def _same_process(pid: int, create_time: float, cmdline: list[str] | None = None) -> bool:
+    try:
+        process = psutil.Process(pid)
+        if abs(process.create_time() - create_time) > CREATE_TIME_TOLERANCE_S:
+            return False
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return cmdline is None or process.cmdline() == list(cmdline)
+    except (psutil.Error, OSError):
+        return False
+
+
+def _load(record: Path) -> dict | None:
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        int(data["pid"]), float(data["create_time"]), list(data["cmdline"])
+        return data
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def find_stale_children() -> list[StaleChild]:
+    """Children whose app is gone but which still run. Records of dead children are cleaned up on the way."""
+    stale = []
+    for record in sorted(registry_dir().glob("*.json")):
+        data = _load(record)
+        if data is None:
+            unregister(record)
+            continue
+        if _same_process(int(data.get("owner_pid", -1)), float(data.get("owner_create_time", -1))):
+            continue  # its app (maybe another window of this app) still runs and owns it
+        if not _same_process(int(data["pid"]), float(data["create_time"]), data["cmdline"]):
+            unregister(record)
+            continue
+        stale.append(StaleChild(int(data["pid"]), float(data["create_time"]), tuple(data["cmdline"]),
+                                float(data.get("started_at", 0.0)), record))
+    return stale
+
+
+def kill_stale_child(child: StaleChild, *, grace_s: float = 3.0) -> bool:
+    """Stop a stale child (polite first, then kill). False when it is no longer the same process."""
+    if not _same_process(child.pid, child.create_time, list(child.cmdline)):
+        unregister(child.record)
+        return False
+    process = psutil.Process(child.pid)
+    _signal_tree(process, polite=True)
+    try:
+        process.wait(grace_s)
+    except psutil.TimeoutExpired:
+        _signal_tree(process, polite=False)
+        try:
+            process.wait(3.0)
+        except psutil.Error:
+            pass
+    except psutil.Error:
+        pass
+    unregister(child.record)
+    return not _same_process(child.pid, child.create_time)
+
+
+def _signal_tree(process: psutil.Process, *, polite: bool) -> None:
+    try:
+        targets = process.children(recursive=True) + [process]
+    except psutil.Error:
+        targets = [process]
+    for target in targets:
+        try:
+            if polite and os.name != "nt":
+                target.send_signal(signal.SIGTERM)
+            elif polite:
+                target.terminate()
+            else:
+                target.kill()
+        except psutil.Error:
+            pass

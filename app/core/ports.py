@@ -1,0 +1,95 @@
+"""Network helpers for the server: is a port free, find a free one, is a host loopback-only."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    """True when only this machine can reach a server bound to ``host``."""
+    name = host.strip().strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _family(host: str) -> int:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _bind_host(host: str) -> str:
+    name = host.strip().strip("[]")
+    return "127.0.0.1" if name.lower() in LOOPBACK_NAMES else name
+
+
+def is_port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on host:port right now.
+
+    SO_REUSEADDR mirrors what llama-server and uvicorn set, so TIME_WAIT leftovers from a
+    server that just died do not count as busy (on Windows that option means "steal", so not there).
+    """
+    bind_host = _bind_host(host)
+    with socket.socket(_family(bind_host), socket.SOCK_STREAM) as sock:
+        if os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((bind_host, port))
+        except OSError:
+            return False
+    return True
+
+
+def find_free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS says is free now (it may be taken again before use; callers re-check on bind errors)."""
+    bind_host = _bind_host(host)
+    with socket.socket(_family(bind_host), socket.SOCK_STREAM) as sock:
+        sock.bind((bind_host, 0))
+        return int(sock.getsockname()[1])
+
+
+def connect_host(host: str) -> str:
+    """The address a client on this machine uses to reach a server bound to ``host``."""
+    name = host.strip().strip("[]")
+    if name in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if name == "::":
+        return "::1"
+    return name
+
+
+def base_url(host: str, port: int) -> str:
+    name = connect_host(host)
+    if ":" in name:
+        name = f"[{name}]"
+    return f"http://{name}:{port}"
+
+
+def settle_network(config):
+    """Make a config safe to start: a key when reachable from other machines, a free port. Returns (config, notes).
+
+    Each change comes with a sentence (``Text``) the UI shows, so nothing changes silently.
+    """
+    import secrets
+
+    from app.core.text import T
+
+    notes = []
+    if not is_loopback(config.host) and not config.api_key:
+        config = config.with_changes(api_key=secrets.token_urlsafe(24))
+        notes.append(T("The server listens on {host}, so other computers can reach it; an API key was created: {key}",
+                       "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}", host=config.host, key=config.api_key))
+    if config.port == 0:  # "any free port" (a diagnosis fix for a busy port says so)
+        config = config.with_changes(port=find_free_port(config.host))
+    elif config.pick_free_port and not is_port_free(config.host, config.port):
+        new_port = find_free_port(config.host)
+        notes.append(T("Port {port} is in use by another program; using port {new_port} instead.",
+                       "端口 {port} 已被其他程序占用；改用端口 {new_port}。", port=config.port, new_port=new_port))
+        config = config.with_changes(port=new_port)
+    return config, notes

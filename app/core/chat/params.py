@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from app.core.text import T, Text
@@ -20,6 +20,7 @@ class ChatParams:
     repeat_penalty: float = 1.1
     system_prompt: str = ""
     seed: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # more request fields, e.g. {"logit_bias": {...}}
 
     def with_changes(self, **changes: Any) -> "ChatParams":
         return replace(self, **changes)
@@ -40,6 +41,7 @@ class ChatParams:
         }
         if self.seed is not None:
             fields["seed"] = self.seed
+        fields.update(self.extra)
         return fields
 
     def to_dict(self) -> dict[str, Any]:

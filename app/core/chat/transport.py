@@ -56,7 +56,8 @@ class StoppableStream:
 
     def open(self) -> tuple[int, dict[str, str]]:
         """Send the request and wait for the status line; returns (status, headers)."""
-        headers = self._headers + [(b"Content-Type", b"application/json"),
+        headers = self._headers + [(b"Host", urlsplit(self._url).netloc.encode()),
+                                   (b"Content-Type", b"application/json"),
                                    (b"Content-Length", str(len(self._content)).encode())]
         request = httpcore.Request("POST", self._url, headers=headers, content=self._content,
                                    extensions={"timeout": self._timeouts})

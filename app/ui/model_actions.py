@@ -20,7 +20,7 @@ DEMO_FILE = "demo-tiny-llama.gguf"
 
 
 def tr(text: str) -> str:
-    return QCoreApplication.translate("ModelPanel", text)
+    return QCoreApplication.translate("", text)  # lupdate files module-level tr() under the empty context
 
 
 @dataclass

@@ -17,7 +17,7 @@ _cache_lock = threading.Lock()
 
 
 def tr(text: str) -> str:
-    return QCoreApplication.translate("SettingsPanel", text)
+    return QCoreApplication.translate("", text)  # lupdate files module-level tr() under the empty context
 
 
 @dataclass

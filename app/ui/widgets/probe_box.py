@@ -113,7 +113,7 @@ class ProbeBox(QWidget):
         if getattr(step, "max_attempts", 0):
             self.progress.setRange(0, int(step.max_attempts))
             self.progress.setValue(max(0, int(step.attempt) - 1))
-        if getattr(step, "last", None) is not None:
+        if getattr(step, "last", None) is not None and getattr(step, "phase", "") != "done":
             self._add_attempt(step.last)
         message = getattr(step, "message", None)
         if message is not None and self._status[0] == "running":

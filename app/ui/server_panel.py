@@ -69,7 +69,7 @@ class CrashCard(QFrame):
         super().__init__(parent)
         self.diagnosis: Any = None
         self._config: Any = None
-        self._crash_loop = False
+        self._context = ""
         self.setObjectName("crashCard")
         self.setFrameShape(QFrame.StyledPanel)
         self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
@@ -103,8 +103,9 @@ class CrashCard(QFrame):
         self.diagnosis, self._config = diagnosis, config
         self.retranslate()
 
-    def set_crash_loop(self, crash_loop: bool) -> None:
-        self._crash_loop = crash_loop
+    def set_context(self, context: str) -> None:
+        """Pick the title: "" (just crashed), "recovered", "crash_loop", "not_restartable" or "failed"."""
+        self._context = context
         self._render_title()
 
     def set_fix_enabled(self, enabled: bool) -> None:
@@ -130,10 +131,13 @@ class CrashCard(QFrame):
         self.dismiss_button.setText(self.tr("Dismiss"))
 
     def _render_title(self) -> None:
-        if self._crash_loop:
-            self.title.setText(self.tr("The server keeps crashing, so automatic restarts were stopped."))
-        else:
-            self.title.setText(self.tr("The server stopped unexpectedly."))
+        titles = {
+            "crash_loop": self.tr("The server keeps crashing, so automatic restarts were stopped."),
+            "not_restartable": self.tr("The server stopped, and restarting it with the same settings would not help."),
+            "failed": self.tr("The server could not be started or kept running."),
+            "recovered": self.tr("The server stopped unexpectedly and was restarted automatically."),
+        }
+        self.title.setText(titles.get(self._context, self.tr("The server stopped unexpectedly.")))
 
     @staticmethod
     def _set_optional(label: QLabel, text: str) -> None:
@@ -188,6 +192,7 @@ class ServerPanel(QWidget):
         self.url = ""
         self._ready_since: float | None = None
         self._pending_action = ""
+        self._wire_actions = False
         self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
         self._build()
         self.retranslate()
@@ -280,7 +285,8 @@ class ServerPanel(QWidget):
     def set_state(self, state: str, data: dict | None = None) -> None:
         data = data or {}
         previous, self.state = self.state, state
-        self._pending_action = ""
+        if not self._wire_actions:
+            self._pending_action = ""  # the owner runs the actions; the next state is our only answer
         if state == "ready" and (previous != "ready" or self._ready_since is None):
             self._ready_since = time.monotonic()
             self._uptime_timer.start()
@@ -289,10 +295,20 @@ class ServerPanel(QWidget):
             self._uptime_timer.stop()
         self.restart_count = int(data.get("restart_count", self._supervisor_value("restart_count", self.restart_count)))
         self.url = str(data.get("url") or self._supervisor_value("url", "") or "")
-        if state == "failed" and self.crash_card.diagnosis is None:
-            self.show_diagnosis(self._supervisor_value("last_diagnosis", None))
-        self.crash_card.set_crash_loop(state == "failed")
+        diagnosis = data.get("diagnosis")
+        if state in ("crashed", "failed") and diagnosis is not None and diagnosis is not self.crash_card.diagnosis:
+            self.show_diagnosis(diagnosis)
+        self._set_card_context(state, data)
         self._render_state()
+
+    def _set_card_context(self, state: str, data: dict) -> None:
+        if state == "failed":
+            reason = data.get("reason")
+            self.crash_card.set_context(reason if reason in ("crash_loop", "not_restartable") else "failed")
+        elif state == "ready":
+            self.crash_card.set_context("recovered")
+        elif state in ("crashed", "restarting"):
+            self.crash_card.set_context("")
 
     def _render_state(self) -> None:
         colour = STATE_COLOURS.get(self.state, "#757575")
@@ -320,7 +336,6 @@ class ServerPanel(QWidget):
     def show_diagnosis(self, diagnosis: Any) -> None:
         """Show the crash card for a core ``Diagnosis`` (``None`` shows a generic sentence)."""
         self.crash_card.set_diagnosis(diagnosis, self._supervisor_value("config", None))
-        self.crash_card.set_crash_loop(self.state == "failed")
         self.crash_card.show()
 
     def clear_diagnosis(self) -> None:
@@ -339,6 +354,8 @@ class ServerPanel(QWidget):
 
     @Slot(str, object)
     def _on_action_failed(self, _name: str, error: object) -> None:
+        if self.state == "failed" and self.crash_card.isVisibleTo(self):
+            return  # the crash card already explains it (the supervisor's diagnosis of the failed start)
         message = getattr(error, "message", None)
         fix = getattr(error, "fix", None)
         text = message.render() if hasattr(message, "render") else self.tr("The action failed: {error}").format(error=error)
@@ -354,7 +371,7 @@ class ServerPanel(QWidget):
         self._pending_action = name
         self._render_state()
         signal.emit(*args)
-        if self.bridge is not None and getattr(self, "_wire_actions", False):
+        if self.bridge is not None and self._wire_actions:
             call(*args)
         elif self.bridge is None:
             self._pending_action = ""  # nobody will report back; keep the buttons usable

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Qt, Signal, Slot
 
+from app.core.server_log import LogLine
+
 DEFAULT_FLUSH_MS = 50
 DEFAULT_MAX_PENDING = 20_000  # more than any log pane keeps; older pending lines are skipped, not queued
 
@@ -26,11 +28,11 @@ def _state_name(state: Any) -> str:
 
 
 def _log_line_of(event: Any) -> Any:
-    """The LogLine carried by a log event (tolerates the data shapes a supervisor may use)."""
+    """A ``LogLine`` from a log event (the supervisor sends ``{"stream": ..., "line": text}``)."""
     data = getattr(event, "data", None) or {}
-    line = data.get("line")
-    if line is None:
-        line = data.get("text", "")
+    line = data.get("line", "")
+    if isinstance(line, str):
+        return LogLine(getattr(event, "time", 0.0), str(data.get("stream", "")), line)
     return line
 
 
@@ -45,6 +47,8 @@ class SupervisorBridge(QObject):
     - ``actionStarted(str name)`` / ``actionFinished(str name)``: an action began / ended in the pool.
     - ``actionFailed(str name, object error)``: an action raised (usually a ``UserError`` with a ``Text``).
     - ``supervisorChanged(object supervisor)``: ``set_supervisor`` replaced the wrapped supervisor.
+    - ``fixApplied(object config)``: ``apply_fix_and_restart`` produced this new ``LaunchConfig``
+      (save it to the model's profile).
     """
 
     stateChanged = Signal(str, dict)
@@ -55,10 +59,11 @@ class SupervisorBridge(QObject):
     actionFinished = Signal(str)
     actionFailed = Signal(str, object)
     supervisorChanged = Signal(object)
+    fixApplied = Signal(object)
 
     _eventArrived = Signal(object)  # worker thread -> GUI thread
     _flushRequested = Signal()  # worker thread -> GUI thread, at most once per flush interval
-    _actionDone = Signal(str, object)  # pool thread -> GUI thread (error or None)
+    _actionDone = Signal(str, object, object)  # pool thread -> GUI thread (name, result, error or None)
 
     def __init__(
         self,
@@ -98,6 +103,13 @@ class SupervisorBridge(QObject):
         if supervisor is not None:
             self._unsubscribe = supervisor.subscribe(self._on_core_event)
         self.supervisorChanged.emit(supervisor)
+
+    def replay_tail(self, n: int = 2000) -> None:
+        """Send the supervisor's in-memory tail as one ``logLines`` batch (e.g. to fill a new log pane)."""
+        if self._supervisor is not None:
+            lines = list(self._supervisor.tail(n))
+            if lines:
+                self.logLines.emit(lines)
 
     def close(self) -> None:
         """Stop listening (non-blocking). Call ``wait_for_actions`` too when the app exits."""
@@ -201,18 +213,20 @@ class SupervisorBridge(QObject):
         self.actionStarted.emit(name)
 
         def job() -> None:
-            error = None
+            result = error = None
             try:
-                action(supervisor)
+                result = action(supervisor)
             except Exception as exc:  # reported to the GUI as a value, never raised in a pool thread
                 error = exc
-            self._actionDone.emit(name, error)
+            self._actionDone.emit(name, result, error)
 
         self._pool.start(job)
 
-    @Slot(str, object)
-    def _finish_action(self, name: str, error: object) -> None:
+    @Slot(str, object, object)
+    def _finish_action(self, name: str, result: object, error: object) -> None:
         self._busy.discard(name)
+        if error is None and name == "apply_fix" and result is not None:
+            self.fixApplied.emit(result)
         self.actionFinished.emit(name)
         if error is not None:
             self.actionFailed.emit(name, error)

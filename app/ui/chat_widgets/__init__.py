@@ -1,0 +1,1 @@
+"""Sub-widgets of the chat pane (transcript, parameters, context meter)."""

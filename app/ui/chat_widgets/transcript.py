@@ -1,0 +1,174 @@
+"""The conversation as the user reads it: messages, notices, per-reply stats and errors with their next step.
+
+Entries are kept as plain values so a language switch can re-render everything; while a reply streams,
+deltas are inserted at the end of the document directly (no re-render per token).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from app.core.text import current_language
+
+MESSAGE, NOTICE, ERROR, STATS = "message", "notice", "error", "stats"
+
+
+def render_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.render(current_language()) if hasattr(value, "render") else str(value)
+
+
+@dataclass
+class Entry:
+    kind: str
+    role: str = ""
+    content: str = ""
+    status: str = ""
+    value: Any = None  # Text (notice), ChatError (error), ReplyStats-like (stats)
+    extra: dict = field(default_factory=dict)
+
+
+def _char_format(*, colour: str | None = None, bold: bool = False, italic: bool = False,
+                 small: bool = False, mono: bool = False) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    if colour:
+        fmt.setForeground(QColor(colour))
+    if bold:
+        fmt.setFontWeight(QFont.Bold)
+    fmt.setFontItalic(italic)
+    if small:
+        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() - 1.5))
+    if mono:
+        fmt.setFontFamilies(["monospace"])
+    return fmt
+
+
+class Transcript(QTextBrowser):
+    """Call ``retranslate`` after a language change; the owner supplies role names and stats wording."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenExternalLinks(False)
+        self.entries: list[Entry] = []
+        self.role_names = {"user": "You", "assistant": "Assistant", "system": "System"}
+        self.status_notes: dict[str, str] = {}
+        self.stats_formatter = lambda stats: str(stats)
+        self.error_formatter = lambda error: (render_text(getattr(error, "message", error)), "")
+        self._content = _char_format()
+        self._header = {"user": _char_format(colour="#1565c0", bold=True),
+                        "assistant": _char_format(colour="#2e7d32", bold=True)}
+        self._note = _char_format(colour="#666666", italic=True, small=True)
+        self._error = _char_format(colour="#c62828", bold=True)
+        self._error_step = _char_format(colour="#8e0000")
+        self._evidence = _char_format(colour="#666666", small=True, mono=True)
+
+    # --- building -------------------------------------------------------------------------------
+
+    def clear_all(self) -> None:
+        self.entries.clear()
+        self.clear()
+
+    def add_message(self, role: str, content: str, status: str = "") -> Entry:
+        entry = Entry(MESSAGE, role=role, content=content, status=status)
+        self.entries.append(entry)
+        self._render_entry(entry)
+        return entry
+
+    def begin_reply(self) -> Entry:
+        return self.add_message("assistant", "", "streaming")
+
+    def append_delta(self, entry: Entry, text: str) -> None:
+        """Append streamed text to ``entry`` (which must be the last entry)."""
+        entry.content += text
+        if self.entries and self.entries[-1] is entry:
+            at_bottom = self._at_bottom()
+            cursor = QTextCursor(self.document())
+            cursor.movePosition(QTextCursor.End)
+            cursor.insertText(text, self._content)
+            if at_bottom:
+                self._scroll_to_end()
+        else:
+            self.rerender()
+
+    def set_status(self, entry: Entry, status: str) -> None:
+        if entry.status != status:
+            entry.status = status
+            self.rerender()
+
+    def add_notice(self, text: Any) -> None:
+        self._add(Entry(NOTICE, value=text))
+
+    def add_error(self, error: Any) -> None:
+        self._add(Entry(ERROR, value=error))
+
+    def add_stats(self, stats: Any) -> None:
+        self._add(Entry(STATS, value=stats))
+
+    def remove_entry(self, entry: Entry) -> None:
+        if entry in self.entries:
+            self.entries.remove(entry)
+            self.rerender()
+
+    def _add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self._render_entry(entry)
+
+    # --- rendering ------------------------------------------------------------------------------
+
+    def rerender(self) -> None:
+        self.clear()
+        for entry in self.entries:
+            self._render_entry(entry)
+        self._scroll_to_end()
+
+    def retranslate(self) -> None:
+        self.rerender()
+
+    def _render_entry(self, entry: Entry) -> None:
+        at_bottom = self._at_bottom()
+        if entry.kind == MESSAGE:
+            header = self.role_names.get(entry.role, entry.role)
+            note = self.status_notes.get(entry.status, "")
+            self._block(header + (f"  ({note})" if note else ""), self._header.get(entry.role, self._note), top=10)
+            self._block(entry.content, self._content)
+        elif entry.kind == NOTICE:
+            self._block(render_text(entry.value), self._note, top=4)
+        elif entry.kind == STATS:
+            self._block(self.stats_formatter(entry.value), self._note)
+        elif entry.kind == ERROR:
+            message, next_step = self.error_formatter(entry.value)
+            self._block("⚠ " + message, self._error, top=8)
+            if next_step:
+                self._block(next_step, self._error_step)
+            if getattr(entry.value, "kind", "") == "server_error":  # its evidence is the server's own log
+                for line in list(getattr(entry.value, "evidence", ()) or ())[-5:]:
+                    self._block(str(line), self._evidence)
+        if at_bottom:
+            self._scroll_to_end()
+
+    def _block(self, text: str, fmt: QTextCharFormat, *, top: float = 0) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.End)
+        block = QTextBlockFormat()
+        block.setTopMargin(top)
+        if self.document().isEmpty():
+            cursor.setBlockFormat(block)
+        else:
+            cursor.insertBlock(block)
+        cursor.insertText(text, fmt)
+
+    def _at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 4
+
+    def _scroll_to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def plain_text(self) -> str:
+        return self.toPlainText()

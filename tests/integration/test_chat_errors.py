@@ -85,7 +85,7 @@ def fake():
             self._send(status, chunks, delay, "text/event-stream" if status == 200 else "application/json")
 
     server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     script.url = f"http://127.0.0.1:{server.server_address[1]}"
     yield script

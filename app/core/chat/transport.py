@@ -19,12 +19,15 @@ import httpcore
 class _RecordingBackend(httpcore.NetworkBackend):
     """Opens sockets like httpcore's own backend and remembers the last one."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: "StoppableStream") -> None:
         self._inner = httpcore.SyncBackend()
+        self._owner = owner
         self.stream: httpcore.NetworkStream | None = None
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         self.stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        if self._owner.stopped:  # stop() came while we were connecting
+            self._owner.stop()
         return self.stream
 
     def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover - not used
@@ -43,7 +46,7 @@ class StoppableStream:
         parts = urlsplit(url)
         default_port = 443 if parts.scheme == "https" else 80
         origin = httpcore.Origin(parts.scheme.encode(), (parts.hostname or "").encode(), parts.port or default_port)
-        self._backend = _RecordingBackend()
+        self._backend = _RecordingBackend(self)
         self._connection = httpcore.HTTPConnection(origin, network_backend=self._backend)
         self._url = url
         self._headers = [(k.encode(), v.encode()) for k, v in headers.items()]

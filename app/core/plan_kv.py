@@ -56,14 +56,10 @@ def _per_layer(values: Any, n_layer: int) -> list[int]:
 def kv_layer_bytes(info: Any, cells: int, type_k: str = "f16", type_v: str = "f16") -> list[int]:
     """KV cache bytes of each layer for ``cells`` cells (already padded / multiplied by sequences)."""
     n_layer = int(info.block_count)
-    heads_kv = _per_layer(info.head_count_kv, n_layer)
     bytes_k, bytes_v = cache_type_bytes(type_k), cache_type_bytes(type_v)
-    per_layer = []
-    for n_kv in heads_kv:
-        elements = Fraction(cells) * n_kv
-        size = elements * (int(info.key_length) * bytes_k + int(info.value_length) * bytes_v)
-        per_layer.append(int(-(-size.numerator // size.denominator)))
-    return per_layer
+    per_head = int(info.key_length) * bytes_k + int(info.value_length) * bytes_v  # a Fraction
+    num, den = per_head.numerator * int(cells), per_head.denominator
+    return [-(-(num * n_kv) // den) for n_kv in _per_layer(info.head_count_kv, n_layer)]
 
 
 def kv_bytes(info: Any, cells: int, type_k: str = "f16", type_v: str = "f16",

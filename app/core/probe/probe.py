@@ -54,6 +54,8 @@ class _Prober:
             if is_cancelled(self.cancel):
                 raise ProbeCancelled()
             self._announce(phase, gpu_layers, ctx, self.attempts[-1] if self.attempts else None)
+            if is_cancelled(self.cancel):
+                raise ProbeCancelled()
             attempt = self.runner(self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx), self.limits, self.cancel)
             self.attempts.append(attempt)
             if attempt.ok or attempt.memory_related:

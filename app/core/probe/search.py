@@ -3,7 +3,8 @@
 Values are indexed 0..n-1 and "passes" is expected to hold up to a boundary and fail above it.
 ``try_index(i)`` performs one real load (expensive), so the search minimises calls:
 
-* seeded by the plan: try the seed and its neighbour first, so a good plan costs 2 loads + 1 re-check;
+* seeded by the plan: try the seed and its neighbour first, so a good plan costs 2 loads + 1 re-check
+  (3 + 1 when the plan is off by one);
 * blind: bisection whose midpoint leans upward, so every passing answer is found within
   ceil(log2(n)) loads; the extra depth falls on "nothing passes", which needs no re-check;
 * the final answer is re-checked once (a lucky pass near the boundary is not trusted); if the
@@ -35,11 +36,12 @@ class SearchResult:
 
 
 def max_loads(n_values: int, seeded: bool) -> int:
-    """Upper bound on loads without noise: blind ceil(log2 n) + 1, seeded 2 more for a wrong seed."""
+    """Upper bound on loads without noise: blind ceil(log2 n) + 1 (one more when n is a power of two and
+    the answer is 0), seeded up to 3 more when the seed is far off."""
     if n_values <= 0:
         return 0
     blind = math.ceil(math.log2(n_values)) + 1 if n_values > 1 else 2
-    return blind + 2 if seeded else blind
+    return blind + 3 if seeded else blind + 1
 
 
 class _Search:
@@ -60,12 +62,14 @@ class _Search:
         return ok
 
     def start_from_seed(self, seed: int) -> None:
+        """Seed, then its neighbour; if the neighbour agrees, one more step the same way (plans are
+        usually off by a layer or two), then bisection takes over."""
         seed = min(max(int(seed), 0), self.n - 1)
-        if self.probe(seed):
-            if seed + 1 < self.n:
-                self.probe(seed + 1)
-        elif seed - 1 >= 0:
-            self.probe(seed - 1)
+        step = 1 if self.probe(seed) else -1
+        for distance in (1, 2):
+            index = seed + step * distance
+            if not 0 <= index < self.n or self.probe(index) != (step == 1):
+                return
 
     def bisect(self) -> None:
         while self.hi - self.lo > 1:

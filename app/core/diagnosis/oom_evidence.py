@@ -30,7 +30,8 @@ _ANON_RSS = re.compile(r"anon-rss:(\d+)kB")
 class OomCounters:
     vmstat_oom_kill: int | None
     cgroup_oom_kill: int | None
-    taken_at: float
+    taken_at: float  # time.time()
+    monotonic_at: float | None = None  # time.monotonic(), comparable with kernel log stamps on Linux
 
 
 @dataclass(frozen=True)
@@ -64,26 +65,38 @@ def read_counter(path: str | os.PathLike[str], key: str) -> int | None:
     return None
 
 
-def own_cgroup_events_path(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> str | None:
-    """memory.events of our cgroup v2 (children inherit it), or the v1 memory.oom_control file."""
+def own_memory_cgroup(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> tuple[Path, int] | None:
+    """Our memory cgroup directory and its version (1 or 2); children inherit it."""
     try:
         lines = Path(self_cgroup).read_text().splitlines()
     except OSError:
         return None
+    v2_dir = None
     for line in lines:
         hierarchy, _, rest = line.partition(":")
         controllers, _, rel = rest.partition(":")
-        if hierarchy == "0" and controllers == "":
-            candidate = Path(root) / rel.lstrip("/") / "memory.events"
-            if candidate.exists():
-                return str(candidate)
-            if Path(root, "memory.events").exists():
-                return str(Path(root, "memory.events"))  # inside a container the namespace root is ours
-        elif "memory" in controllers.split(","):
-            candidate = Path(root) / "memory" / rel.lstrip("/") / "memory.oom_control"
-            if candidate.exists():
-                return str(candidate)
-    return None
+        rel = rel.lstrip("/")
+        if "memory" in controllers.split(","):
+            if (Path(root) / "memory" / rel / "memory.oom_control").exists():
+                return Path(root) / "memory" / rel, 1
+        elif hierarchy == "0" and controllers == "":
+            for base in (Path(root), Path(root) / "unified"):
+                if (base / rel / "memory.events").exists():
+                    v2_dir = base / rel
+                    break
+            else:
+                if (Path(root) / "memory.events").exists():
+                    v2_dir = Path(root)  # inside a container the namespace root is ours
+    return (v2_dir, 2) if v2_dir is not None else None
+
+
+def own_cgroup_events_path(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> str | None:
+    """memory.events (cgroup v2) or memory.oom_control (v1) of our cgroup: both count ``oom_kill``."""
+    found = own_memory_cgroup(self_cgroup, root)
+    if found is None:
+        return None
+    directory, version = found
+    return str(directory / ("memory.events" if version == 2 else "memory.oom_control"))
 
 
 def snapshot_oom_counters(*, vmstat_path: str = VMSTAT_PATH, cgroup_events_path: str | None = None) -> OomCounters:
@@ -93,6 +106,7 @@ def snapshot_oom_counters(*, vmstat_path: str = VMSTAT_PATH, cgroup_events_path:
         vmstat_oom_kill=read_counter(vmstat_path, "oom_kill"),
         cgroup_oom_kill=read_counter(events, "oom_kill") if events else None,
         taken_at=time.time(),
+        monotonic_at=time.monotonic(),
     )
 
 
@@ -122,8 +136,31 @@ def read_kmsg(path: str = KMSG_PATH, limit: int = MAX_KMSG_RECORDS) -> list[str]
             records.extend(chunk.decode("utf-8", "replace").splitlines())
     finally:
         os.close(fd)
-    # /dev/kmsg records look like "6,1234,5678,-;message"
-    return [line.split(";", 1)[1] if ";" in line.split(" ", 1)[0] else line for line in records]
+    return [_kmsg_as_dmesg(line) for line in records]
+
+
+def _kmsg_as_dmesg(record: str) -> str:
+    """'6,1234,758333878,-;message' -> '[  758.333878] message', the format dmesg prints."""
+    head, sep, message = record.partition(";")
+    fields = head.split(",")
+    if not sep or len(fields) < 3 or not fields[2].isdigit():
+        return record
+    return f"[{int(fields[2]) / 1e6:12.6f}] {message}"
+
+
+_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]")
+# Kernel timestamps and time.monotonic() both count from boot on Linux, but not exactly alike.
+_CLOCK_SLACK_S = 5.0
+
+
+def lines_since(kernel_lines: Iterable[str], since_monotonic: float | None) -> list[str]:
+    """Kernel lines stamped after ``since_monotonic`` (unstamped lines are kept): an old kill of a reused pid is not ours."""
+    kept = []
+    for line in kernel_lines:
+        stamp = _STAMP.match(line)
+        if since_monotonic is None or stamp is None or float(stamp.group(1)) >= since_monotonic - _CLOCK_SLACK_S:
+            kept.append(line)
+    return kept
 
 
 def read_dmesg(timeout_s: float = 2.0) -> list[str] | None:
@@ -169,7 +206,9 @@ def oom_evidence_since(
         if kernel_lines is None and use_dmesg:
             kernel_lines = read_dmesg()
     readable = kernel_lines is not None
-    found, rss = kill_lines_for(pid, kernel_lines or ())
+    recent = lines_since(kernel_lines or (), before.monotonic_at if before else None)
+    found, rss = kill_lines_for(pid, recent)
+    found.sort(key=lambda line: "Killed process" not in line)  # the readable line first
     return OomEvidence(
         vmstat_delta=_delta(before.vmstat_oom_kill if before else None, vm_after),
         cgroup_delta=_delta(before.cgroup_oom_kill if before else None, cg_after),
@@ -197,15 +236,17 @@ def _sample_bytes(sample: Any) -> int | None:
     return int(value) if value is not None else None
 
 
-def memory_limit_bytes(root: str = CGROUP_ROOT) -> int | None:
-    """The smaller of the cgroup limit (if any) and total RAM."""
+def memory_limit_bytes(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> int | None:
+    """The smaller of our cgroup's memory limit (if any) and total RAM."""
     limits: list[int] = []
-    for name in ("memory.max", "memory/memory.limit_in_bytes"):
+    found = own_memory_cgroup(self_cgroup, root)
+    if found is not None:
+        directory, version = found
         try:
-            raw = Path(root, name).read_text().strip()
+            raw = (directory / ("memory.max" if version == 2 else "memory.limit_in_bytes")).read_text().strip()
         except OSError:
-            continue
-        if raw.isdigit() and int(raw) < (1 << 60):
+            raw = ""
+        if raw.isdigit() and int(raw) < (1 << 60):  # v1 "unlimited" is a huge number, v2 says "max"
             limits.append(int(raw))
     try:
         import psutil

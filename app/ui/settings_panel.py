@@ -125,6 +125,8 @@ class SettingsPanel(QWidget):
         self.advanced_box.set_title(self.tr("Advanced"))
         self.command_label.setText(self.tr("Command:"))
         self.copy_command.setText(self.tr("Copy"))
+        self.probe.retranslateUi()
+        self.advanced.retranslateUi()
         self._render_layers_label()
         self._render_preview()
 

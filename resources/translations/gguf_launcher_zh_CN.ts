@@ -1,0 +1,905 @@
+<?xml version='1.0' encoding='utf-8'?>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name />
+    <message>
+        <source>No model yet. Open a .gguf file (or drop one here), or try the demo model.</source>
+        <translation>还没有模型。请打开一个 .gguf 文件（或把文件拖到这里），或者试试演示模型。</translation>
+    </message>
+    <message>
+        <source>{n} parameters</source>
+        <translation>{n} 参数</translation>
+    </message>
+    <message>
+        <source>trained context {n}</source>
+        <translation>训练上下文 {n}</translation>
+    </message>
+    <message>
+        <source>Open a model to see how much memory it needs.</source>
+        <translation>打开一个模型，即可看到它需要多少内存。</translation>
+    </message>
+    <message>
+        <source>No memory plan: {error}</source>
+        <translation>无法估算内存：{error}</translation>
+    </message>
+    <message>
+        <source>Fits (estimate).</source>
+        <translation>放得下（估算）。</translation>
+    </message>
+    <message>
+        <source>Does not fit (estimate).</source>
+        <translation>放不下（估算）。</translation>
+    </message>
+    <message>
+        <source>model weights</source>
+        <translation>模型权重</translation>
+    </message>
+    <message>
+        <source>context (KV cache)</source>
+        <translation>上下文（KV 缓存）</translation>
+    </message>
+    <message>
+        <source>compute buffers</source>
+        <translation>计算缓冲区</translation>
+    </message>
+    <message>
+        <source>overhead</source>
+        <translation>额外开销</translation>
+    </message>
+    <message>
+        <source>needs {need} of {free} free</source>
+        <translation>需要 {need}，可用 {free}</translation>
+    </message>
+    <message>
+        <source>RAM</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>VRAM, GPU {index}</source>
+        <translation>显存，GPU {index}</translation>
+    </message>
+</context>
+<context>
+    <name>AdvancedForm</name>
+    <message>
+        <source>KV cache type (K)</source>
+        <translation>KV 缓存类型（K）</translation>
+    </message>
+    <message>
+        <source>KV cache type (V)</source>
+        <translation>KV 缓存类型（V）</translation>
+    </message>
+    <message>
+        <source>Flash attention</source>
+        <translation>Flash attention</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程数</translation>
+    </message>
+    <message>
+        <source>Loading</source>
+        <translation>加载方式</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>llama-server program</source>
+        <translation>llama-server 程序</translation>
+    </message>
+    <message>
+        <source>Listen address</source>
+        <translation>监听地址</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>If the port is busy</source>
+        <translation>端口被占用时</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>map the file (fast start)</source>
+        <translation>映射文件（启动快）</translation>
+    </message>
+    <message>
+        <source>read into memory</source>
+        <translation>读入内存</translation>
+    </message>
+    <message>
+        <source>map and lock in RAM</source>
+        <translation>映射并锁定在内存中</translation>
+    </message>
+    <message>
+        <source>built-in (llama-cpp-python)</source>
+        <translation>内置（llama-cpp-python）</translation>
+    </message>
+    <message>
+        <source>llama-server (llama.cpp)</source>
+        <translation>llama-server（llama.cpp）</translation>
+    </message>
+    <message>
+        <source>use a free port</source>
+        <translation>改用空闲端口</translation>
+    </message>
+    <message>
+        <source>stop with an error</source>
+        <translation>报错并停止</translation>
+    </message>
+    <message>
+        <source>found automatically</source>
+        <translation>自动查找</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>none (only this computer can connect)</source>
+        <translation>无（只有本机可以连接）</translation>
+    </message>
+    <message>
+        <source>Choose the llama-server program</source>
+        <translation>选择 llama-server 程序</translation>
+    </message>
+</context>
+<context>
+    <name>ChatPane</name>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Open a saved conversation</source>
+        <translation>打开已保存的对话</translation>
+    </message>
+    <message>
+        <source>Type a message. Enter sends, Shift+Enter starts a new line.</source>
+        <translation>输入消息。按 Enter 发送，Shift+Enter 换行。</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>not answered yet</source>
+        <translation>尚未回答</translation>
+    </message>
+    <message>
+        <source>not answered</source>
+        <translation>未回答</translation>
+    </message>
+    <message>
+        <source>cut off</source>
+        <translation>被截断</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>The chat stopped because of an unexpected problem: {error}</source>
+        <translation>对话因意外问题而停止：{error}</translation>
+    </message>
+    <message>
+        <source>first token after {seconds:.2f} s</source>
+        <translation>首个词元用时 {seconds:.2f} 秒</translation>
+    </message>
+    <message>
+        <source>{rate:.1f} tokens/s</source>
+        <translation>{rate:.1f} 词元/秒</translation>
+    </message>
+    <message>
+        <source>This conversation could not be opened: {error}</source>
+        <translation>无法打开这个对话：{error}</translation>
+    </message>
+    <message numerus="yes">
+        <source>Saved conversations (%n)</source>
+        <translation><numerusform>已保存的对话（%n）</numerusform></translation>
+    </message>
+    <message>
+        <source>(untitled)</source>
+        <translation>（无标题）</translation>
+    </message>
+    <message>
+        <source>The model is not running. Start it in the Server section, then chat here.</source>
+        <translation>模型没有运行。请先在“服务器”部分启动它，再在这里对话。</translation>
+    </message>
+    <message>
+        <source>The model is loading; a message sent now waits until it is ready.</source>
+        <translation>模型正在加载；现在发送的消息会等到它就绪后再处理。</translation>
+    </message>
+    <message>
+        <source>Your last message was not answered. It is kept; send it again once the model is ready.</source>
+        <translation>你的上一条消息没有得到回答。消息已保留；模型就绪后请再次发送。</translation>
+    </message>
+    <message>
+        <source>Your last message was not answered. It is kept and can be sent again.</source>
+        <translation>你的上一条消息没有得到回答。消息已保留，可以再次发送。</translation>
+    </message>
+    <message>
+        <source>Wait longer and send again</source>
+        <translation>多等一会儿再发送</translation>
+    </message>
+    <message>
+        <source>Send again</source>
+        <translation>再次发送</translation>
+    </message>
+</context>
+<context>
+    <name>CheckList</name>
+    <message>
+        <source>Copy to a safe folder</source>
+        <translation>复制到安全的文件夹</translation>
+    </message>
+    <message>
+        <source>Open the first part</source>
+        <translation>打开第一部分</translation>
+    </message>
+    <message>
+        <source>Next step: {fix}</source>
+        <translation>下一步：{fix}</translation>
+    </message>
+</context>
+<context>
+    <name>ContextMeter</name>
+    <message>
+        <source>Context:</source>
+        <translation>上下文：</translation>
+    </message>
+    <message>
+        <source>not measured yet</source>
+        <translation>尚未测量</translation>
+    </message>
+    <message>
+        <source>{used} tokens used (context size unknown)</source>
+        <translation>已用 {used} 个词元（上下文大小未知）</translation>
+    </message>
+    <message>
+        <source>{used} of {ctx} tokens used</source>
+        <translation>已用 {used} / {ctx} 个词元</translation>
+    </message>
+    <message>
+        <source>(estimate)</source>
+        <translation>（估算）</translation>
+    </message>
+</context>
+<context>
+    <name>CrashCard</name>
+    <message>
+        <source>The server stopped unexpectedly and gave no reason we recognise.</source>
+        <translation>服务器意外停止，且没有给出我们能识别的原因。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Evidence from the log (%n line(s))</source>
+        <translation><numerusform>日志中的证据（%n 行）</numerusform></translation>
+    </message>
+    <message>
+        <source>Apply fix and restart</source>
+        <translation>应用修复并重启</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>The server keeps crashing, so automatic restarts were stopped.</source>
+        <translation>服务器反复崩溃，因此已停止自动重启。</translation>
+    </message>
+    <message>
+        <source>The server stopped, and restarting it with the same settings would not help.</source>
+        <translation>服务器已停止，用相同的设置重启也无济于事。</translation>
+    </message>
+    <message>
+        <source>The server could not be started or kept running.</source>
+        <translation>服务器无法启动或无法保持运行。</translation>
+    </message>
+    <message>
+        <source>The server stopped unexpectedly and was restarted automatically.</source>
+        <translation>服务器意外停止，已自动重启。</translation>
+    </message>
+    <message>
+        <source>The server stopped unexpectedly.</source>
+        <translation>服务器意外停止。</translation>
+    </message>
+    <message>
+        <source>Context size</source>
+        <translation>上下文大小</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>Parallel slots</source>
+        <translation>并行槽位</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Micro-batch size</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>Load mode</source>
+        <translation>加载方式</translation>
+    </message>
+    <message>
+        <source>Flash attention</source>
+        <translation>Flash attention</translation>
+    </message>
+    <message>
+        <source>K cache type</source>
+        <translation>K 缓存类型</translation>
+    </message>
+    <message>
+        <source>V cache type</source>
+        <translation>V 缓存类型</translation>
+    </message>
+    <message>
+        <source>Threads</source>
+        <translation>线程数</translation>
+    </message>
+    <message>
+        <source>The fix changes: {changes}</source>
+        <translation>修复将更改：{changes}</translation>
+    </message>
+</context>
+<context>
+    <name>LogPane</name>
+    <message>
+        <source>Filter lines…</source>
+        <translation>筛选日志行…</translation>
+    </message>
+    <message>
+        <source>All lines</source>
+        <translation>全部日志行</translation>
+    </message>
+    <message>
+        <source>Warnings and errors</source>
+        <translation>警告和错误</translation>
+    </message>
+    <message>
+        <source>Errors only</source>
+        <translation>仅错误</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Freeze the view to read; new lines wait until you resume</source>
+        <translation>冻结视图以便阅读；新日志行会等到你继续时再显示</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selection, or every shown line when nothing is selected</source>
+        <translation>复制所选内容；未选择时复制所有显示的行</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Open log folder</source>
+        <translation>打开日志文件夹</translation>
+    </message>
+    <message>
+        <source>The full log of every run is kept there</source>
+        <translation>每次运行的完整日志都保存在那里</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message numerus="yes">
+        <source>Paused: %n new line(s) waiting</source>
+        <translation><numerusform>已暂停：%n 行新日志等待显示</numerusform></translation>
+    </message>
+    <message>
+        <source>Save log</source>
+        <translation>保存日志</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.log)</source>
+        <translation>文本文件 (*.txt *.log)</translation>
+    </message>
+    <message>
+        <source>Could not save the log to {path}: {error}</source>
+        <translation>无法把日志保存到 {path}：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>MachinePanel</name>
+    <message>
+        <source>Could not read this machine's hardware: {error}</source>
+        <translation>无法读取本机硬件信息：{error}</translation>
+    </message>
+    <message>
+        <source>Looking at this machine…</source>
+        <translation>正在查看本机…</translation>
+    </message>
+    <message>
+        <source>{cpu}, {cores} cores · {os}</source>
+        <translation>{cpu}，{cores} 核 · {os}</translation>
+    </message>
+    <message>
+        <source>unknown CPU</source>
+        <translation>未知 CPU</translation>
+    </message>
+    <message>
+        <source>Memory (RAM)</source>
+        <translation>内存（RAM）</translation>
+    </message>
+    <message>
+        <source>in use</source>
+        <translation>已使用</translation>
+    </message>
+    <message>
+        <source>{free} free of {total}</source>
+        <translation>可用 {free}，共 {total}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU found. That is fine: models run on the processor, only slower.</source>
+        <translation>没有找到 NVIDIA 显卡。这没关系：模型会在处理器上运行，只是慢一些。</translation>
+    </message>
+    <message>
+        <source>(Also seen: {others}; not used for acceleration.)</source>
+        <translation>（还发现：{others}；不用于加速。）</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {name}</source>
+        <translation>GPU {index}：{name}</translation>
+    </message>
+    <message>
+        <source>driver {driver}, CUDA {cuda}</source>
+        <translation>驱动 {driver}，CUDA {cuda}</translation>
+    </message>
+    <message>
+        <source>held by: {list}</source>
+        <translation>占用者：{list}</translation>
+    </message>
+    <message>
+        <source>this app's server</source>
+        <translation>本应用的服务器</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>GGUF Launcher</source>
+        <translation>GGUF 启动器</translation>
+    </message>
+    <message>
+        <source>Machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>Chat and logs</source>
+        <translation>对话和日志</translation>
+    </message>
+    <message>
+        <source>Chat</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Logs</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open a GGUF model…</source>
+        <translation>打开 GGUF 模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近的模型</translation>
+    </message>
+    <message>
+        <source>Try the &amp;demo model</source>
+        <translation>试用演示模型(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Open the log folder</source>
+        <translation>打开日志文件夹</translation>
+    </message>
+    <message>
+        <source>About GGUF Launcher</source>
+        <translation>关于 GGUF 启动器</translation>
+    </message>
+    <message>
+        <source>GGUF Launcher {version}
+Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
+        <translation>GGUF 启动器 {version}
+用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
+    </message>
+    <message>
+        <source>Stopping the server before closing…</source>
+        <translation>正在停止服务器，然后关闭…</translation>
+    </message>
+    <message>
+        <source>Close GGUF Launcher?</source>
+        <translation>关闭 GGUF 启动器？</translation>
+    </message>
+    <message>
+        <source>A reply is still being written. Closing stops it and the server. Close anyway?</source>
+        <translation>回复还在生成中。关闭会停止回复和服务器。仍要关闭吗？</translation>
+    </message>
+</context>
+<context>
+    <name>ModelPanel</name>
+    <message>
+        <source>Open a GGUF model…</source>
+        <translation>打开 GGUF 模型…</translation>
+    </message>
+    <message>
+        <source>Recent</source>
+        <translation>最近</translation>
+    </message>
+    <message>
+        <source>Try the demo model</source>
+        <translation>试用演示模型</translation>
+    </message>
+    <message>
+        <source>The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense.</source>
+        <translation>演示模型很小，是在本机上随机生成的：它能证明一切正常，但只会输出无意义的文字。</translation>
+    </message>
+    <message>
+        <source>Expected SHA-256:</source>
+        <translation>预期的 SHA-256：</translation>
+    </message>
+    <message>
+        <source>paste the hash from the download page (optional)</source>
+        <translation>粘贴下载页面上的校验值（可选）</translation>
+    </message>
+    <message>
+        <source>Check file hash</source>
+        <translation>校验文件</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Hash check cancelled.</source>
+        <translation>校验已取消。</translation>
+    </message>
+    <message>
+        <source>Hash check failed: {error}</source>
+        <translation>校验失败：{error}</translation>
+    </message>
+    <message>
+        <source>Open a GGUF model</source>
+        <translation>打开 GGUF 模型</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Checking {name}…</source>
+        <translation>正在检查 {name}…</translation>
+    </message>
+    <message>
+        <source>Making the demo model…</source>
+        <translation>正在生成演示模型…</translation>
+    </message>
+    <message>
+        <source>Could not make the demo model: {error}</source>
+        <translation>无法生成演示模型：{error}</translation>
+    </message>
+    <message>
+        <source>Copying the model to a folder with a plain path…</source>
+        <translation>正在把模型复制到路径简单的文件夹…</translation>
+    </message>
+    <message>
+        <source>Could not copy the model: {error}</source>
+        <translation>无法复制模型：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ParamsBox</name>
+    <message>
+        <source>System prompt:</source>
+        <translation>系统提示词：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Top P:</source>
+        <translation>Top P：</translation>
+    </message>
+    <message>
+        <source>Max answer tokens:</source>
+        <translation>回答最多词元数：</translation>
+    </message>
+    <message>
+        <source>Repeat penalty:</source>
+        <translation>重复惩罚：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>随机种子：</translation>
+    </message>
+    <message>
+        <source>Optional: how the assistant should behave</source>
+        <translation>可选：助手应当如何表现</translation>
+    </message>
+    <message>
+        <source>Higher is more varied, lower is more focused</source>
+        <translation>越高越多样，越低越专注</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Automatic: 512, or a quarter of the context if that is smaller</source>
+        <translation>自动：512，若上下文的四分之一更小则取后者</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <translation>随机</translation>
+    </message>
+</context>
+<context>
+    <name>ProbeBox</name>
+    <message>
+        <source>Find safe settings</source>
+        <translation>查找安全设置</translation>
+    </message>
+    <message>
+        <source>Starts the model a few times with different settings and keeps the largest one that really works.</source>
+        <translation>用不同的设置启动模型几次，保留真正可用的最大设置。</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>{layers} GPU layers, {ctx} tokens</source>
+        <translation>{layers} 层 GPU，{ctx} 个词元</translation>
+    </message>
+    <message>
+        <source>works (loaded in {s} s, peak RAM {rss})</source>
+        <translation>可用（加载 {s} 秒，内存峰值 {rss}）</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Testing settings with real loads of the model…</source>
+        <translation>正在用真实加载测试设置…</translation>
+    </message>
+    <message>
+        <source>Cancelling; stopping the test server…</source>
+        <translation>正在取消；正在停止测试服务器…</translation>
+    </message>
+    <message>
+        <source>Cancelled. Your settings were not changed.</source>
+        <translation>已取消。你的设置没有改变。</translation>
+    </message>
+    <message>
+        <source>The test could not run: {error}</source>
+        <translation>测试无法运行：{error}</translation>
+    </message>
+    <message>
+        <source>(Cached result from an earlier test with the same settings.)</source>
+        <translation>（这是之前用相同设置测试的缓存结果。）</translation>
+    </message>
+    <message>
+        <source>Applied.</source>
+        <translation>已应用。</translation>
+    </message>
+    <message>
+        <source>Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.</source>
+        <translation>上次测量于 {when}（缓存）：{layers} 层 GPU，{ctx} 个词元。</translation>
+    </message>
+    <message>
+        <source>Not measured yet. The numbers above are an estimate; "Find safe settings" proves them with real test loads.</source>
+        <translation>尚未测量。上面的数字是估算；“查找安全设置”会用真实的测试加载来验证。</translation>
+    </message>
+</context>
+<context>
+    <name>ServerControl</name>
+    <message>
+        <source>Open a model that passes its checks first.</source>
+        <translation>请先打开一个通过检查的模型。</translation>
+    </message>
+</context>
+<context>
+    <name>ServerPanel</name>
+    <message>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>Starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <source>Loading model</source>
+        <translation>正在加载模型</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Stopping</source>
+        <translation>正在停止</translation>
+    </message>
+    <message>
+        <source>Crashed</source>
+        <translation>已崩溃</translation>
+    </message>
+    <message>
+        <source>Restarting</source>
+        <translation>正在重启</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>启动</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Restart</source>
+        <translation>重启</translation>
+    </message>
+    <message>
+        <source>Uptime:</source>
+        <translation>运行时间：</translation>
+    </message>
+    <message>
+        <source>Restarts:</source>
+        <translation>重启次数：</translation>
+    </message>
+    <message>
+        <source>Address:</source>
+        <translation>地址：</translation>
+    </message>
+    <message>
+        <source>The action failed: {error}</source>
+        <translation>操作失败：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsPanel</name>
+    <message>
+        <source>Context (tokens)</source>
+        <translation>上下文（词元）</translation>
+    </message>
+    <message>
+        <source>How much text the model keeps in mind at once. More context needs more memory.</source>
+        <translation>模型一次能记住多少文字。上下文越大，需要的内存越多。</translation>
+    </message>
+    <message>
+        <source>Layers on the GPU</source>
+        <translation>放到 GPU 的层数</translation>
+    </message>
+    <message>
+        <source>Parallel requests</source>
+        <translation>并行请求数</translation>
+    </message>
+    <message>
+        <source>Each parallel request gets its own share of the context.</source>
+        <translation>每个并行请求各占一份上下文。</translation>
+    </message>
+    <message>
+        <source>Use these</source>
+        <translation>使用这些</translation>
+    </message>
+    <message>
+        <source>Advanced</source>
+        <translation>高级</translation>
+    </message>
+    <message>
+        <source>Command:</source>
+        <translation>命令：</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>no GPU: the processor does the work</source>
+        <translation>没有 GPU：由处理器完成计算</translation>
+    </message>
+    <message>
+        <source>all {n}</source>
+        <translation>全部 {n} 层</translation>
+    </message>
+    <message>
+        <source>{n} of {top}</source>
+        <translation>{n} / {top} 层</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorBridge</name>
+    <message>
+        <source>… {n} earlier lines skipped here (the log file has them all)</source>
+        <translation>… 此处略过了之前的 {n} 行（日志文件中有完整内容）</translation>
+    </message>
+</context>
+</TS>

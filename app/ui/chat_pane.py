@@ -3,9 +3,10 @@
 All chat logic lives in ``app.core.chat.ChatSession``; this pane renders its events. The session's
 iterator runs on a pool thread (``chat_widgets.stream_job``); deltas arrive here as queued signals.
 
-Wiring (F1): ``pane.set_supervisor(supervisor)`` whenever the bridge's supervisor changes, and
-``bridge.stateChanged.connect(pane.set_server_state)``. ``is_streaming()`` / ``streamingChanged(bool)``
-tell the window whether closing needs a question.
+Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_supervisor``,
+``stateChanged`` -> ``set_server_state``); without a bridge call those two yourself, or ``set_client``.
+``is_streaming()`` / ``streamingChanged(bool)`` tell the window whether closing needs a question;
+``shutdown()`` stops a reply without blocking.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class ChatPane(QWidget):
     replyFinished = Signal(object)  # ReplyStats of a completed or stopped reply
     errorShown = Signal(object)  # ChatError added to the conversation
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session: ChatSession | None = None
         self.conversation = Conversation()
@@ -61,6 +62,8 @@ class ChatPane(QWidget):
         self._last_error: ChatError | None = None
         self._build()
         self.retranslate()
+        if bridge is not None:
+            self.follow_bridge(bridge)
         self._update_controls()
 
     # --- layout --------------------------------------------------------------------------------
@@ -138,12 +141,26 @@ class ChatPane(QWidget):
                 return True
         return super().eventFilter(watched, event)
 
+    def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if not getattr(self, "_saved_listed", False):
+            self._saved_listed = True
+            self.refresh_saved()
+        super().showEvent(event)
+
     @Slot(bool)
     def _show_params(self, shown: bool) -> None:
         self.params_box.setVisible(shown)
         self.params_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
 
     # --- wiring --------------------------------------------------------------------------------
+
+    def follow_bridge(self, bridge: Any) -> None:
+        bridge.supervisorChanged.connect(self.set_supervisor)
+        bridge.stateChanged.connect(self.set_server_state)
+        if bridge.supervisor is not None:
+            self.set_supervisor(bridge.supervisor)
+            state = bridge.supervisor.state
+            self.set_server_state(str(getattr(state, "value", state)), {})
 
     def set_supervisor(self, supervisor: Any) -> None:
         """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
@@ -319,7 +336,7 @@ class ChatPane(QWidget):
     def _fill_saved(self, items: list) -> None:
         self._saved_items = list(items)
         self.saved_combo.clear()
-        self.saved_combo.addItem(self.tr("Saved conversations (%n)", "", len(items)), None)
+        self.saved_combo.addItem(self.tr("Saved conversations ({count})").format(count=len(items)), None)
         for item in items:
             title = item.get("title") or self.tr("(untitled)")
             self.saved_combo.addItem(f"{title}  ·  {item.get('messages', 0)}", item.get("id"))

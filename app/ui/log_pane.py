@@ -242,7 +242,7 @@ class LogPane(QWidget):
 
     def _update_status(self) -> None:
         if self.is_paused():
-            text = self.tr("Paused: %n new line(s) waiting", "", self._paused_arrivals)
+            text = self.tr("Paused. New lines waiting: {count}").format(count=self._paused_arrivals)
         else:
             text = ""
         self.status_label.setText(text)

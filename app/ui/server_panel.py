@@ -41,7 +41,7 @@ STATE_COLOURS = {
     "restarting": "#ef6c00",
     "failed": "#8e0000",
 }
-START_STATES = {"stopped", "crashed", "failed"}
+START_STATES = {"stopped", "failed"}  # "crashed" is brief: an automatic restart or "failed" follows
 STOP_STATES = {"starting", "loading", "ready", "restarting", "crashed"}
 RESTART_STATES = {"starting", "loading", "ready", "crashed", "failed"}
 
@@ -124,7 +124,7 @@ class CrashCard(QFrame):
         self._set_optional(self.fix_changes, self._describe_fix())
         lines = list(getattr(diagnosis, "evidence", None) or ())
         self.evidence.setPlainText("\n".join(lines))
-        self.evidence_toggle.setText(self.tr("Evidence from the log (%n line(s))", "", len(lines)))
+        self.evidence_toggle.setText(self.tr("Log lines behind this diagnosis ({count})").format(count=len(lines)))
         self.evidence_toggle.setVisible(bool(lines))
         self.apply_button.setText(self.tr("Apply fix and restart"))
         self.apply_button.setVisible(bool(self.fix()))

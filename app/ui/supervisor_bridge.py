@@ -82,7 +82,7 @@ class SupervisorBridge(QObject):
         self._flush_scheduled = False
         self._flush_interval_ms = flush_interval_ms
         self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(4)  # Stop must be able to run while a slow Start is still waiting
+        self._pool.setMaxThreadCount(1)  # click order; start() returns once spawned, so Stop never waits long
         self._busy: set[str] = set()
         self._eventArrived.connect(self._deliver_event, Qt.QueuedConnection)
         self._flushRequested.connect(self._schedule_flush, Qt.QueuedConnection)

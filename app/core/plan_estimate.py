@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from app.core.launch_config import LaunchConfig
+from app.core.launch_config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan_budget import DeviceBudget
 from app.core.plan_compute import (
     GPU_CONTEXT_BYTES,
@@ -81,8 +81,16 @@ class DevicePlan:
 
 
 def kv_cells(config: LaunchConfig, ctx: int) -> int:
-    """KV cells the server allocates: the whole -c context, shared by all slots (padded to 256)."""
-    return padded_cells(ctx)
+    """KV cells the server allocates for ``-c ctx``: the context is shared by the slots, not multiplied.
+
+    llama.cpp pads n_ctx to 256; with an explicit ``-np N`` the cache is not unified, so each of the N
+    sequences gets pad256(n_ctx / N) cells. llama-cpp-python always runs one sequence.
+    """
+    cells = padded_cells(ctx)
+    slots = max(int(config.parallel), 1) if config.backend == BACKEND_LLAMA_SERVER else 1
+    if slots > 1:
+        cells = slots * padded_cells(max(cells // slots, 1))
+    return cells
 
 
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:

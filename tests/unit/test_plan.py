@@ -242,3 +242,11 @@ def test_plan_cli_json(make_model, capsys):
 def test_plan_cli_missing_file_is_a_sentence(tmp_path, capsys):
     assert main(["plan", str(tmp_path / "missing.gguf")]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_parallel_slots_share_the_context_in_llama_server():
+    from app.core.plan_estimate import kv_cells
+
+    assert kv_cells(plan_config(8192, backend="llama-server", parallel=4), 8192) == 8192
+    assert kv_cells(plan_config(5000, backend="llama-server", parallel=4), 5000) == 4 * 1280  # pad256(5120 / 4)
+    assert kv_cells(plan_config(5000, backend="embedded", parallel=4), 5000) == 5120

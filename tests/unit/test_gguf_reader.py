@@ -112,3 +112,22 @@ def test_quant_type_sizes_match_gguf_py():
         assert (KNOWN_TYPES[int(quant)].block_size, KNOWN_TYPES[int(quant)].type_size) == (block, size), quant.name
         assert type_name(int(quant)) == quant.name
     assert (KNOWN_TYPES[42].name, KNOWN_TYPES[42].block_size, KNOWN_TYPES[42].type_size) == ("Q2_0", 64, 18)
+
+
+def test_strings_crossing_the_read_window(tmp_path, monkeypatch):
+    from app.core.gguf import binary
+
+    path = write_gguf(tmp_path / "w.gguf", n_tokens=3000, n_merges=2000)
+    expected = read_model_info(path)
+    monkeypatch.setattr(binary, "WINDOW", 37)  # every few strings cross the window edge
+    info = read_model_info(path)
+    assert info.vocab_size == 3000 and info.array_lengths["tokenizer.ggml.merges"] == 2000
+    assert [t.offset for t in info.tensors] == [t.offset for t in expected.tensors]
+    assert info.metadata == expected.metadata
+
+
+def test_huge_chat_template_is_counted_not_kept(tmp_path):
+    path = write_gguf(tmp_path / "t.gguf", extra_kv={"tokenizer.chat_template.huge": "x" * (3 << 20)})
+    info = read_model_info(path)
+    assert info.metadata["tokenizer.chat_template.huge"] is None
+    assert info.has_chat_template and len(info.tensors) == 8

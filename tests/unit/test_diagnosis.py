@@ -289,3 +289,70 @@ def test_diagnosis_is_frozen_and_serialises():
 def test_every_cause_has_a_builder_and_an_id():
     assert set(BUILDERS) <= set(CAUSES)
     assert len(set(CAUSES)) == len(CAUSES)
+
+
+# --- one real-looking last line per cause: every signature fires and every sentence renders --------------------
+
+ONE_LINE_CASES = {
+    "not_gguf": (1, "gguf_init_from_file_impl: invalid magic characters: 'PK\x03\x04', expected 'GGUF'"),
+    "gguf_too_old": (1, "gguf_init_from_file_impl: GGUFv1 is no longer supported, please use a more up-to-date version"),
+    "gguf_too_new": (1, "gguf_init_from_file_impl: this GGUF file is version 4 but this software only supports up to version 3"),
+    "model_truncated": (1, "llama_model_load: error loading model: tensor 'output.weight' data is not within the file bounds, model is corrupted or incomplete"),
+    "model_corrupt": (1, "gguf_init_from_file_impl: failed to read key-value pairs"),
+    "unsupported_architecture": (1, "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'mamba3'"),
+    "unsupported_quant_type": (1, "gguf_init_from_file_impl: tensor 'blk.0.attn_q.weight' has invalid ggml type 42 (NONE)"),
+    "model_incompatible": (1, "llama_model_load: error loading model: missing tensor 'blk.0.attn_norm.weight'"),
+    "model_not_found": (1, "ValueError: Model path does not exist: /models/gone.gguf"),
+    "model_unreadable": (1, "gguf_init_from_file: failed to open GGUF file '/models/x.gguf' (Permission denied)"),
+    "mmap_failed": (1, "llama_model_load: error loading model: mmap failed: Cannot allocate memory"),
+    "model_load_failed": (1, "srv    load_model: failed to load model, '/models/x.gguf'"),
+    "gpu_out_of_memory": (-6, "ggml_vulkan: Device memory allocation of size 2147483648 failed. vk::Device::allocateMemory: ErrorOutOfDeviceMemory"),
+    "context_out_of_memory": (1, "llama_kv_cache: failed to allocate buffer for kv cache"),
+    "ram_out_of_memory": (-6, "terminate called after throwing an instance of 'std::bad_alloc'"),
+    "port_in_use": (1, "OSError: [Errno 98] Address already in use"),
+    "host_unavailable": (1, "ERROR:    [Errno 99] error while attempting to bind on address ('10.9.9.9', 8000): cannot assign requested address"),
+    "bad_argument": (2, "__main__.py: error: unrecognized arguments: --n-gpu-layers 5"),
+    "gpu_driver_problem": (-6, "CUDA error: no kernel image is available for execution on the device"),
+    "gpu_error": (-6, "CUDA error: an illegal memory access was encountered"),
+    "missing_library": (1, "RuntimeError: Failed to load shared library '/venv/llama_cpp/lib/libllama.so': libcuda.so.1: cannot open shared object file"),
+    "library_incompatible": (1, "/opt/llama-server: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by /opt/llama-server)"),
+    "illegal_instruction": (-4, "Illegal instruction (core dumped)"),
+    "assertion_failed": (-6, "/src/ggml/src/ggml.c:1703: GGML_ASSERT(view_src == NULL || data_size == 0 || data_size + view_offs <= ggml_nbytes(view_src)) failed"),
+    "python_error": (1, "KeyError: 'tokenizer.ggml.tokens'"),
+    "crashed": (139, "slot update_slots: id  0 | task 3 | prompt processing progress"),
+    "bus_error": (-7, "load_tensors: loading model tensors"),
+    "stopped_externally": (-15, "srv  update_slots: all slots are idle"),
+    "exited_early": (0, "main: exiting"),
+    "unknown": (99, "hello"),
+    "oom_killed": (137, "srv  update_slots: all slots are idle"),
+    "killed": (-9, "srv  update_slots: all slots are idle"),
+}
+
+
+def _one_line_diagnosis(cause: str):
+    code, line = ONE_LINE_CASES[cause]
+    cfg = config(ctx=4096, gpu_layers=10, parallel=2, backend="llama-server", extra_args=("--n-gpu-layers", "5"))
+    if cause == "oom_killed":
+        from app.core.diagnosis import OomEvidence
+
+        return diagnose(code, [line], cfg, oom_evidence=OomEvidence(cgroup_delta=1))
+    return diagnose(code, ["llama_model_loader: loaded meta data", line], cfg)
+
+
+@pytest.mark.parametrize("cause", sorted(ONE_LINE_CASES))
+def test_each_cause_from_its_last_line(cause):
+    assert _one_line_diagnosis(cause).cause == cause
+
+
+@pytest.mark.parametrize("cause", sorted(ONE_LINE_CASES))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_cause_renders_without_placeholders(cause, lang):
+    rendered = _one_line_diagnosis(cause).to_dict(lang)
+    for key in ("message", "fix_hint", "exit_meaning"):
+        assert rendered[key] and not PLACEHOLDER.search(rendered[key]), (key, rendered[key])
+        assert bool(CJK.search(rendered[key])) is (lang == "zh"), rendered[key]
+
+
+def test_every_crash_cause_has_a_one_line_case():
+    not_crashes = {"ready_timeout", "missing_binary", "permission_denied", "not_executable", "start_failed"}
+    assert set(CAUSES) - not_crashes == set(ONE_LINE_CASES)

@@ -102,7 +102,7 @@ def killed(s: Situation) -> Parts:
         message = T("The server was killed by force; the usual reason is that the computer ran out of memory.",
                     "服务器被强制结束；最常见的原因是电脑内存耗尽。")
     if fix:
-        hint = prefixed("If you did not stop it yourself: ", "如果不是你手动结束的：", hint)
+        hint = prefixed("If you did not stop it yourself, ", "如果不是你手动结束的：", hint)
     return message, hint, fix, True
 
 

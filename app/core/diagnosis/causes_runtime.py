@@ -34,7 +34,8 @@ def _port(s: Situation) -> str:
 
 
 def host_unavailable(s: Situation) -> Parts:
-    host = getattr(s.config, "host", None) or "?"
+    logged = re.search(r"\('([^']+)', \d+\)|hostname: ([^,\s]+)", s.hit.line) if s.hit else None
+    host = (logged.group(1) or logged.group(2)) if logged else (getattr(s.config, "host", None) or "?")
     return (T("The server cannot listen on the address {host}: it does not belong to this computer.",
               "服务器无法在地址 {host} 上监听：该地址不属于这台电脑。", host=host),
             T("Listen on 127.0.0.1 (this computer only) and restart.", "改为监听 127.0.0.1（仅本机），然后重新启动。"),
@@ -73,26 +74,35 @@ def missing_library(s: Situation) -> Parts:
     lib = s.group("lib") or ("a DLL" if s.status.exit_code == 0xC0000135 else "?")
     message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib)
     if re.search(r"cu(da|blas|dnn)|nvidia", lib, re.IGNORECASE):
-        hint = T("Install the NVIDIA CUDA runtime this llama.cpp build needs, or use a CPU-only build.",
-                 "安装该 llama.cpp 版本所需的 NVIDIA CUDA 运行库，或改用仅 CPU 的版本。")
+        hint = T("Install the NVIDIA graphics driver and the CUDA runtime this llama.cpp build needs, or use a CPU-only build.",
+                 "安装 NVIDIA 显卡驱动和该 llama.cpp 版本所需的 CUDA 运行库，或改用仅 CPU 的版本。")
     else:
         hint = T("Reinstall llama.cpp (or this app) so that all of its files are present.",
                  "重新安装 llama.cpp（或本程序），确保所有文件齐全。")
-    return message, hint, _switch_to_builtin(s), False
+    return message, _or_builtin(s, hint), _switch_to_builtin(s), False
+
+
+def _or_builtin(s: Situation, hint: Text) -> Text:
+    """Offer the built-in server as a way out only when an external llama-server is in use."""
+    if s.backend != "llama-server":
+        return hint
+    return Text(hint.render("en").rstrip(".") + "; or switch to the built-in server.",
+                hint.render("zh").rstrip("。") + "；或者改用内置服务器。")
 
 
 def library_incompatible(s: Situation) -> Parts:
     return (T("The server program was built for a different system than this one (library {lib}).",
               "服务器程序是为其他系统构建的，与本机不兼容（库 {lib}）。", lib=s.group("lib") or "?"),
-            T("Install a llama.cpp build made for this system, or use the built-in server.",
-              "安装为本系统构建的 llama.cpp，或改用内置服务器。"), _switch_to_builtin(s), False)
+            _or_builtin(s, T("Install a llama.cpp build made for this system.", "安装为本系统构建的 llama.cpp。")),
+            _switch_to_builtin(s), False)
 
 
 def illegal_instruction(s: Situation) -> Parts:
     return (T("The server program needs a processor feature (such as AVX2 or AVX-512) that this CPU does not have.",
               "服务器程序需要这颗 CPU 不具备的指令集（例如 AVX2 或 AVX-512）。"),
-            T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or use the built-in server.",
-              "安装适用于较旧处理器的 llama.cpp 版本（不含 AVX2/AVX-512），或改用内置服务器。"), _switch_to_builtin(s), False)
+            _or_builtin(s, T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or rebuild it on this computer.",
+                             "安装适用于较旧处理器的 llama.cpp 版本（不含 AVX2/AVX-512），或在这台电脑上重新编译。")),
+            _switch_to_builtin(s), False)
 
 
 def assertion_failed(s: Situation) -> Parts:
@@ -102,8 +112,8 @@ def assertion_failed(s: Situation) -> Parts:
 
 
 def python_error(s: Situation) -> Parts:
-    return (T("The built-in server stopped with an error: {error}", "内置服务器因错误而停止：{error}",
-              error=s.hit.line.strip() if s.hit else "?"),
+    return (T("The built-in server stopped with an error ({error}).", "内置服务器因错误而停止（{error}）。",
+              error=s.hit.line.strip()[:300] if s.hit else "?"),
             T("Restart. If it happens again, the log lines below show where it failed.",
               "重新启动。如果再次发生，下面的日志行显示了出错的位置。"), {}, s.was_ready is not False)
 

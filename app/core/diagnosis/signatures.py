@@ -48,7 +48,7 @@ SIGNATURES: list[Signature] = [
           r"duplicate key", r"gguf_init_from_file\w*: .*(?:invalid|failed to read|overflow)"),
     *_sig("model_not_found", 12, r"Model path does not exist", r"failed to open (?:GGUF )?file.*No such file",
           r"gguf_init_from_file\w*: failed to open", r"No such file or directory.*\.gguf"),
-    *_sig("model_unreadable", 12, r"failed to open.*Permission denied", r"Permission denied.*\.gguf"),
+    *_sig("model_unreadable", 11, r"failed to open.*Permission denied", r"Permission denied.*\.gguf"),
     *_sig("mmap_failed", 18, r"failed to mmap", r"mmap failed", r"mmap\([^)]*\) failed"),
     # --- memory
     *_sig("gpu_out_of_memory", 5, r"cudaMalloc failed: out of memory", r"CUDA error: out of memory",

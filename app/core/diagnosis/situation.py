@@ -58,4 +58,7 @@ class Situation:
 
 def prefixed(en_prefix: str, zh_prefix: str, text: Text) -> Text:
     """A Text with a prefix in each language; the inner Text is rendered per language, not in the current one."""
-    return Text(en_prefix + text.render("en"), zh_prefix + text.render("zh"))
+    english = text.render("en")
+    if en_prefix.endswith((", ", ": ")) and english[:1].isupper() and english[1:2].islower():
+        english = english[0].lower() + english[1:]  # "..., lower the context" rather than "..., Lower the context"
+    return Text(en_prefix + english, zh_prefix + text.render("zh"))

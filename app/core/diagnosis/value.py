@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.text import T, Text
+from app.core.text import T, Text, current_language
 
 MAX_EVIDENCE_LINES = 20
 
@@ -33,7 +33,8 @@ class Diagnosis:
     def render(self, lang: str | None = None) -> str:
         """Sentence and next step together, e.g. for a chat error bubble or a one-line CLI message."""
         hint = self.fix_hint.render(lang)
-        return f"{self.message.render(lang)} {hint}".strip()
+        separator = "" if (lang or current_language()) == "zh" else " "
+        return f"{self.message.render(lang)}{separator}{hint}".strip()
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {

@@ -1,0 +1,157 @@
+"""Real CPU probes: llama-server children under a real memory cap (RLIMIT_DATA) on a generated model
+whose KV cache dominates (64 KiB per token), checked against a linear scan of real loads."""
+
+from __future__ import annotations
+
+import json
+import resource
+import threading
+import time
+
+import httpx
+import psutil
+import pytest
+
+from app.cli import main
+from app.core.demo_model import TinyModelSpec, write_tiny_llama
+from app.core.gguf import read_model_info
+from app.core.hardware import scan_hardware
+from app.core.launch_config import LaunchConfig
+from app.core.plan_budget import Margins
+from app.core.ports import find_free_port
+from app.core.probe import ProbeCancelled, run_probe
+from app.core.supervisor import State, Supervisor
+
+MiB = 1024**2
+# 8 layers x 8 KV heads x 64 dims x (K + V) x 2 bytes = 64 KiB of KV cache per token of context
+KV_SPEC = TinyModelSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=256, ctx_train=32768, f16=True,
+                        name="kv-heavy")
+KV_PER_TOKEN = 8 * 8 * 64 * 2 * 2
+NO_MARGIN = Margins(ram_min_bytes=0, ram_fraction=0.0)
+TOP_CTX = 8192
+
+
+@pytest.fixture(scope="module")
+def kv_model(tmp_path_factory):
+    return write_tiny_llama(tmp_path_factory.mktemp("kv") / "kv-heavy.gguf", KV_SPEC)
+
+
+def server_config(model, server_bin, ctx) -> LaunchConfig:
+    return LaunchConfig(model=str(model), backend="llama-server", server_bin=server_bin, ctx=ctx, threads=2,
+                        port=find_free_port())
+
+
+def load_once(config: LaunchConfig, data_cap: int | None) -> tuple[bool, int]:
+    """The test's own judge, independent of the probe: load, evaluate ~560 prompt tokens, report VmData."""
+    rlimits = {resource.RLIMIT_DATA: data_cap} if data_cap else None
+    supervisor = Supervisor(config.with_changes(port=find_free_port()), auto_restart=False, rlimits=rlimits,
+                            ready_timeout_s=60)
+    try:
+        supervisor.start()
+        state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 60)
+        if state is not State.READY:
+            return False, 0
+        reply = httpx.post(supervisor.url + "/completion", json={"prompt": "x" * 560, "n_predict": 4}, timeout=60)
+        data = psutil.Process(supervisor.pid).memory_full_info() if reply.status_code == 200 else None
+        vm_data = _vm_data(supervisor.pid)
+        return reply.status_code == 200 and data is not None, vm_data
+    finally:
+        supervisor.close()
+
+
+def _vm_data(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.fixture(scope="module")
+def data_cap(kv_model, llama_server_bin):
+    """A cap that puts the boundary near 3072 tokens: VmData at 1024 tokens + 2048 tokens of KV cache."""
+    ok, vm_data = load_once(server_config(kv_model, llama_server_bin, 1024), None)
+    assert ok and vm_data > 0
+    return vm_data + 2048 * KV_PER_TOKEN + 128 * 1024
+
+
+def linear_truth(kv_model, server_bin, cap) -> int:
+    """Scan real loads in steps of 256 around the predicted boundary; the highest ctx below the first failure."""
+    ctx = 3072 - 768
+    if not load_once(server_config(kv_model, server_bin, ctx), cap)[0]:
+        while ctx > 256 and not load_once(server_config(kv_model, server_bin, ctx - 256), cap)[0]:
+            ctx -= 256
+        return ctx - 256
+    while ctx + 256 <= TOP_CTX and load_once(server_config(kv_model, server_bin, ctx + 256), cap)[0]:
+        ctx += 256
+    return ctx
+
+
+def test_probe_lands_within_one_step_of_the_real_boundary_then_hits_the_cache(kv_model, llama_server_bin, data_cap):
+    info = read_model_info(kv_model)
+    hw = scan_hardware()
+    hw.gpus = []  # the CPU path, even on a machine with a GPU
+    config = server_config(kv_model, llama_server_bin, TOP_CTX)
+    kwargs = dict(ram_budget=data_cap, margins=NO_MARGIN, rlimits={resource.RLIMIT_DATA: data_cap})
+    events = []
+    result = run_probe(info, config, hw, progress=events.append, **kwargs)
+    found = result.recommendation["ctx"]
+    truth = linear_truth(kv_model, llama_server_bin, data_cap)
+    assert abs(found - truth) <= 256, (found, truth, [a.to_dict("en") for a in result.attempts])
+    assert result.recommendation["gpu_layers"] == 0 and not result.cached
+    assert any(not a.ok for a in result.attempts) and len(result.attempts) <= 8
+    passing = result.passing_attempt
+    assert passing.peak_rss_bytes > found * KV_PER_TOKEN  # the KV cache really was resident
+    assert [e.attempt for e in events if e.phase == "ctx"] == list(range(1, len(result.attempts) + 1))
+
+    started = time.monotonic()
+    again = run_probe(info, config, hw, **kwargs)
+    assert again.cached and again.recommendation == result.recommendation
+    assert time.monotonic() - started < 2.0
+
+
+def _server_children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if "llama-server" in " ".join(p.cmdline())]
+
+
+def test_cancel_kills_the_child_and_leaves_nothing(kv_model, llama_server_bin):
+    info = read_model_info(kv_model)
+    hw = scan_hardware()
+    hw.gpus = []
+    cancel = threading.Event()
+    outcome = {}
+
+    def probe():
+        try:
+            run_probe(info, server_config(kv_model, llama_server_bin, TOP_CTX), hw, cancel=cancel, use_cache=False)
+        except ProbeCancelled as error:
+            outcome["cancelled"] = error
+
+    worker = threading.Thread(target=probe)
+    worker.start()
+    deadline = time.monotonic() + 30
+    children = []
+    while not children and time.monotonic() < deadline:
+        children = _server_children()
+        time.sleep(0.01)
+    assert children, "no llama-server child was started"
+    cancel.set()
+    worker.join(30)
+    assert not worker.is_alive() and "cancelled" in outcome
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in children)
+    assert _server_children() == []
+
+
+def test_probe_cli_json_with_the_embedded_engine(tiny_model, capsys):
+    code = main(["probe", str(tiny_model), "--ctx", "512", "--json"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert code == 0, captured.err
+    assert set(data["recommendation"]) == {"gpu_layers", "ctx"} and data["recommendation"]["ctx"] == 512
+    assert data["cached"] is False and data["plan"]["n_layer"] == 2
+    attempt = data["attempts"][0]
+    assert {"gpu_layers", "ctx", "ok", "peak_rss_bytes", "peak_vram_bytes", "seconds", "diagnosis"} <= set(attempt)
+    assert attempt["ok"] is True and attempt["peak_rss_bytes"] > 20 * MiB
+    assert "Test load 1 of at most" in captured.err
+    assert main(["probe", str(tiny_model), "--ctx", "512", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cached"] is True

@@ -5,6 +5,7 @@ then behaves according to FAKE_LLAMA_MODE:
   cuda_oom  replay the stderr of a real CUDA out-of-memory during load, then abort() (SIGABRT, like GGML_ABORT)
   hang      bind the port and answer 503 "Loading model" forever (a load that never finishes)
   sleep     print one line and sleep without ever binding
+  segv      become ready (/health 200), then die of SIGSEGV 0.3 s later (for the crash-loop guard)
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -47,12 +50,15 @@ def _arg(name: str, default: str = "") -> str:
     return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else default
 
 
-def _loading_forever(host: str, port: int) -> None:
-    body = json.dumps({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}).encode()
+def _serve(host: str, port: int, ready: bool) -> http.server.HTTPServer:
+    """Answer every GET like llama-server: 200 {"status":"ok"} when ready, else 503 "Loading model"."""
+    status = 200 if ready else 503
+    payload = {"status": "ok"} if ready else {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    body = json.dumps(payload).encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            self.send_response(503)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -63,8 +69,8 @@ def _loading_forever(host: str, port: int) -> None:
 
     server = http.server.HTTPServer((host, port), Handler)
     print(f"main: HTTP server is listening, hostname: {host}, port: {port}", file=sys.stderr, flush=True)
-    print("srv    load_model: loading model", file=sys.stderr, flush=True)
-    server.serve_forever()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def main() -> int:
@@ -80,8 +86,15 @@ def main() -> int:
         for line in CUDA_OOM_STDERR:
             print(line.replace("{model}", model), file=sys.stderr, flush=True)
         os.abort()
+    host, port = _arg("--host", "127.0.0.1"), int(_arg("--port", "8080"))
+    if mode == "segv":
+        _serve(host, port, ready=True)
+        print("srv  llama_server: model loaded", file=sys.stderr, flush=True)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGSEGV)
     if mode == "hang":
-        _loading_forever(_arg("--host", "127.0.0.1"), int(_arg("--port", "8080")))
+        _serve(host, port, ready=False)
+        print("srv    load_model: loading model", file=sys.stderr, flush=True)
     print("main: loading model", file=sys.stderr, flush=True)
     while True:
         time.sleep(3600)

@@ -1,0 +1,55 @@
+"""`gguf-launcher serve`: JSON events until Ctrl-C (exit 0), plain sentences for what cannot start (exit 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from app.core.ports import find_free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def serve(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "app", "serve", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            **kwargs)
+
+
+def test_serve_json_runs_until_ctrl_c(tiny_model, llama_server_bin):
+    port = find_free_port()
+    proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
+                 "--port", str(port), "--ctx", "512", "--json", "--logs")
+    events = []
+    try:
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            if events[-1].get("state") in ("ready", "failed") and events[-1]["event"] == "state":
+                break
+        ready = events[-1]
+        assert ready["state"] == "ready" and ready["url"] == f"http://127.0.0.1:{port}" and ready["pid"] > 0
+        assert any(event["event"] == "log" and event["stream"] in ("stdout", "stderr") for event in events)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    tail = [json.loads(line) for line in out.splitlines()]
+    assert [e["state"] for e in tail if e["event"] == "state"][-2:] == ["stopping", "stopped"]
+
+
+def test_serve_missing_binary_says_what_to_do(tiny_model, tmp_path):
+    proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", str(tmp_path / "llama-server"))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert "llama-server was not found" in err and "next step:" in err and "Traceback" not in err + out
+
+
+def test_serve_missing_model_says_so(tmp_path):
+    proc = serve(str(tmp_path / "nope.gguf"))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "does not exist" in err and "Traceback" not in err

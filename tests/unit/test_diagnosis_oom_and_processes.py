@@ -21,14 +21,8 @@ from app.core.diagnosis import (
     oom_evidence_since,
     snapshot_oom_counters,
 )
-from app.core.diagnosis.oom_evidence import (
-    OomCounters,
-    kill_lines_for,
-    memory_limit_bytes,
-    own_cgroup_events_path,
-    read_counter,
-    read_kmsg,
-)
+from app.core.diagnosis.cgroup import memory_limit_bytes, own_cgroup_events_path
+from app.core.diagnosis.oom_evidence import OomCounters, kill_lines_for, read_counter, read_kmsg
 from app.core.launch_config import LaunchConfig
 from app.core.problem import UserError
 from app.core.text import T, human_bytes

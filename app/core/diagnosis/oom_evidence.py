@@ -1,4 +1,4 @@
-"""Linux out-of-memory-killer evidence: counters before/after, kernel log lines, the child's RSS trajectory.
+"""Linux out-of-memory-killer evidence: OOM-kill counters before/after, and kernel log lines naming the child.
 
 Everything here may be unreadable (containers, macOS, Windows, dmesg_restrict): every reader returns
 None / nothing instead of raising. Paths are parameters so tests can point them at temporary files.
@@ -13,11 +13,11 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
+
+from app.core.diagnosis.cgroup import own_cgroup_events_path
 
 VMSTAT_PATH = "/proc/vmstat"
-SELF_CGROUP_PATH = "/proc/self/cgroup"
-CGROUP_ROOT = "/sys/fs/cgroup"
 KMSG_PATH = "/dev/kmsg"
 MAX_KMSG_RECORDS = 50_000
 
@@ -63,40 +63,6 @@ def read_counter(path: str | os.PathLike[str], key: str) -> int | None:
         if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
             return int(parts[1])
     return None
-
-
-def own_memory_cgroup(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> tuple[Path, int] | None:
-    """Our memory cgroup directory and its version (1 or 2); children inherit it."""
-    try:
-        lines = Path(self_cgroup).read_text().splitlines()
-    except OSError:
-        return None
-    v2_dir = None
-    for line in lines:
-        hierarchy, _, rest = line.partition(":")
-        controllers, _, rel = rest.partition(":")
-        rel = rel.lstrip("/")
-        if "memory" in controllers.split(","):
-            if (Path(root) / "memory" / rel / "memory.oom_control").exists():
-                return Path(root) / "memory" / rel, 1
-        elif hierarchy == "0" and controllers == "":
-            for base in (Path(root), Path(root) / "unified"):
-                if (base / rel / "memory.events").exists():
-                    v2_dir = base / rel
-                    break
-            else:
-                if (Path(root) / "memory.events").exists():
-                    v2_dir = Path(root)  # inside a container the namespace root is ours
-    return (v2_dir, 2) if v2_dir is not None else None
-
-
-def own_cgroup_events_path(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> str | None:
-    """memory.events (cgroup v2) or memory.oom_control (v1) of our cgroup: both count ``oom_kill``."""
-    found = own_memory_cgroup(self_cgroup, root)
-    if found is None:
-        return None
-    directory, version = found
-    return str(directory / ("memory.events" if version == 2 else "memory.oom_control"))
 
 
 def snapshot_oom_counters(*, vmstat_path: str = VMSTAT_PATH, cgroup_events_path: str | None = None) -> OomCounters:
@@ -216,54 +182,3 @@ def oom_evidence_since(
         killed_rss_bytes=rss,
         kernel_log_readable=readable,
     )
-
-
-@dataclass(frozen=True)
-class RssTrend:
-    peak_bytes: int
-    last_bytes: int
-    rising: bool
-    near_limit: bool
-    limit_bytes: int | None
-
-
-def _sample_bytes(sample: Any) -> int | None:
-    if isinstance(sample, (int, float)):
-        return int(sample)
-    if isinstance(sample, (tuple, list)) and sample:
-        return int(sample[-1])
-    value = getattr(sample, "rss", None) or getattr(sample, "rss_bytes", None)
-    return int(value) if value is not None else None
-
-
-def memory_limit_bytes(self_cgroup: str = SELF_CGROUP_PATH, root: str = CGROUP_ROOT) -> int | None:
-    """The smaller of our cgroup's memory limit (if any) and total RAM."""
-    limits: list[int] = []
-    found = own_memory_cgroup(self_cgroup, root)
-    if found is not None:
-        directory, version = found
-        try:
-            raw = (directory / ("memory.max" if version == 2 else "memory.limit_in_bytes")).read_text().strip()
-        except OSError:
-            raw = ""
-        if raw.isdigit() and int(raw) < (1 << 60):  # v1 "unlimited" is a huge number, v2 says "max"
-            limits.append(int(raw))
-    try:
-        import psutil
-
-        limits.append(int(psutil.virtual_memory().total))
-    except Exception:  # psutil is a dependency, but a broken /proc must not break a diagnosis
-        pass
-    return min(limits) if limits else None
-
-
-def rss_trend(samples: Iterable[Any], limit_bytes: int | None) -> RssTrend | None:
-    """Peak and direction of the child's RSS; 'near the limit' = peak within 15 % of the memory limit."""
-    values = [v for v in (_sample_bytes(s) for s in samples) if v is not None and v >= 0]
-    if not values:
-        return None
-    peak, last = max(values), values[-1]
-    window = values[-5:]
-    rising = len(window) >= 2 and window[-1] > window[0] * 1.05
-    near = bool(limit_bytes) and peak >= 0.85 * limit_bytes
-    return RssTrend(peak, last, rising, near, limit_bytes)

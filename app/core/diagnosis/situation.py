@@ -8,7 +8,8 @@ from typing import Any
 
 from app.core.diagnosis.exit_status import ExitStatus
 from app.core.diagnosis.log_facts import LogFacts
-from app.core.diagnosis.oom_evidence import OomEvidence, RssTrend
+from app.core.diagnosis.oom_evidence import OomEvidence
+from app.core.diagnosis.rss_trend import RssTrend
 from app.core.diagnosis.signatures import SignatureHit
 from app.core.text import Text, human_bytes
 

@@ -1,26 +1,41 @@
-"""The Chat tab: F2's chat pane, created and queried through these few calls so the window stays simple."""
+"""The Chat tab, loaded after the first paint.
+
+F2's chat pane pulls in the HTTP client stack (httpx, ~0.25 s of imports); importing it in a worker
+while the window is already on screen keeps start-up close to a bare Qt window. Until it arrives the
+tab shows a placeholder, and the helpers below treat the placeholder as "not streaming".
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, Callable
 
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from app.ui.workers import run_task
 
-def make_chat_pane(bridge: Any, parent: QWidget) -> QWidget:
-    try:
-        from app.ui.chat_pane import ChatPane
-    except ImportError:  # until the chat pane lands
-        return QLabel("chat", parent)
-    return ChatPane(bridge, parent)
+
+def placeholder(parent: QWidget) -> QWidget:
+    label = QLabel(QCoreApplication.translate("", "Loading the chat…"), parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setObjectName("hint")
+    return label
+
+
+def load_chat_pane(bridge: Any, parent: QWidget, on_ready: Callable[[QWidget], None],
+                   on_error: Callable[[BaseException], None]) -> None:
+    """Import the chat module off the GUI thread, then build the pane on it."""
+    run_task(importlib.import_module, "app.ui.chat_pane",
+             on_done=lambda module: on_ready(module.ChatPane(bridge, parent)), on_error=on_error)
 
 
 def is_streaming(chat: Any) -> bool:
     check = getattr(chat, "is_streaming", None)
-    return bool(check() if callable(check) else check)
+    return bool(check()) if callable(check) else False
 
 
-def stop_streaming(chat: Any) -> None:
-    stop = getattr(chat, "stop_streaming", None) or getattr(chat, "stop", None)
+def shutdown(chat: Any) -> None:
+    stop = getattr(chat, "shutdown", None)
     if callable(stop):
         stop()

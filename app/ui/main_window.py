@@ -36,7 +36,7 @@ class MainWindow(QMainWindow):
         self.model = ModelPanel(self)
         self.settings_panel = SettingsPanel(self)
         self.server = ServerPanel(self.bridge, self, wire_actions=False)
-        self.chat = chat_embed.make_chat_pane(self.bridge, self)
+        self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
         self.logs = LogPane(self)
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
@@ -142,11 +142,23 @@ class MainWindow(QMainWindow):
             self.banner.show_text(notice.render())
 
     def start(self) -> None:
-        """Begin the hardware scan and reopen the last model (both in workers)."""
+        """Begin the hardware scan, load the chat pane and reopen the last model (all in workers)."""
         self.machine.start()
+        chat_embed.load_chat_pane(self.bridge, self, self._on_chat_ready, self._on_chat_failed)
         last = self.store.settings.last_model
         if last:
             self.model.open_model(last, self.store.settings.profile(last).get("expected_sha256"))
+
+    def _on_chat_ready(self, chat: QWidget) -> None:
+        old, self.chat = self.chat, chat
+        index = self.tabs.indexOf(old)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, chat, self.tr("Chat"))
+        self.tabs.setCurrentIndex(index)
+        old.deleteLater()
+
+    def _on_chat_failed(self, error: BaseException) -> None:
+        self.chat.setText(self.tr("The chat could not be loaded: {error}").format(error=error))
 
     # --- language --------------------------------------------------------------------------------
 
@@ -248,7 +260,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if self._close_state != "stopping":
             self._close_state = "stopping"
-            chat_embed.stop_streaming(self.chat)
+            chat_embed.shutdown(self.chat)
             self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
             self.centralWidget().setEnabled(False)
             self.control.stop()

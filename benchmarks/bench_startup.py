@@ -1,0 +1,96 @@
+"""Cold start to first paint: the full app window vs a bare QApplication + empty QWidget.
+
+Each run is a fresh Python subprocess; the parent starts the clock before spawning and stops it when the
+child reports the window's first Paint event. Runs alternate between the two so background load hits
+both alike. Target: app / bare <= 2.5x (medians).
+
+    .venv/bin/python benchmarks/bench_startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_RATIO = 2.5
+
+_PAINT_HOOK = """
+from PySide6.QtCore import QObject, QEvent
+class _FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint:
+            print("painted", flush=True)
+            import os; os._exit(0)
+        return False
+"""
+
+BARE = _PAINT_HOOK + """
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication([])
+w = QWidget(); w.resize(1240, 820)
+hook = _FirstPaint(); w.installEventFilter(hook)
+w.show()
+app.exec()
+"""
+
+APP = _PAINT_HOOK + """
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.core.settings import load_settings
+from app.ui import i18n
+from app.ui.main import apply_style
+from app.ui.main_window import MainWindow
+settings = load_settings()
+i18n.apply_language(i18n.resolve_language(settings.language))
+apply_style(app)
+w = MainWindow(settings)
+hook = _FirstPaint(); w.installEventFilter(hook)
+w.show()
+w.start()
+app.exec()
+"""
+
+
+def time_one(code: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    elapsed = time.perf_counter() - started
+    proc.wait(timeout=60)
+    if line.strip() != "painted":
+        raise RuntimeError(f"child did not paint (exit {proc.returncode})")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, GGUF_LAUNCHER_HOME=home, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' installs keep .pyc files; the warm-up run writes them
+        time_one(BARE, env), time_one(APP, env)  # warm the OS file cache once; "cold" = fresh interpreter
+        bare, full = [], []
+        for _ in range(args.runs):
+            bare.append(time_one(BARE, env))
+            full.append(time_one(APP, env))
+    bare_median, app_median = statistics.median(bare), statistics.median(full)
+    ratio = app_median / bare_median
+    print(f"{'':24}{'median':>10}{'min':>10}{'max':>10}   ({args.runs} runs each, fresh process per run)")
+    print(f"{'bare QApplication+QWidget':24}{bare_median * 1000:>8.0f}ms{min(bare) * 1000:>8.0f}ms{max(bare) * 1000:>8.0f}ms")
+    print(f"{'GGUF Launcher window':24}{app_median * 1000:>8.0f}ms{min(full) * 1000:>8.0f}ms{max(full) * 1000:>8.0f}ms")
+    verdict = "OK" if ratio <= TARGET_RATIO else "OVER TARGET"
+    print(f"ratio app/bare = {ratio:.2f}x (target <= {TARGET_RATIO}x): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -171,3 +171,33 @@ def test_mount_classification():
     assert kind("/home/u/remote/a.gguf") == "network"
     assert kind("/home/u/a.gguf") == "local"
     assert kind("/mnt/modelsX/a.gguf") == "local"
+
+
+def test_split_summaries_cover_every_shard(tmp_path):
+    shards = _write_split(tmp_path / "s", 3)
+    info = read_model_info(shards[0])
+    assert info.shard_paths == [str(p) for p in shards]
+    assert info.tensor_types["F32"]["count"] == 6 and info.parameter_count == 6 * 8
+    assert info.layer_bytes == [64, 64, 64]
+    assert len(info.tensors) == 2  # this file's tensors only
+    assert info.total_file_size == sum(p.stat().st_size for p in shards)
+    shards[2].unlink()
+    partial = read_model_info(shards[0])
+    assert partial.shard_paths == [] and partial.tensor_types["F32"]["count"] == 2
+
+
+def test_later_shard_without_metadata_is_not_a_metadata_error(tmp_path):
+    import gguf
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    path = folder / "x-00002-of-00002.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint16("split.no", 1)
+    writer.add_uint16("split.count", 2)
+    writer.add_tensor("blk.1.a.weight", np.ones(8, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    assert validate(path).check("metadata").status is Status.OK

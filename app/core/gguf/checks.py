@@ -103,6 +103,9 @@ def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
 
 
 def metadata_check(info: ModelInfo) -> Check:
+    if (info.split_no or 0) > 0:
+        return Check("metadata", Status.OK, T("Part {no} of a split model: the model's details are in part 1.",
+                                              "分卷模型的第 {no} 部分：模型信息位于第 1 部分。", no=info.split_no + 1))
     if not info.architecture:
         return Check("metadata", Status.ERROR,
                      T("The model does not say which architecture it is (general.architecture is missing).",

@@ -76,6 +76,11 @@ class ModelInfo:
     metadata: dict[str, Any]
     array_lengths: dict[str, int] = field(default_factory=dict)  # key -> element count of each array
     tensor_data_bytes: int = 0  # sum of known tensor sizes
+    # Split models: every shard's path (in order) when all are present. The summaries above
+    # (parameter_count, tensor_types, layer_bytes, non_layer_bytes, tensor_data_bytes) then cover
+    # all shards, while tensors, data_offset, data_end and file_size describe this file only.
+    shard_paths: list[str] = field(default_factory=list)
+    total_file_size: int = 0  # all shards together; file_size for a single file
 
     def to_dict(self, include_tensors: bool = False) -> dict[str, Any]:
         data = asdict(self)
@@ -179,4 +184,15 @@ def build_model_info(raw: Any, type_name) -> ModelInfo:
         metadata={k: v for k, v in md.items() if raw.value_types.get(k) != 9},  # 9 = ARRAY
         array_lengths=dict(raw.array_lengths),
         tensor_data_bytes=sum(t.n_bytes or 0 for t in raw.tensors),
+        total_file_size=raw.file_size,
     )
+
+
+def merge_shard_summaries(info: ModelInfo, shard_tensors: list[TensorInfo], shard_paths: list[str],
+                          total_size: int, type_name) -> None:
+    """Make the size summaries of ``info`` cover every shard of a split model."""
+    types, layer_bytes, non_layer = _tensor_summary(shard_tensors, type_name)
+    info.tensor_types, info.layer_bytes, info.non_layer_bytes = types, layer_bytes, non_layer
+    info.parameter_count = sum(t.n_elements for t in shard_tensors)
+    info.tensor_data_bytes = sum(t.n_bytes or 0 for t in shard_tensors)
+    info.shard_paths, info.total_file_size = shard_paths, total_size

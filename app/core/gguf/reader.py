@@ -8,13 +8,15 @@ fails in microseconds instead of eating memory.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.gguf.binary import MAX_ARRAY, Cursor, malformed, truncated
 from app.core.gguf.errors import GGUFError
-from app.core.gguf.model_info import ModelInfo, TensorInfo, build_model_info
+from app.core.gguf.model_info import ModelInfo, TensorInfo, build_model_info, merge_shard_summaries
 from app.core.gguf.quant_types import type_info, type_name
+from app.core.gguf.split import shard_paths
 from app.core.text import T
 
 MAGIC = b"GGUF"
@@ -242,6 +244,29 @@ def read_raw(path: str | os.PathLike[str]) -> RawGGUF:
         return raw
 
 
+def _add_other_shards(info: ModelInfo, raw: RawGGUF) -> None:
+    shards = shard_paths(Path(raw.path))
+    if not shards or not all(p.is_file() for p in shards):
+        return  # the split check reports missing parts
+    tensors: list[TensorInfo] = []
+    total = 0
+    for shard in shards:
+        try:
+            other = raw if shard.name == Path(raw.path).name else read_raw(shard)
+        except GGUFError:
+            return  # the split check reports unreadable parts
+        tensors += other.tensors
+        total += other.file_size
+    merge_shard_summaries(info, tensors, [str(p) for p in shards], total, type_name)
+
+
 def read_model_info(path: str | os.PathLike[str]) -> ModelInfo:
-    """What the app needs to know about a GGUF file; raises GGUFError for files it cannot read."""
-    return build_model_info(read_raw(path), type_name)
+    """What the app needs to know about a GGUF file; raises GGUFError for files it cannot read.
+
+    For a split model whose parts are all present, the size summaries cover every part.
+    """
+    raw = read_raw(path)
+    info = build_model_info(raw, type_name)
+    if (info.split_count or 0) > 1:
+        _add_other_shards(info, raw)
+    return info

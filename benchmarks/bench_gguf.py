@@ -10,7 +10,6 @@ Run: .venv/bin/python benchmarks/bench_gguf.py [--keep] [--size-mib N]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -26,8 +27,11 @@ def placeholder(parent: QWidget) -> QWidget:
 def load_chat_pane(bridge: Any, parent: QWidget, on_ready: Callable[[QWidget], None],
                    on_error: Callable[[BaseException], None]) -> None:
     """Import the chat module off the GUI thread, then build the pane on it."""
-    run_task(importlib.import_module, "app.ui.chat_pane",
-             on_done=lambda module: on_ready(module.ChatPane(bridge, parent)), on_error=on_error)
+    def build(module: Any) -> None:
+        if shiboken6.isValid(parent):  # the window may have closed while the import ran
+            on_ready(module.ChatPane(bridge, parent))
+
+    run_task(importlib.import_module, "app.ui.chat_pane", on_done=build, on_error=on_error)
 
 
 def is_streaming(chat: Any) -> bool:

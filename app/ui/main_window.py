@@ -240,6 +240,9 @@ class MainWindow(QMainWindow):
     def _on_server_state(self, state: str, data: dict) -> None:
         pid = getattr(self.bridge.supervisor, "pid", None)
         self.machine.set_own_pids({pid} if pid else set())
+        notes = [note.render() for note in data.get("notes") or [] if hasattr(note, "render")]
+        if state == "starting" and notes:  # e.g. "port 8080 is in use; using 8081 instead"
+            self.statusBar().showMessage(" ".join(notes), 20_000)
         if state == "stopped" and self._close_state == "stopping":
             self._finish_close()
 

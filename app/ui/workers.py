@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 _pool: QThreadPool | None = None
@@ -78,7 +79,7 @@ class Task(QObject):
 
     @Slot(object)
     def _deliver_progress(self, value: Any) -> None:
-        if self.on_progress is not None and not self.done:
+        if _receiver_alive(self.on_progress) and not self.done:
             self.on_progress(value)
 
     @Slot(object, object)
@@ -87,12 +88,20 @@ class Task(QObject):
         _live.discard(self)
         try:
             if error is None:
-                if self.on_done is not None:
+                if _receiver_alive(self.on_done):
                     self.on_done(result)
-            elif self.on_error is not None:
+            elif _receiver_alive(self.on_error):
                 self.on_error(error)
         finally:
             self.deleteLater()
+
+
+def _receiver_alive(callback: Callable | None) -> bool:
+    """False for no callback, or a method of a widget that was deleted while the call ran (window closed)."""
+    if callback is None:
+        return False
+    owner = getattr(callback, "__self__", None)
+    return not isinstance(owner, QObject) or shiboken6.isValid(owner)
 
 
 def run_task(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,

@@ -58,6 +58,10 @@
         <source>VRAM, GPU {index}</source>
         <translation>显存，GPU {index}</translation>
     </message>
+    <message>
+        <source>Loading the chat…</source>
+        <translation>正在加载对话…</translation>
+    </message>
 </context>
 <context>
     <name>AdvancedForm</name>
@@ -228,9 +232,9 @@
         <source>This conversation could not be opened: {error}</source>
         <translation>无法打开这个对话：{error}</translation>
     </message>
-    <message numerus="yes">
-        <source>Saved conversations (%n)</source>
-        <translation><numerusform>已保存的对话（%n）</numerusform></translation>
+    <message>
+        <source>Saved conversations ({count})</source>
+        <translation>已保存的对话（{count}）</translation>
     </message>
     <message>
         <source>(untitled)</source>
@@ -272,6 +276,22 @@
         <translation>打开第一部分</translation>
     </message>
     <message>
+        <source>All {n} checks passed.</source>
+        <translation>全部 {n} 项检查通过。</translation>
+    </message>
+    <message>
+        <source>{n} of {total} checks passed.</source>
+        <translation>{total} 项检查中有 {n} 项通过。</translation>
+    </message>
+    <message>
+        <source>Hide details</source>
+        <translation>隐藏详情</translation>
+    </message>
+    <message>
+        <source>Show details</source>
+        <translation>显示详情</translation>
+    </message>
+    <message>
         <source>Next step: {fix}</source>
         <translation>下一步：{fix}</translation>
     </message>
@@ -305,9 +325,9 @@
         <source>The server stopped unexpectedly and gave no reason we recognise.</source>
         <translation>服务器意外停止，且没有给出我们能识别的原因。</translation>
     </message>
-    <message numerus="yes">
-        <source>Evidence from the log (%n line(s))</source>
-        <translation><numerusform>日志中的证据（%n 行）</numerusform></translation>
+    <message>
+        <source>Log lines behind this diagnosis ({count})</source>
+        <translation>这个诊断所依据的日志行（{count}）</translation>
     </message>
     <message>
         <source>Apply fix and restart</source>
@@ -436,9 +456,9 @@
         <source>Clear</source>
         <translation>清空</translation>
     </message>
-    <message numerus="yes">
-        <source>Paused: %n new line(s) waiting</source>
-        <translation><numerusform>已暂停：%n 行新日志等待显示</numerusform></translation>
+    <message>
+        <source>Paused. New lines waiting: {count}</source>
+        <translation>已暂停。等待显示的新日志行：{count}</translation>
     </message>
     <message>
         <source>Save log</source>
@@ -512,7 +532,7 @@
     <name>MainWindow</name>
     <message>
         <source>GGUF Launcher</source>
-        <translation>GGUF 启动器</translation>
+        <translation>GGUF Launcher</translation>
     </message>
     <message>
         <source>Machine</source>
@@ -537,6 +557,10 @@
     <message>
         <source>Chat</source>
         <translation>对话</translation>
+    </message>
+    <message>
+        <source>The chat could not be loaded: {error}</source>
+        <translation>无法加载对话：{error}</translation>
     </message>
     <message>
         <source>Logs</source>
@@ -576,12 +600,12 @@
     </message>
     <message>
         <source>About GGUF Launcher</source>
-        <translation>关于 GGUF 启动器</translation>
+        <translation>关于 GGUF Launcher</translation>
     </message>
     <message>
         <source>GGUF Launcher {version}
 Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
-        <translation>GGUF 启动器 {version}
+        <translation>GGUF Launcher {version}
 用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
     </message>
     <message>
@@ -590,7 +614,7 @@ Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measu
     </message>
     <message>
         <source>Close GGUF Launcher?</source>
-        <translation>关闭 GGUF 启动器？</translation>
+        <translation>关闭 GGUF Launcher？</translation>
     </message>
     <message>
         <source>A reply is still being written. Closing stops it and the server. Close anyway?</source>

@@ -1,13 +1,18 @@
-"""Rows of check results: a status icon, the sentence, the next step, and a fix button when one exists."""
+"""Rows of check results: a status icon, the sentence, the next step, and a fix button when one exists.
+
+Passed checks fold behind one summary line ("11 checks passed · Show details") so a clean model takes one
+line; warnings and errors always show, each with its next step.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from app.ui.widgets.status_icon import StatusIcon
+
 
 def fix_button_text(fix_action: dict[str, Any] | None) -> str:
     action = (fix_action or {}).get("action", "")
@@ -16,6 +21,10 @@ def fix_button_text(fix_action: dict[str, Any] | None) -> str:
     if action == "use_first_shard":
         return QCoreApplication.translate("CheckList", "Open the first part")
     return ""  # no button: the sentence says what to do (e.g. download the missing parts)
+
+
+def _status(check: Any) -> str:
+    return getattr(check.status, "value", str(check.status))
 
 
 class CheckList(QWidget):
@@ -29,7 +38,14 @@ class CheckList(QWidget):
         self._grid.setVerticalSpacing(3)
         self._grid.setColumnStretch(1, 1)
         self._checks: list[Any] = []
+        self.expanded = False
         self.rows: list[tuple[StatusIcon, QLabel, QPushButton | None]] = []
+        self.summary_icon = StatusIcon("ok", 16, self)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("checkSummary")
+        self.details = QToolButton(self)
+        self.details.setAutoRaise(True)
+        self.details.clicked.connect(self._toggle)
 
     @property
     def checks(self) -> list[Any]:
@@ -38,23 +54,53 @@ class CheckList(QWidget):
     def set_checks(self, checks: list[Any]) -> None:
         self._checks = list(checks)
         self._clear()
-        for row, check in enumerate(self._checks):
+        self._grid.addWidget(self.summary_icon, 0, 0, Qt.AlignmentFlag.AlignTop)
+        self._grid.addWidget(self.summary, 0, 1)
+        self._grid.addWidget(self.details, 0, 2, Qt.AlignmentFlag.AlignTop)
+        for row, check in enumerate(self._checks, start=1):
             self._add_row(row, check)
+        self._render_fold()
 
     def set_busy(self, busy: bool) -> None:
         for _, _, button in self.rows:
             if button is not None:
                 button.setEnabled(not busy)
 
+    def _toggle(self) -> None:
+        self.expanded = not self.expanded
+        self._render_fold()
+
+    def _render_fold(self) -> None:
+        passed = sum(1 for c in self._checks if _status(c) == "ok")
+        total = len(self._checks)
+        for widget in (self.summary_icon, self.summary, self.details):
+            widget.setVisible(passed > 0)
+        self.summary_icon.set_status("ok")
+        if passed == total:
+            summary = QCoreApplication.translate("CheckList", "All {n} checks passed.").format(n=total)
+        else:
+            summary = QCoreApplication.translate("CheckList", "{n} of {total} checks passed.").format(
+                n=passed, total=total)
+        self.summary.setText(summary)
+        hide, show = (QCoreApplication.translate("CheckList", "Hide details"),
+                      QCoreApplication.translate("CheckList", "Show details"))
+        self.details.setText(hide if self.expanded else show)
+        for check, (icon, label, button) in zip(self._checks, self.rows):
+            shown = self.expanded or _status(check) != "ok"
+            for widget in (icon, label, button):
+                if widget is not None:
+                    widget.setVisible(shown)
+
     def _clear(self) -> None:
-        while self._grid.count():
-            widget = self._grid.takeAt(0).widget()
-            if widget is not None:
-                widget.deleteLater()
+        for icon, label, button in self.rows:
+            for widget in (icon, label, button):
+                if widget is not None:
+                    self._grid.removeWidget(widget)
+                    widget.deleteLater()
         self.rows = []
 
     def _add_row(self, row: int, check: Any) -> None:
-        status = getattr(check.status, "value", str(check.status))
+        status = _status(check)
         icon = StatusIcon(status, 16, self)
         icon.setToolTip(status)
         text = check.message.render()

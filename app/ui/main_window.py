@@ -40,6 +40,7 @@ class MainWindow(QMainWindow):
         self.logs = LogPane(self)
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
+        self.setAcceptDrops(True)
         self._build()
         self._build_menus()
         self._connect()
@@ -203,6 +204,14 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, self.tr("About GGUF Launcher"), self.tr(
             "GGUF Launcher {version}\nRuns a local GGUF model with llama.cpp: checks the file, plans the memory, "
             "measures safe settings, keeps the server running and lets you chat with it.").format(version=__version__))
+
+    # --- drag and drop anywhere on the window ----------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        self.model.dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        self.model.dropEvent(event)
 
     # --- model and settings ------------------------------------------------------------------------
 

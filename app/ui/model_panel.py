@@ -43,6 +43,7 @@ class ModelPanel(QWidget):
 
     def _build(self) -> None:
         self.open_button = QPushButton(self)
+        self.open_button.setObjectName("primary")
         self.open_button.clicked.connect(self.choose_file)
         self.recent_button = QToolButton(self)
         self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)

@@ -8,7 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSizePolicy, QVBoxLayout,
+    QWidget,
 )
 
 from app.core.problem import UserError
@@ -47,10 +48,13 @@ class ProbeBox(QWidget):
         self.status.setWordWrap(True)
         self.attempts = QListWidget(self)
         self.attempts.setMaximumHeight(120)
+        self.run_button.setObjectName("primary")
+        self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
         row.addWidget(self.run_button)
         row.addWidget(self.progress, 1)
         row.addWidget(self.cancel_button)
+        row.addStretch(0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)

@@ -1,0 +1,121 @@
+"""Render screenshots of each main state of the app, in English and Chinese, into docs/screenshots/.
+
+    .venv/bin/python scripts/screenshots.py            # offscreen (or under Xvfb: xvfb-run -a ...)
+
+Drives the real window with a generated demo-size model and the real embedded server, in a temporary
+app home: first run, model checked, probe done, server ready + chat, crash card, logs. Each state is
+grabbed in both languages by switching the language live.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "screenshots"
+sys.path.insert(0, str(ROOT))
+
+
+def wait_until(app, condition, timeout_s: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {condition.__doc__ or condition}")
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def settle(app, seconds: float = 0.4) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def grab(app, window, name: str) -> None:
+    for lang in ("en", "zh"):
+        window.set_language(lang)
+        settle(app)
+        path = OUT / f"{name}-{lang}.png"
+        window.grab().save(str(path), "PNG", 90)
+        print(f"{path.relative_to(ROOT)}  {path.stat().st_size // 1024} KiB")
+    window.set_language("en")
+    settle(app, 0.1)
+
+
+def main() -> int:
+    home = tempfile.mkdtemp(prefix="gguf-shots-")
+    os.environ["GGUF_LAUNCHER_HOME"] = home
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
+    from PySide6.QtWidgets import QApplication, QLabel
+
+    from app.core.demo_model import TinyModelSpec, write_tiny_llama
+    from app.core.settings import load_settings
+    from app.ui import i18n, workers
+    from app.ui.main import apply_style
+    from app.ui.main_window import MainWindow
+
+    app = QApplication(["gguf-launcher"])
+    OUT.mkdir(parents=True, exist_ok=True)
+    settings = load_settings()
+    i18n.apply_language("en")
+    apply_style(app)
+    win = MainWindow(settings, live_hardware=False)
+    win.resize(1280, 860)
+    win.show()
+    win.start()
+    wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel))
+    grab(app, win, "01-first-run")
+
+    model = write_tiny_llama(Path(home) / "models" / "demo-story-model.gguf", TinyModelSpec(
+        n_layers=4, n_embd=128, n_ff=256, n_extra_tokens=2000, f16=True, name="Demo story model (random weights)"))
+    win.model.open_model(str(model))
+    wait_until(app, lambda: win.settings_panel.plan is not None and win.settings_panel.wait_idle())
+    win.settings_panel.ctx.setValue(2048)
+    wait_until(app, lambda: win.settings_panel.plan.ctx == 2048 and win.settings_panel.wait_idle())
+    grab(app, win, "02-model-checked")
+
+    win.settings_panel.probe.run()
+    wait_until(app, lambda: win.settings_panel.probe.result is not None)
+    settle(app)
+    grab(app, win, "03-probe-done")
+
+    win.server.start_button.click()
+    wait_until(app, lambda: win.server.state == "ready")
+    win.chat.params_box.max_tokens.setValue(48)
+    win.chat.send("Hello! What can you do?")
+    wait_until(app, lambda: not win.chat.is_streaming() and win.chat._reply_entry is not None)
+    settle(app, 1.0)
+    grab(app, win, "04-server-ready-chat")
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    win.server.stop_button.click()
+    wait_until(app, lambda: win.server.state == "stopped")
+    win.settings_panel.advanced.port.setValue(busy.getsockname()[1])
+    win.settings_panel.advanced.pick_free_port.setCurrentIndex(1)
+    win.server.start_button.click()
+    wait_until(app, lambda: win.server.crash_card.isVisible() and win.server.crash_card.diagnosis is not None)
+    settle(app, 1.0)
+    grab(app, win, "05-crash-card")
+    busy.close()
+
+    win.tabs.setCurrentIndex(1)
+    settle(app)
+    grab(app, win, "06-logs")
+
+    win.close()
+    wait_until(app, lambda: win._close_state == "done")
+    win.shutdown_blocking()
+    workers.wait_for_pool()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

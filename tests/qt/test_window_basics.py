@@ -1,0 +1,79 @@
+"""Window basics without a server: remembered settings, damaged settings notice, drag and drop, machine step."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from app.core.settings import load_settings, settings_path
+from tests.qt.conftest import LONG, open_and_wait
+
+
+def _new_window(qtbot):
+    from app.ui.main_window import MainWindow
+
+    win = MainWindow(load_settings(), live_hardware=False)
+    qtbot.addWidget(win)
+    win.show()
+    win.start()
+    return win
+
+
+def _close(qtbot, win) -> None:
+    win.close()
+    qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
+    win.shutdown_blocking()
+
+
+def test_geometry_last_model_recent_and_profile_survive_a_restart(qtbot, tiny_model):
+    win = _new_window(qtbot)
+    open_and_wait(qtbot, win, tiny_model)
+    qtbot.waitUntil(lambda: win.settings_panel.config() is not None, timeout=LONG)
+    win.resize(760, 560)  # inside the 800x600 offscreen screen (restoreGeometry clamps)
+    win.settings_panel.ctx.setValue(1536)
+    _close(qtbot, win)
+    stored = json.loads(settings_path().read_text(encoding="utf-8"))
+    assert stored["window_geometry"] and stored["last_model"] == str(tiny_model.resolve())
+
+    again = _new_window(qtbot)
+    assert (again.width(), again.height()) == (760, 560)
+    qtbot.waitUntil(lambda: again.settings_panel.config() is not None, timeout=LONG)
+    assert again.model.path == str(tiny_model.resolve())
+    assert again.settings_panel.ctx.value() == 1536  # the model's profile came back
+    assert [a.toolTip() for a in again.model.recent_menu.actions()] == [str(tiny_model.resolve())]
+    _close(qtbot, again)
+
+
+def test_damaged_settings_file_shows_a_notice_and_keeps_a_backup(qtbot):
+    settings_path().write_text("{ this is not json", encoding="utf-8")
+    win = _new_window(qtbot)
+    assert win.banner.isVisible()
+    assert "could not be read" in win.banner.label.text()
+    assert list(settings_path().parent.glob("settings.json.corrupt-*"))
+    _close(qtbot, win)
+
+
+def test_dropping_a_file_on_the_window_opens_it(qtbot, window, tiny_model):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tiny_model))])
+    event = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.model.report is not None, timeout=LONG)
+    assert window.model.path == str(tiny_model)
+
+
+def test_machine_step_shows_memory_and_a_kind_sentence_without_gpu(qtbot, window):
+    machine = window.machine
+    qtbot.waitUntil(lambda: machine.report is not None, timeout=LONG)
+    assert machine.ram_bar.used > 0 and "free of" in machine.ram_bar.text()
+    if not machine.report.gpus:
+        first_gpu_label = machine._gpu_rows[0][0].text()
+        assert "No NVIDIA GPU found" in first_gpu_label and "That is fine" in first_gpu_label
+    else:
+        assert machine._gpu_rows[0][1].isVisible()
+    machine.refresh_live()
+    qtbot.waitUntil(lambda: not machine._sampling, timeout=LONG)
+    assert machine.last_sample.ram_total > 0

@@ -1,4 +1,7 @@
-"""Language switching: core sentences (``app.core.text``) and Qt translations (.qm) move together."""
+"""Language switching: core sentences (``app.core.text``) and Qt translations (.qm) move together.
+
+The .qm files are read once, at start-up (``preload``), so switching later touches no disk.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ TRANSLATIONS_DIR = Path(__file__).resolve().parents[2] / "resources" / "translat
 QM_NAME = "gguf_launcher_zh_CN.qm"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 
+_loaded: list[QTranslator] | None = None  # ours + Qt's own Chinese strings, loaded once
 _installed: list[QTranslator] = []
 
 
@@ -24,8 +28,24 @@ def resolve_language(saved: str | None) -> str:
     return saved if saved in LANGUAGES else text.detect_system_language()
 
 
+def preload() -> list[QTranslator]:
+    """Read the Chinese translations (call before the event loop runs)."""
+    global _loaded
+    if _loaded is None:
+        app = QCoreApplication.instance()
+        ours, qt_own = QTranslator(app), QTranslator(app)
+        _loaded = [t for t, ok in (
+            (ours, ours.load(str(qm_path()))),
+            (qt_own, qt_own.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))),
+        ) if ok]
+    return _loaded
+
+
 def apply_language(lang: str) -> bool:
-    """Switch the whole app; Qt then sends LanguageChange to every widget (they retranslate)."""
+    """Switch the whole app; Qt then sends LanguageChange to every widget (they retranslate).
+
+    Returns False when Chinese was asked for but its translation file could not be read.
+    """
     app = QCoreApplication.instance()
     text.set_language(lang)
     for translator in _installed:
@@ -35,13 +55,7 @@ def apply_language(lang: str) -> bool:
         QLocale.setDefault(QLocale(QLocale.Language.English))
         return True
     QLocale.setDefault(QLocale(QLocale.Language.Chinese, QLocale.Country.China))
-    ours = QTranslator(app)
-    loaded = ours.load(str(qm_path()))
-    if loaded:
-        app.installTranslator(ours)
-        _installed.append(ours)
-    qt_own = QTranslator(app)  # Qt's own strings: dialog buttons, context menus
-    if qt_own.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(qt_own)
-        _installed.append(qt_own)
-    return loaded
+    for translator in preload():
+        app.installTranslator(translator)
+        _installed.append(translator)
+    return bool(_installed)

@@ -29,6 +29,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setOrganizationName("gguf-launcher")
     settings = load_settings()
+    i18n.preload()
     i18n.apply_language(i18n.resolve_language(settings.language))
     apply_style(app)
     window = MainWindow(settings)

@@ -39,7 +39,7 @@ def run_gui(argv: list[str] | None = None) -> int:
         return app.exec()
     finally:
         window.shutdown_blocking()  # the event loop is over: waiting here freezes nothing
-        workers.wait_for_pool()
+        workers.wait_for_pool(30_000)  # a cancelled probe stops its test server before it returns
 
 
 if __name__ == "__main__":

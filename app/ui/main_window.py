@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from app.core.settings import Settings
-from app.ui import chat_embed, i18n, server_control
+from app.ui import chat_embed, i18n, server_control, workers
 from app.ui.log_pane import LogPane
 from app.ui.machine_panel import MachinePanel
 from app.ui.model_panel import ModelPanel
@@ -265,6 +265,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self._save_window()
+        workers.cancel_all()  # a running probe or hash stops early; run_gui waits for them after the loop
         if not self.control.is_running():
             self._finish_close()
             event.accept()

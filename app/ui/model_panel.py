@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
-from app.core.text import human_bytes
 from app.ui import model_actions as actions
 from app.ui.widgets.check_list import CheckList
 from app.ui.workers import Task, run_task

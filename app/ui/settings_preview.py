@@ -72,7 +72,7 @@ def plan_text(result: Preview | None) -> str:
     if result.plan is None:
         return tr("No memory plan: {error}").format(error=_error_sentence(result.plan_error or Exception("?")))
     plan = result.plan
-    verdict = tr("Fits (estimate).") if plan.fits else tr("Does not fit (estimate).")
+    verdict = tr("Fits in the memory available.") if plan.fits else tr("Does not fit in the memory available.")
     lines = [verdict + " " + plan.recommendation_text().render()]
     lines += [note.render() for note in plan.notes]
     return "\n".join(lines)

@@ -43,7 +43,7 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     # Settings: the plan is shown as bars with a verdict
     panel = window.settings_panel
     plan = wait_for_plan(qtbot, window)
-    assert plan.fits and "Fits" in panel.plan_text.text()
+    assert plan.fits and "Fits in the memory" in panel.plan_text.text()
     assert panel.plan_bars.zones() and set(panel.plan_bars.zones()) <= {"green", "amber"}
     assert "--n_ctx" in panel.command.text() and str(model) in panel.command.text()
     panel.ctx.setValue(1024)

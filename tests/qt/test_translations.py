@@ -28,7 +28,7 @@ def test_qm_loads_and_translates_known_strings(qapp):
     assert translator.load(str(i18n.qm_path()))
     assert translator.translate("ProbeBox", "Find safe settings") == "查找安全设置"
     assert translator.translate("MainWindow", "Machine") == "本机"
-    assert translator.translate("", "Fits (estimate).") == "放得下（估算）。"  # module-level tr() helpers
+    assert translator.translate("", "Fits in the memory available.") == "可用内存放得下。"  # module-level tr() helpers
 
 
 def test_every_tr_string_in_app_ui_is_in_the_ts_and_translated():

@@ -20,11 +20,10 @@ function Test-Python([string[]]$Command) {
 }
 
 function Find-Python {
-    $candidates = @()
-    if ($env:PYTHON) { $candidates += $env:PYTHON }
+    # $env:PYTHON may be a full path with spaces: it is one command, never split.
+    if ($env:PYTHON -and (Test-Python @($env:PYTHON))) { return ,@($env:PYTHON) }
     # "py" is the Windows Python launcher; the Microsoft Store "python" alias fails the test and is skipped.
-    $candidates += @("py -3.13", "py -3.12", "py -3.11", "py -3", "python3", "python")
-    foreach ($candidate in $candidates) {
+    foreach ($candidate in @("py -3.13", "py -3.12", "py -3.11", "py -3", "python3", "python")) {
         $command = @($candidate -split " " | Where-Object { $_ })
         if (Test-Python $command) { return ,$command }
     }

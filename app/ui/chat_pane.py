@@ -141,6 +141,11 @@ class ChatPane(QWidget):
                 return True
         return super().eventFilter(watched, event)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
     def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         if not getattr(self, "_saved_listed", False):
             self._saved_listed = True

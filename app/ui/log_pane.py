@@ -1,9 +1,11 @@
 """Live server log: bounded memory, filter, error/warning colours, pause, copy, save, open folder.
 
-Why it stays smooth under a flood: lines are queued (a deque no longer than the pane can show, so lines
-that would scroll out before being seen are never formatted) and drained in chunks of ``chunk_lines``
-per event-loop turn with a single ``appendPlainText``; ``setMaximumBlockCount`` keeps the document
-bounded; the highlighter does one precompiled regex search per line.
+Why a list model and not a QPlainTextEdit: measured here, QPlainTextEdit with ``setMaximumBlockCount``
+costs ~50 µs for every line it drops off the top (5x the cost of appending it), so a full pane under a
+flood stalls the event loop for hundreds of ms. A ``QListView`` over a plain list (uniform row heights,
+batched layout) appends and drops whole batches cheaply and paints only the visible rows; a line's
+colour is computed only when its row is painted. Lines arrive already batched (``SupervisorBridge``),
+and a batch longer than the pane keeps only its newest lines.
 """
 
 from __future__ import annotations
@@ -13,22 +15,16 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from PySide6.QtCore import QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import (
-    QColor,
-    QDesktopServices,
-    QFontDatabase,
-    QGuiApplication,
-    QSyntaxHighlighter,
-    QTextCharFormat,
-)
+from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, Qt, QUrl, Signal
+from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
+    QListView,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -36,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import paths
-from app.ui.workers import run_task
+from app.ui.workers import Debouncer, run_task
 
 LEVEL_INFO, LEVEL_WARNING, LEVEL_ERROR = 0, 1, 2
 ERROR_RE = re.compile(
@@ -44,8 +40,8 @@ ERROR_RE = re.compile(
     re.IGNORECASE,
 )
 WARNING_RE = re.compile(r"warn|deprecat|not supported|falling back|fallback", re.IGNORECASE)
-DEFAULT_MAX_LINES = 5_000
-DEFAULT_CHUNK_LINES = 2_000
+LEVEL_COLOURS = {LEVEL_ERROR: "#c62828", LEVEL_WARNING: "#b26a00"}
+DEFAULT_MAX_LINES = 10_000
 
 
 def line_text(line: Any) -> str:
@@ -62,63 +58,61 @@ def line_level(text: str) -> int:
     return LEVEL_INFO
 
 
-class LogHighlighter(QSyntaxHighlighter):
-    """Errors red, warnings amber, filter matches with a yellow background."""
+class LogModel(QAbstractListModel):
+    """The shown lines, at most ``max_lines``; the oldest leave in one batch when new ones arrive."""
 
-    def __init__(self, document) -> None:
-        super().__init__(document)
-        self.needle = ""
-        self._error = QTextCharFormat()
-        self._error.setForeground(QColor("#c62828"))
-        self._warning = QTextCharFormat()
-        self._warning.setForeground(QColor("#b26a00"))
-        self._match = QTextCharFormat()
-        self._match.setBackground(QColor("#fff59d"))
+    def __init__(self, max_lines: int, parent=None) -> None:
+        super().__init__(parent)
+        self.max_lines = max_lines
+        self.rows: list[str] = []
+        self._brushes = {level: QBrush(QColor(colour)) for level, colour in LEVEL_COLOURS.items()}
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt name)
-        level = line_level(text)
-        if level == LEVEL_ERROR:
-            self.setFormat(0, len(text), self._error)
-        elif level == LEVEL_WARNING:
-            self.setFormat(0, len(text), self._warning)
-        if self.needle:
-            lowered, start = text.lower(), 0
-            while (start := lowered.find(self.needle, start)) >= 0:
-                self.mergeFormat(start, len(self.needle), self._match)
-                start += len(self.needle)
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802 (Qt name)
+        return 0 if parent.isValid() else len(self.rows)
 
-    def mergeFormat(self, start: int, length: int, fmt: QTextCharFormat) -> None:  # noqa: N802
-        merged = QTextCharFormat(self.format(start))
-        merged.merge(fmt)
-        self.setFormat(start, length, merged)
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if role in (Qt.DisplayRole, Qt.ToolTipRole):
+            return self.rows[index.row()]
+        if role == Qt.ForegroundRole:
+            return self._brushes.get(line_level(self.rows[index.row()]))
+        return None
+
+    def append(self, texts: list[str]) -> None:
+        texts = texts[-self.max_lines:]
+        overflow = len(self.rows) + len(texts) - self.max_lines
+        if overflow > 0:
+            self.beginRemoveRows(QModelIndex(), 0, overflow - 1)
+            del self.rows[:overflow]
+            self.endRemoveRows()
+        if texts:
+            first = len(self.rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(texts) - 1)
+            self.rows.extend(texts)
+            self.endInsertRows()
+
+    def replace(self, texts: list[str]) -> None:
+        self.beginResetModel()
+        self.rows = list(texts[-self.max_lines:])
+        self.endResetModel()
 
 
 class LogPane(QWidget):
-    """``append_lines(lines)`` accepts core ``LogLine`` values or strings, from the GUI thread.
+    """``append_lines(lines)`` takes core ``LogLine`` values or strings, on the GUI thread.
 
-    Signals: ``saved(str path)``, ``saveFailed(str path, str error)``.
+    Signals: ``saved(str path)``, ``saveFailed(str path, str reason)``.
     """
 
     saved = Signal(str)
     saveFailed = Signal(str, str)
 
-    def __init__(
-        self,
-        parent: QWidget | None = None,
-        *,
-        max_lines: int = DEFAULT_MAX_LINES,
-        chunk_lines: int = DEFAULT_CHUNK_LINES,
-    ) -> None:
+    def __init__(self, parent: QWidget | None = None, *, max_lines: int = DEFAULT_MAX_LINES) -> None:
         super().__init__(parent)
         self.max_lines = max_lines
-        self.chunk_lines = chunk_lines
-        self._history: deque[tuple[str, int]] = deque(maxlen=max_lines)
-        self._queue: deque[str] = deque(maxlen=max_lines)
+        self._history: deque[str] = deque(maxlen=max_lines)  # every line received, for re-filtering and save
+        self._held: deque[str] = deque(maxlen=max_lines)  # lines that arrived while paused
+        self._held_count = 0
         self._needle = ""
         self._min_level = LEVEL_INFO
-        self._paused_arrivals = 0
-        self._drain_timer = QTimer(self, singleShot=True, interval=0, timeout=self._drain)
-        self._filter_timer = QTimer(self, singleShot=True, interval=150, timeout=self._apply_filter)
         self._build()
         self.retranslate()
 
@@ -126,7 +120,8 @@ class LogPane(QWidget):
 
     def _build(self) -> None:
         self.filter_edit = QLineEdit(self, clearButtonEnabled=True)
-        self.filter_edit.textChanged.connect(lambda _text: self._filter_timer.start())
+        self._filter_debounce = Debouncer(self._apply_filter, 150, self)
+        self.filter_edit.textChanged.connect(lambda _text: self._filter_debounce.trigger())
         self.level_combo = QComboBox(self)
         self.level_combo.addItems(["", "", ""])
         self.level_combo.currentIndexChanged.connect(lambda _i: self._apply_filter())
@@ -137,12 +132,18 @@ class LogPane(QWidget):
         self.folder_button = QPushButton(self, clicked=self.open_log_folder)
         self.clear_button = QPushButton(self, clicked=self.clear)
         self.status_label = QLabel(self)
-        self.view = QPlainTextEdit(self, readOnly=True)
-        self.view.setMaximumBlockCount(self.max_lines)
-        self.view.setLineWrapMode(QPlainTextEdit.NoWrap)
-        self.view.setUndoRedoEnabled(False)
+        self.status_label.hide()
+        self.model = LogModel(self.max_lines, self)
+        self.view = QListView(self)
+        self.view.setModel(self.model)
+        self.view.setUniformItemSizes(True)
+        self.view.setLayoutMode(QListView.Batched)  # measured: 2.5 ms per 1,000-line append vs 25 ms in SinglePass
+        self.view.setBatchSize(1_000)
+        self.view.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.view.setTextElideMode(Qt.ElideRight)
         self.view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
-        self.highlighter = LogHighlighter(self.view.document())
+        QShortcut(QKeySequence.Copy, self.view, self.copy_to_clipboard, context=Qt.WidgetShortcut)
 
         bar = QHBoxLayout()
         for widget in (self.filter_edit, self.level_combo, self.pause_button, self.copy_button,
@@ -162,48 +163,57 @@ class LogPane(QWidget):
         self.pause_button.setText(self.tr("Pause"))
         self.pause_button.setToolTip(self.tr("Freeze the view to read; new lines wait until you resume"))
         self.copy_button.setText(self.tr("Copy"))
-        self.copy_button.setToolTip(self.tr("Copy the selection, or every shown line when nothing is selected"))
+        self.copy_button.setToolTip(self.tr("Copy the selected lines, or every shown line when none is selected"))
         self.save_button.setText(self.tr("Save…"))
         self.folder_button.setText(self.tr("Open log folder"))
         self.folder_button.setToolTip(self.tr("The full log of every run is kept there"))
         self.clear_button.setText(self.tr("Clear"))
         self._update_status()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
     # --- ingest --------------------------------------------------------------------------------
 
     def append_lines(self, lines: Iterable[Any]) -> None:
-        for line in lines:
-            text = line_text(line)
-            level = line_level(text)
-            self._history.append((text, level))
-            if self._accepts(text, level):
-                self._queue.append(text)
-                if self.is_paused():
-                    self._paused_arrivals += 1
-        if self.is_paused():
-            self._update_status()
-        elif self._queue and not self._drain_timer.isActive():
-            self._drain_timer.start()
-
-    def _accepts(self, text: str, level: int) -> bool:
-        return level >= self._min_level and (not self._needle or self._needle in text.lower())
-
-    @Slot()
-    def _drain(self) -> None:
-        if self.is_paused() or not self._queue:
+        texts = [line_text(line) for line in lines]
+        self._history.extend(texts)
+        texts = texts[-self.max_lines:]  # older lines of a huge batch would scroll out unseen
+        if self._needle or self._min_level:
+            texts = [text for text in texts if self._accepts(text)]
+        if not texts:
             return
-        count = min(self.chunk_lines, len(self._queue))
-        chunk = [self._queue.popleft() for _ in range(count)]
-        self.view.appendPlainText("\n".join(chunk))
-        bar = self.view.verticalScrollBar()
-        bar.setValue(bar.maximum())
-        if self._queue:
-            self._drain_timer.start()
+        if self.is_paused():
+            self._held.extend(texts)
+            self._held_count += len(texts)
+            self._update_status()
+            return
+        self._show(texts)
 
-    def flush_pending(self) -> None:
-        """Show every queued line now (tests; the drain timer does this in normal use)."""
-        while self._queue and not self.is_paused():
-            self._drain()
+    def _show(self, texts: list[str]) -> None:
+        bar = self.view.verticalScrollBar()
+        following = bar.value() >= bar.maximum() - 1  # like a terminal: follow only from the bottom
+        self.model.append(texts)
+        if following:
+            self.view.scrollToBottom()
+
+    def _accepts(self, text: str) -> bool:
+        if self._needle and self._needle not in text.lower():
+            return False
+        return not self._min_level or line_level(text) >= self._min_level
+
+    def shown_lines(self) -> list[str]:
+        return list(self.model.rows)
+
+    def shown_line_count(self) -> int:
+        return len(self.model.rows)
+
+    def level_colour(self, row: int) -> str:
+        """The colour name a row is painted with ("" = default), as the view asks the model."""
+        brush = self.model.data(self.model.index(row), Qt.ForegroundRole)
+        return brush.color().name() if brush is not None else ""
 
     # --- filter / pause ------------------------------------------------------------------------
 
@@ -214,58 +224,52 @@ class LogPane(QWidget):
     def set_min_level(self, level: int) -> None:
         self.level_combo.setCurrentIndex(level)
 
-    @Slot()
     def _apply_filter(self) -> None:
-        self._filter_timer.stop()
         self._needle = self.filter_edit.text().strip().lower()
         self._min_level = self.level_combo.currentIndex()
-        self.highlighter.needle = self._needle
-        self.view.clear()
-        self._queue.clear()
-        self._queue.extend(text for text, level in self._history if self._accepts(text, level))
-        self._paused_arrivals = len(self._queue) if self.is_paused() else 0
+        self._held.clear()
+        self._held_count = 0
+        self.model.replace([text for text in self._history if self._accepts(text)])
+        self.view.scrollToBottom()
         self._update_status()
-        self.flush_pending() if len(self._queue) <= self.chunk_lines else self._drain_timer.start()
 
     def is_paused(self) -> bool:
         return self.pause_button.isChecked()
 
-    @Slot(bool)
     def set_paused(self, paused: bool) -> None:
         if self.pause_button.isChecked() != paused:
-            self.pause_button.setChecked(paused)  # re-enters through toggled
+            self.pause_button.setChecked(paused)  # comes back here through toggled
             return
+        if not paused and self._held:
+            held, self._held = list(self._held), deque(maxlen=self.max_lines)
+            self._show(held)
         if not paused:
-            self._paused_arrivals = 0
-            self._drain_timer.start()
+            self._held_count = 0
         self._update_status()
 
-    def _update_status(self) -> None:
-        if self.is_paused():
-            text = self.tr("Paused. New lines waiting: {count}").format(count=self._paused_arrivals)
-        else:
-            text = ""
+    def _update_status(self, text: str = "") -> None:
+        if not text and self.is_paused():
+            text = self.tr("Paused. New lines waiting: {count}").format(count=self._held_count)
         self.status_label.setText(text)
         self.status_label.setVisible(bool(text))
 
     def clear(self) -> None:
         self._history.clear()
-        self._queue.clear()
-        self._paused_arrivals = 0
-        self.view.clear()
+        self._held.clear()
+        self._held_count = 0
+        self.model.replace([])
         self._update_status()
 
     # --- copy / save / folder ------------------------------------------------------------------
 
     def shown_text(self) -> str:
-        """Every line that passes the filter, including lines still queued or held by pause."""
-        return "\n".join(text for text, level in self._history if self._accepts(text, level))
+        """Every received line that passes the filter (including lines held back by pause)."""
+        return "\n".join(text for text in self._history if self._accepts(text))
 
     def copy_to_clipboard(self) -> None:
-        if self.view.textCursor().hasSelection():
-            self.view.copy()
-        else:
-            QGuiApplication.clipboard().setText(self.shown_text())
+        rows = sorted(index.row() for index in self.view.selectionModel().selectedIndexes())
+        text = "\n".join(self.model.rows[row] for row in rows) if rows else self.shown_text()
+        QGuiApplication.clipboard().setText(text)
 
     def _ask_save_path(self) -> None:
         path, _filter = QFileDialog.getSaveFileName(
@@ -275,22 +279,18 @@ class LogPane(QWidget):
             self.save_to(path)
 
     def save_to(self, path: str | Path) -> None:
-        """Write the shown lines in a pool thread; ``saved`` or ``saveFailed`` follows."""
+        """Write the shown lines on a pool thread; ``saved`` or ``saveFailed`` follows."""
         target = str(path)
         run_task(
             Path(target).write_text, self.shown_text() + "\n", encoding="utf-8",
-            on_done=lambda _n: self.saved.emit(target),
-            on_error=lambda exc: self._save_failed(target, exc),
+            on_done=lambda _count: self.saved.emit(target),
+            on_error=lambda error: self._save_failed(target, error),
         )
 
     def _save_failed(self, path: str, error: BaseException) -> None:
         reason = getattr(error, "strerror", None) or str(error)
-        self.status_label.setText(self.tr("Could not save the log to {path}: {error}").format(path=path, error=reason))
-        self.status_label.setVisible(True)
+        self._update_status(self.tr("Could not save the log to {path}: {reason}").format(path=path, reason=reason))
         self.saveFailed.emit(path, reason)
 
     def open_log_folder(self) -> bool:
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
-
-    def shown_line_count(self) -> int:
-        return self.view.document().blockCount()

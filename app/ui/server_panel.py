@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QTimer, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -259,6 +259,11 @@ class ServerPanel(QWidget):
         self.url_caption.setText(self.tr("Address:"))
         self.crash_card.retranslate()
         self._render_state()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
 
     # --- bridge --------------------------------------------------------------------------------
 

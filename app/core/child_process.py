@@ -176,8 +176,9 @@ class ChildProcess:
 
     def _wait(self) -> None:
         returncode = self.popen.wait()
+        deadline = time.monotonic() + READER_JOIN_TIMEOUT_S
         for reader in self._readers:  # the last stderr lines explain the death: let them arrive first
-            reader.join(READER_JOIN_TIMEOUT_S)
+            reader.join(max(0.0, deadline - time.monotonic()))
         self.returncode = returncode
         if self._registry_file is not None:
             child_registry.unregister(self._registry_file)

@@ -56,6 +56,7 @@ class Supervisor:
         self._measured_load_s: float | None = None
         self._block_count: int | None = None
         self._ready_generations: set[int] = set()
+        self._start_pending = False
         self.history: deque[Event] = deque(maxlen=HISTORY_EVENTS)
         self.backend: BackendInfo | None = None
         self.argv: list[str] = []
@@ -146,10 +147,14 @@ class Supervisor:
         Raises UserError when it cannot even be spawned (missing binary, bad settings); the state is then FAILED.
         """
         with self._cond:
-            if self._state in ACTIVE_STATES:
-                return
+            if self._state in ACTIVE_STATES or self._start_pending:
+                return  # a double click starts one server, not two
+            self._start_pending = True
             self._crash_times.clear()
-        self._launch()
+        try:
+            self._launch()
+        finally:
+            self._start_pending = False
 
     def _launch(self) -> None:
         with self._cond:
@@ -176,8 +181,12 @@ class Supervisor:
             self._fail_to_start(generation, error, argv)
             raise UserError(self.last_diagnosis.message, self.last_diagnosis.fix_hint, [str(error)]) from error
         with self._cond:
-            if generation == self._generation:
+            current = generation == self._generation
+            if current:
                 self._child = child
+        if not current:  # stop() ran while we were spawning: this child must not live on untracked
+            child.stop(self.stop_grace_s)
+            return
         threading.Thread(target=self._gate, args=(generation, child, config, backend),
                          name=f"ready-{child.pid}", daemon=True).start()
         if self._block_count is None:  # read now, off the crash path, for "fewer GPU layers" fixes

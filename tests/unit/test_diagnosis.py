@@ -182,6 +182,11 @@ def test_log_lines_may_be_objects_with_text_or_bytes():
 
     lines = [LogLine(line) for line in log("not_gguf.txt")[:-1]] + [log("not_gguf.txt")[-1].encode()]
     assert diagnose(1, lines, config()).cause == "not_gguf"
+    blob = (CRASH_LOGS / "not_gguf.txt").read_text(encoding="utf-8")
+    assert diagnose(1, blob, config()).cause == "not_gguf"
+    assert diagnose(1, ["loading 10%\rloading 20%\rerror: invalid argument: --foo"], config()).cause == "bad_argument"
+    nothing = diagnose(1, None, config(), rss_samples=None)
+    assert nothing.cause == "unknown" and nothing.evidence == ()
 
 
 # --- fixes computed from the launch config --------------------------------------------------------------------

@@ -36,6 +36,18 @@ def log_text(line: Any) -> str:
     return text if isinstance(text, str) else str(text)
 
 
+def as_lines(log_lines: Iterable[Any] | str | bytes | None) -> list[str]:
+    """Log entries as plain lines: one text blob, a list of lines, or LogLine objects; ``\r`` splits too."""
+    if log_lines is None:
+        return []
+    if isinstance(log_lines, (str, bytes)):
+        log_lines = [log_lines]
+    lines: list[str] = []
+    for entry in log_lines:
+        lines.extend(log_text(entry).splitlines() or [""])
+    return lines
+
+
 def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence | None, trend) -> str:
     signal = crash_signal(status)
     if signal == "SIGKILL":
@@ -83,11 +95,11 @@ def diagnose(
     """Why the server stopped. ``was_ready``: the supervisor knows whether the server ever became ready;
     without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM."""
     status = decode_exit_status(returncode)
-    lines = [log_text(line).rstrip("\r\n") for line in log_lines]
+    lines = as_lines(log_lines)
     hits = find_hits(lines)
     hit = hits[0] if hits else None
     facts = read_log_facts(lines)
-    samples = list(rss_samples)
+    samples = list(rss_samples or ())
     trend = rss_trend(samples, memory_limit or (memory_limit_bytes() if samples else None))
     situation = Situation(
         status=status, config=config, facts=facts, hit=hit, block_count=block_count, oom=oom_evidence,

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from app.core.diagnosis.diagnose import log_text
+from app.core.diagnosis.diagnose import as_lines
 from app.core.diagnosis.log_facts import LOADING_MARKERS, READY_MARKERS
 from app.core.diagnosis.signatures import find_hits
 from app.core.diagnosis.value import Diagnosis, trim_evidence
@@ -20,7 +20,7 @@ def _seen(lines: list[str], markers: tuple[str, ...]) -> bool:
 
 def diagnose_timeout(seconds: float, log_lines: Iterable[Any], config: Any = None) -> Diagnosis:
     """The server kept running but never answered its readiness check within ``seconds``."""
-    lines = [log_text(line).rstrip("\r\n") for line in log_lines]
+    lines = as_lines(log_lines)
     visible = [line for line in lines if line.strip()]
     secs = int(round(seconds))
     if not visible:

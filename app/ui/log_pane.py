@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListView,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -120,6 +119,7 @@ class LogPane(QWidget):
 
     def _build(self) -> None:
         self.filter_edit = QLineEdit(self, clearButtonEnabled=True)
+        self.filter_edit.setMinimumWidth(140)
         self._filter_debounce = Debouncer(self._apply_filter, 150, self)
         self.filter_edit.textChanged.connect(lambda _text: self._filter_debounce.trigger())
         self.level_combo = QComboBox(self)
@@ -127,10 +127,10 @@ class LogPane(QWidget):
         self.level_combo.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.pause_button = QToolButton(self, checkable=True)
         self.pause_button.toggled.connect(self.set_paused)
-        self.copy_button = QPushButton(self, clicked=self.copy_to_clipboard)
-        self.save_button = QPushButton(self, clicked=self._ask_save_path)
-        self.folder_button = QPushButton(self, clicked=self.open_log_folder)
-        self.clear_button = QPushButton(self, clicked=self.clear)
+        self.copy_button = QToolButton(self, clicked=self.copy_to_clipboard)
+        self.save_button = QToolButton(self, clicked=self._ask_save_path)
+        self.folder_button = QToolButton(self, clicked=self.open_log_folder)
+        self.clear_button = QToolButton(self, clicked=self.clear)
         self.status_label = QLabel(self)
         self.status_label.hide()
         self.model = LogModel(self.max_lines, self)

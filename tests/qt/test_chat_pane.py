@@ -1,0 +1,165 @@
+"""Chat pane against a real embedded server (llama-cpp-python) on a generated GGUF.
+
+One supervised server per module. Its model has a 20,000-token vocabulary so a random-weight reply
+practically never hits end-of-sequence early: "Stop mid-reply" and "kill mid-reply" stay deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from app.core.chat import ChatClient, list_conversations
+from app.core.demo_model import TinyModelSpec, write_tiny_llama
+from app.core.launch_config import LaunchConfig
+from app.core.ports import find_free_port
+from app.core.supervisor import State, Supervisor
+from app.core.text import set_language
+from app.ui import workers
+from app.ui.chat_pane import ChatPane
+
+READY_S = 90.0  # python -m llama_cpp.server imports slowly on a busy 2-core machine
+REPLY_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def chat_server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("chat-server-home")
+    previous = os.environ.get("GGUF_LAUNCHER_HOME")
+    os.environ["GGUF_LAUNCHER_HOME"] = str(home)  # the supervisor's log file must not land in the real log dir
+    model = write_tiny_llama(home / "wide-vocab.gguf", TinyModelSpec(n_extra_tokens=20_000, seed=7))
+    config = LaunchConfig(model=str(model), ctx=2048, threads=1, port=find_free_port())
+    supervisor = Supervisor(config, backoff_s=(0.2,))
+    try:
+        supervisor.start()
+        state = supervisor.wait_for({State.READY, State.FAILED}, READY_S)
+        assert state is State.READY, f"embedded server not ready: {state}; {supervisor.last_diagnosis}"
+        yield supervisor
+    finally:
+        supervisor.close()
+        if previous is None:
+            os.environ.pop("GGUF_LAUNCHER_HOME", None)
+        else:
+            os.environ["GGUF_LAUNCHER_HOME"] = previous
+
+
+@pytest.fixture
+def pane(qtbot):
+    widget = ChatPane()
+    qtbot.addWidget(widget)
+    yield widget
+    widget.stop()
+    qtbot.waitUntil(lambda: not widget.is_streaming() and workers.active_count() == 0, timeout=REPLY_MS)
+    widget.shutdown()
+
+
+def connect(pane: ChatPane, supervisor: Supervisor, max_tokens: int) -> list[str]:
+    """Point the pane at the server; returns a list that records every streamed delta."""
+    pane.set_supervisor(supervisor)
+    pane.set_server_state("ready", {})
+    pane.params_box.max_tokens.setValue(max_tokens)
+    deltas: list[str] = []
+    original = pane.transcript.append_delta
+
+    def recording(entry, text):
+        deltas.append(text)
+        original(entry, text)
+
+    pane.transcript.append_delta = recording
+    return deltas
+
+
+def wait_idle(qtbot, pane: ChatPane) -> None:
+    qtbot.waitUntil(lambda: not pane.is_streaming(), timeout=REPLY_MS)
+
+
+def test_reply_streams_into_the_pane_with_its_numbers(qtbot, pane, chat_server):
+    deltas = connect(pane, chat_server, max_tokens=48)
+    with qtbot.waitSignal(pane.streamingChanged, timeout=1_000):
+        assert pane.send("Hello, who are you?")
+    assert not pane.send_button.isEnabled() and pane.stop_button.isEnabled()
+    with qtbot.waitSignal(pane.replyFinished, timeout=REPLY_MS) as finished:
+        pass
+    wait_idle(qtbot, pane)
+    stats = finished.args[0]
+    assert len(deltas) > 1, "the reply should arrive in pieces, not in one block"
+    text = pane.transcript.plain_text()
+    assert "Hello, who are you?" in text and "Assistant" in text and "".join(deltas) in text
+    assert stats.finish_reason == "length" and "tokens/s" in text and "first token after" in text
+    assert "cut at max tokens (48)" in text  # finish reason said plainly
+    assert pane.meter.use is not None and pane.meter.use.ctx == 2048 and 48 < pane.meter.use.used < 2048
+    assert "of 2048 tokens used" in pane.meter.summary.text()
+    assert not pane.resend_button.isVisibleTo(pane)
+    saved = list_conversations()
+    assert saved and saved[0]["messages"] == 2
+    qtbot.waitUntil(lambda: pane.saved_combo.count() == 2, timeout=5_000)
+
+    set_language("zh")
+    pane.retranslate()
+    assert stats.finish_text().render("zh") in pane.transcript.plain_text()
+
+
+def test_stop_mid_reply_then_the_next_message_is_answered(qtbot, pane, chat_server):
+    deltas = connect(pane, chat_server, max_tokens=1_500)
+    pane.send("Tell me a very long story.")
+    qtbot.waitUntil(lambda: len(deltas) > 0, timeout=REPLY_MS)
+    pane.stop_button.click()
+    wait_idle(qtbot, pane)
+    entry = next(e for e in reversed(pane.transcript.entries) if e.kind == "message" and e.role == "assistant")
+    assert entry.status == "stopped" and entry.content
+    assert "You stopped the answer." in pane.transcript.plain_text()
+    assert pane.session.conversation.messages[-1].stats["completion_tokens"] < 1_500
+
+    pane.params_box.max_tokens.setValue(8)
+    with qtbot.waitSignal(pane.replyFinished, timeout=REPLY_MS) as finished:
+        pane.send("And a short one?")
+    assert finished.args[0].finish_reason == "length"
+
+
+def test_too_long_message_is_an_error_message_in_the_conversation(qtbot, pane, chat_server):
+    connect(pane, chat_server, max_tokens=64)
+    with qtbot.waitSignal(pane.errorShown, timeout=REPLY_MS) as shown:
+        pane.send("word " * 3_000)
+    wait_idle(qtbot, pane)
+    error = shown.args[0]
+    assert error.kind == "context_too_long"
+    text = pane.transcript.plain_text()
+    assert error.message.render("en") in text and error.next_step.render("en") in text
+    assert "tokens long" in text and "HTTP" not in text and "400" not in text
+    assert pane.resend_button.isVisibleTo(pane)  # the message is kept, not lost
+
+
+def test_unreachable_server_is_said_plainly(qtbot, pane):
+    pane.set_client(ChatClient(f"http://127.0.0.1:{find_free_port()}", connect_timeout=2.0))
+    with qtbot.waitSignal(pane.errorShown, timeout=REPLY_MS) as shown:
+        pane.send("anyone there?")
+    wait_idle(qtbot, pane)
+    assert shown.args[0].kind == "unreachable"
+    assert "Nothing answers at" in pane.transcript.plain_text()
+    assert "ConnectError" not in pane.transcript.plain_text()
+
+
+def test_crash_mid_reply_keeps_the_message_and_resends_after_restart(qtbot, pane, chat_server):
+    deltas = connect(pane, chat_server, max_tokens=1_500)
+    pane.send("Keep talking until the server dies.")
+    qtbot.waitUntil(lambda: len(deltas) > 0, timeout=REPLY_MS)
+    first_pid = chat_server.pid
+    with qtbot.waitSignal(pane.errorShown, timeout=REPLY_MS) as shown:
+        os.kill(first_pid, signal.SIGKILL)
+    wait_idle(qtbot, pane)
+    assert shown.args[0].kind == "server_crashed"
+    assert "cut off" in pane.transcript.plain_text()  # the partial answer stays visible, marked
+    assert pane.resend_label.isVisibleTo(pane)
+
+    pane.set_server_state("restarting", {})
+    assert not pane.resend_button.isEnabled()
+    assert chat_server.wait_for(State.READY, READY_S) is State.READY and chat_server.pid != first_pid
+    pane.set_server_state("ready", {})
+    pane.params_box.max_tokens.setValue(8)
+    with qtbot.waitSignal(pane.replyFinished, timeout=REPLY_MS):
+        pane.resend_button.click()
+    wait_idle(qtbot, pane)
+    assert pane.session.conversation.pending_message() is None
+    assert not pane.resend_button.isVisibleTo(pane)

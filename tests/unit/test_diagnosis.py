@@ -361,3 +361,19 @@ def test_each_cause_renders_without_placeholders(cause, lang):
 def test_every_crash_cause_has_a_one_line_case():
     not_crashes = {"ready_timeout", "missing_binary", "permission_denied", "not_executable", "start_failed"}
     assert set(CAUSES) - not_crashes == set(ONE_LINE_CASES)
+
+
+@pytest.mark.parametrize(("line", "cause"), [
+    ("error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "gpu_out_of_memory"),
+    ("alloc_tensor_range: failed to allocate Vulkan0 buffer of size 3221225472", "gpu_out_of_memory"),
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 812.00 MiB on device 1: hipMalloc failed: out of memory", "gpu_out_of_memory"),
+    ("llama_model_load: error loading model: unable to allocate CPU_REPACK buffer", "ram_out_of_memory"),
+    ("alloc_tensor_range: failed to allocate CUDA_Host buffer of size 1073741824", "ram_out_of_memory"),
+    ("ERROR:    [Errno 10048] error while attempting to bind on address ('127.0.0.1', 8000): only one usage of each socket address (protocol/network address/port) is normally permitted", "port_in_use"),
+    ("ERROR:    [Errno 48] error while attempting to bind on address ('127.0.0.1', 8000): address already in use", "port_in_use"),
+    ("dyld[1234]: Library not loaded: @rpath/libggml-metal.dylib", "missing_library"),
+    ("__main__.py: error: argument --n_ctx: invalid int value: 'big'", "bad_argument"),
+    ("error while handling argument \"-fa\": unknown value for --flash-attn: 'yes'", "bad_argument"),
+])
+def test_signature_variants_across_platforms(line, cause):
+    assert diagnose(1, ["main: loading model", line], config()).cause == cause

@@ -70,7 +70,7 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     first_pid = supervisor.pid
     assert first_pid and _alive(first_pid)
     assert window.server.url_value.text() != "—"
-    qtbot.waitUntil(lambda: window.logs.view.blockCount() > 3, timeout=LONG)
+    qtbot.waitUntil(lambda: window.logs.shown_line_count() > 3, timeout=LONG)
 
     # Chat: the reply streams, Stop cuts it off mid-reply
     chat.params_box.max_tokens.setValue(4000)

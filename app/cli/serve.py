@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from app.cli._output import print_json_line, report_user_error
+from app.core.child_registry import find_stale_children, kill_stale_child
 from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
 from app.core.supervisor import Event, State, Supervisor
@@ -30,6 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--parallel", type=int, default=1, help="requests served at once (llama-server)")
     parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
     parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
+    parser.add_argument("--kill-stale", action="store_true",
+                        help="first stop servers left running by an earlier app session that crashed")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
     parser.add_argument("--logs", action="store_true", help="also print the server's own output lines")
     return parser
@@ -50,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except UserError as error:
         return report_user_error(error)
+    _handle_stale_children(args.kill_stale, args.json)
     supervisor = Supervisor(config, auto_restart=not args.no_restart)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if hasattr(signal, "SIGTERM") else None
@@ -69,6 +73,20 @@ def run(args: argparse.Namespace) -> int:
         supervisor.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _handle_stale_children(kill: bool, json_mode: bool) -> None:
+    """Servers an earlier, crashed session left behind hold memory and ports: stop them or say how."""
+    for child in find_stale_children():
+        killed = kill and kill_stale_child(child)
+        if json_mode:
+            print_json_line({"event": "stale_child", "pid": child.pid, "cmdline": list(child.cmdline), "killed": killed})
+        elif killed:
+            print(T("Stopped a server left running by an earlier session (pid {pid}).",
+                    "已停止上次会话遗留的服务器（进程 {pid}）。", pid=child.pid), flush=True)
+        else:
+            print(T("note: a server from an earlier session is still running (pid {pid}); add --kill-stale to stop it.",
+                    "提示：上次会话的服务器仍在运行（进程 {pid}）；加上 --kill-stale 可停止它。", pid=child.pid), flush=True)
 
 
 def _raise_interrupt(signum, frame) -> None:

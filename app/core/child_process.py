@@ -21,6 +21,7 @@ from typing import Callable
 import psutil
 
 from app.core import child_registry
+from app.core.child_registry import StaleChild, find_stale_children, kill_stale_child  # noqa: F401  (re-exported)
 
 IS_WINDOWS = os.name == "nt"
 RSS_SAMPLE_INTERVAL_S = 0.5

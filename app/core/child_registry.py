@@ -105,18 +105,21 @@ def kill_stale_child(child: StaleChild, *, grace_s: float = 3.0) -> bool:
         return False
     process = psutil.Process(child.pid)
     _signal_tree(process, polite=True)
-    try:
-        process.wait(grace_s)
-    except psutil.TimeoutExpired:
+    if not _wait_gone(child, grace_s):
         _signal_tree(process, polite=False)
-        try:
-            process.wait(3.0)
-        except psutil.Error:
-            pass
-    except psutil.Error:
-        pass
+        _wait_gone(child, 3.0)
     unregister(child.record)
     return not _same_process(child.pid, child.create_time)
+
+
+def _wait_gone(child: StaleChild, timeout: float) -> bool:
+    """Polls instead of Process.wait(): a zombie (dead, not yet reaped by its parent) counts as gone."""
+    deadline = time.monotonic() + timeout
+    while _same_process(child.pid, child.create_time):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _signal_tree(process: psutil.Process, *, polite: bool) -> None:

@@ -53,3 +53,27 @@ def test_serve_missing_model_says_so(tmp_path):
     proc = serve(str(tmp_path / "nope.gguf"))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "does not exist" in err and "Traceback" not in err
+
+
+def test_serve_kill_stale_stops_a_server_left_by_a_crashed_session(tiny_model, llama_server_bin):
+    import psutil
+
+    from app.core import child_registry
+
+    argv = [sys.executable, "-c", "import time; time.sleep(60)"]
+    leftover = subprocess.Popen(argv)
+    try:
+        record = child_registry.register(leftover.pid, psutil.Process(leftover.pid).create_time(), argv)
+        data = json.loads(record.read_text())
+        data["owner_pid"], data["owner_create_time"] = 999_999_999, 1.0  # its app is gone
+        record.write_text(json.dumps(data))
+        proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
+                     "--port", str(find_free_port()), "--json", "--kill-stale")
+        first = json.loads(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        assert first == {"event": "stale_child", "pid": leftover.pid, "cmdline": argv, "killed": True}
+        assert leftover.wait(5) is not None
+    finally:
+        leftover.kill()
+        leftover.wait(5)

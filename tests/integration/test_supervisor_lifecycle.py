@@ -71,3 +71,15 @@ def test_killed_child_is_diagnosed_and_restarted(backend, running_server):
     assert supervisor.pid not in (None, first_pid)
     chat_once(supervisor.url)  # the restarted child really serves (and was not killed with its spawning thread)
     assert [e.kind for e in supervisor.history if e.kind in ("crash", "restart")] == ["crash", "restart"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_listening_beyond_this_computer_requires_the_generated_key(backend, running_server):
+    supervisor = running_server(backend, host="0.0.0.0", api_key=None)
+    key = supervisor.config.api_key
+    assert key and supervisor.url.startswith("http://127.0.0.1:")
+    starting = next(e for e in supervisor.history if e.state is State.STARTING)
+    assert any(key in note.render("en") for note in starting.data["notes"])
+    assert httpx.get(f"{supervisor.url}/v1/models", timeout=10).status_code == 401
+    allowed = httpx.get(f"{supervisor.url}/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+    assert allowed.status_code == 200

@@ -24,8 +24,8 @@ GPU_HOST_OVERHEAD_BYTES = 300 * MiB
 # resident memory of the server process itself with a tiny model, measured on Linux x86-64
 # (llama-server b11434 and llama-cpp-python 0.3.36 server, tiny 2-layer model, after one request)
 BACKEND_BASELINE_RSS = {
-    BACKEND_LLAMA_SERVER: 40 * MiB,
-    "embedded": 110 * MiB,
+    BACKEND_LLAMA_SERVER: 22 * MiB,
+    "embedded": 88 * MiB,
 }
 PARTIAL_OFFLOAD_FACTOR = 1.5
 RESIDUAL_ACTIVATIONS = 4  # live n_ubatch × n_embd f32 tensors besides the largest intermediate

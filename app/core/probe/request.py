@@ -24,14 +24,14 @@ def _tokenize(client: httpx.Client, url: str, path: str, text: str) -> int:
 
 
 def build_prompt(client: httpx.Client, url: str, tokenize_path: str, target_tokens: int) -> tuple[str, int]:
-    """Text of about ``target_tokens`` tokens (never more), measured with the server's own tokenizer."""
+    """Text of close to ``target_tokens`` tokens (never more), measured with the server's own tokenizer."""
     per_chunk = max(_tokenize(client, url, tokenize_path, CHUNK), 1)
-    repeats = max(target_tokens // per_chunk, 1)
-    text = CHUNK * repeats
+    text = CHUNK * (target_tokens // per_chunk + 2)
     count = _tokenize(client, url, tokenize_path, text)
-    while count > target_tokens and repeats > 1:
-        repeats -= 1
-        text = CHUNK * repeats
+    for _ in range(6):  # trim proportionally; converges in one or two rounds for any tokenizer
+        if count <= target_tokens:
+            break
+        text = text[: max(int(len(text) * target_tokens / count * 0.995), 1)]
         count = _tokenize(client, url, tokenize_path, text)
     return text, count
 

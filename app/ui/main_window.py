@@ -238,6 +238,8 @@ class MainWindow(QMainWindow):
     def _on_config_changed(self, config: Any) -> None:
         self.store.settings.update_profile(config.model, launch_config=config.to_dict())
         self.store.save_soon()
+        if self.control.state() == "ready":
+            self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
 
     def _on_probe_finished(self, result: Any) -> None:
         if self.model.path:

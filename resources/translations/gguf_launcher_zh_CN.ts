@@ -23,12 +23,12 @@
         <translation>无法估算内存：{error}</translation>
     </message>
     <message>
-        <source>Fits (estimate).</source>
-        <translation>放得下（估算）。</translation>
+        <source>Fits in the memory available.</source>
+        <translation>可用内存放得下。</translation>
     </message>
     <message>
-        <source>Does not fit (estimate).</source>
-        <translation>放不下（估算）。</translation>
+        <source>Does not fit in the memory available.</source>
+        <translation>可用内存放不下。</translation>
     </message>
     <message>
         <source>model weights</source>
@@ -437,8 +437,12 @@
         <translation>复制</translation>
     </message>
     <message>
-        <source>Copy the selection, or every shown line when nothing is selected</source>
-        <translation>复制所选内容；未选择时复制所有显示的行</translation>
+        <source>Copy the selected lines, or every shown line when none is selected</source>
+        <translation>复制所选的行；未选择时复制所有显示的行</translation>
+    </message>
+    <message>
+        <source>Could not save the log to {path}: {reason}</source>
+        <translation>无法把日志保存到 {path}：{reason}</translation>
     </message>
     <message>
         <source>Save…</source>
@@ -467,10 +471,6 @@
     <message>
         <source>Text files (*.txt *.log)</source>
         <translation>文本文件 (*.txt *.log)</translation>
-    </message>
-    <message>
-        <source>Could not save the log to {path}: {error}</source>
-        <translation>无法把日志保存到 {path}：{error}</translation>
     </message>
 </context>
 <context>
@@ -607,6 +607,10 @@
 Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
         <translation>GGUF Launcher {version}
 用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
+    </message>
+    <message>
+        <source>The server keeps its settings until you press Restart.</source>
+        <translation>服务器会沿用原来的设置，直到你按下“重启”。</translation>
     </message>
     <message>
         <source>Stopping the server before closing…</source>

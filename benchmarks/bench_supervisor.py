@@ -54,7 +54,7 @@ def measure(config: LaunchConfig, cycles: int) -> dict[str, list[float]]:
         supervisor.start()
         assert supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY
         for _ in range(cycles):
-            supervisor._crash_times.clear()  # measure restarts, not the crash-loop guard
+            supervisor.crash_policy.reset()  # measure restarts, not the crash-loop guard
             crash_seen.clear()
             pid = supervisor.pid
             killed_wall, killed = time.time(), time.monotonic()

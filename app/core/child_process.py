@@ -203,8 +203,8 @@ class ChildProcess:
         """Polite signal to the whole group, wait ``grace_s``, then kill. Returns the exit status."""
         self._stop_requested = True
         if self.running:
-            self._signal(polite=True)
-            if not self._exited.wait(grace_s):
+            polite_sent = self._signal(polite=True)
+            if not polite_sent or not self._exited.wait(grace_s):
                 self._signal(polite=False)
                 self._exited.wait(5.0)
         self._kill_leftovers()
@@ -214,19 +214,21 @@ class ChildProcess:
         """Immediate kill without marking the exit as requested (tests and benchmarks simulate crashes so)."""
         self._signal(polite=False)
 
-    def _signal(self, *, polite: bool) -> None:
+    def _signal(self, *, polite: bool) -> bool:
+        """Signal the child's group. False when the signal could not be sent (then a kill is the only way)."""
         if self.popen.returncode is not None:
-            return
+            return True
         try:
             if IS_WINDOWS:
-                if polite:
-                    self.popen.send_signal(signal.CTRL_BREAK_EVENT)
-                else:
-                    self.popen.kill()
+                # CTRL_BREAK reaches the child's group only when both share a console; a windowed app has none.
+                self.popen.send_signal(signal.CTRL_BREAK_EVENT) if polite else self.popen.kill()
             else:
                 os.killpg(self.pid, signal.SIGTERM if polite else signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return True
 
     def _kill_leftovers(self) -> None:
         """Anything the child started in its group dies with it (the group id is the child's pid)."""

@@ -22,11 +22,11 @@ from app.core.ports import base_url, settle_network
 from app.core.problem import UserError
 from app.core.server_log import LogLine, ServerLog
 from app.core.supervisor_events import ACTIVE_STATES, Event, State
+from app.core.supervisor_policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.supervisor_readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
 
 __all__ = ["Event", "LogLine", "State", "Supervisor"]
 
-DEFAULT_BACKOFF_S = (0.5, 1.0, 2.0)
 HISTORY_EVENTS = 500
 Subscriber = Callable[[Event], None]
 
@@ -38,13 +38,11 @@ class Supervisor:
                  backoff_s: Iterable[float] = DEFAULT_BACKOFF_S, log_name: str | None = None,
                  extra_env: dict[str, str] | None = None):
         self._config = config
-        self.auto_restart = auto_restart
-        self.max_crashes = max_crashes
-        self.crash_window_s = crash_window_s
+        self.crash_policy = CrashPolicy(auto_restart=auto_restart, max_crashes=max_crashes, window_s=crash_window_s,
+                                        backoff_s=backoff_s)
         self.rlimits = rlimits
         self.ready_timeout_s = ready_timeout_s
         self.stop_grace_s = stop_grace_s
-        self.backoff_s = tuple(backoff_s) or DEFAULT_BACKOFF_S
         self._extra_env = dict(extra_env or {})
         self._cond = threading.Condition(threading.RLock())
         self._emit_lock = threading.RLock()
@@ -52,7 +50,6 @@ class Supervisor:
         self._generation = 0  # bumped by every start/stop so late callbacks of an old child are ignored
         self._child: ChildProcess | None = None
         self._subscribers: list[Subscriber] = []
-        self._crash_times: deque[float] = deque()
         self._measured_load_s: float | None = None
         self._block_count: int | None = None
         self._ready_generations: set[int] = set()
@@ -150,7 +147,7 @@ class Supervisor:
             if self._state in ACTIVE_STATES or self._start_pending:
                 return  # a double click starts one server, not two
             self._start_pending = True
-            self._crash_times.clear()
+            self.crash_policy.reset()
         try:
             self._launch()
         finally:
@@ -261,31 +258,19 @@ class Supervisor:
                                        before=oom_before, rss_samples=list(child.rss_samples),
                                        block_count=self._block_count, was_ready=generation in self._ready_generations)
         self.last_diagnosis = diagnosis
-        now = time.monotonic()
-        self._crash_times.append(now)
-        while self._crash_times and now - self._crash_times[0] > self.crash_window_s:
-            self._crash_times.popleft()
+        self.crash_policy.record_crash()
         self._emit(Event.now("crash", State.CRASHED, pid=child.pid, exit_code=returncode,
                              signal=diagnosis.signal, diagnosis=diagnosis))
         if not self._set_state(State.CRASHED, generation, pid=child.pid, exit_code=returncode, diagnosis=diagnosis):
             return
-        reason = self._no_restart_reason(diagnosis)
+        reason = self.crash_policy.reason_not_to_restart(diagnosis.restartable)
         if reason:
             self._set_state(State.FAILED, generation, diagnosis=diagnosis, reason=reason)
             return
         self._restart_after_backoff(generation)
 
-    def _no_restart_reason(self, diagnosis) -> str | None:
-        if not self.auto_restart:
-            return "auto_restart_off"
-        if not diagnosis.restartable:
-            return "not_restartable"
-        if len(self._crash_times) >= self.max_crashes:
-            return "crash_loop"
-        return None
-
     def _restart_after_backoff(self, generation: int) -> None:
-        delay = self.backoff_s[min(len(self._crash_times), len(self.backoff_s)) - 1]
+        delay = self.crash_policy.next_delay()
         attempt = self.restart_count + 1
         if not self._set_state(State.RESTARTING, generation, attempt=attempt, delay_s=delay):
             return
@@ -320,7 +305,7 @@ class Supervisor:
         self.stop()
         with self._cond:
             self.restart_count += 1
-            self._crash_times.clear()
+            self.crash_policy.reset()
         self._launch()
 
     def apply_fix_and_restart(self, fix: dict[str, Any]) -> LaunchConfig:

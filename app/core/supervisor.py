@@ -89,6 +89,14 @@ class Supervisor:
     def command_line(self) -> str:
         return command_line(self.argv) if self.argv else ""
 
+    def snapshot(self, lang: str | None = None) -> dict[str, Any]:
+        """Everything a status line or bug report needs, JSON-safe."""
+        diagnosis = self.last_diagnosis
+        return {"state": self._state.value, "pid": self.pid, "url": self.url, "restart_count": self.restart_count,
+                "load_seconds": self.load_seconds, "command_line": self.command_line,
+                "backend": self.backend.to_dict() if self.backend else None,
+                "last_diagnosis": diagnosis.to_dict(lang) if diagnosis else None, "log_file": str(self.log.path)}
+
     def tail(self, n: int = 200) -> list[LogLine]:
         return self.log.tail(n)
 
@@ -128,6 +136,7 @@ class Supervisor:
                 return False
             self._state = state
             self._cond.notify_all()
+        data.setdefault("restart_count", self.restart_count)
         self._emit(Event.now("state", state, **data))
         return True
 

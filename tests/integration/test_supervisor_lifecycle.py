@@ -70,6 +70,10 @@ def test_killed_child_is_diagnosed_and_restarted(backend, running_server):
     assert supervisor.restart_count == 1 and supervisor.last_diagnosis.cause == crash["diagnosis"]["cause"]
     assert supervisor.pid not in (None, first_pid)
     chat_once(supervisor.url)  # the restarted child really serves (and was not killed with its spawning thread)
+    snapshot = supervisor.snapshot("en")
+    assert snapshot["state"] == "ready" and snapshot["restart_count"] == 1
+    assert snapshot["last_diagnosis"]["cause"] == crash["diagnosis"]["cause"]
+    assert supervisor.history[-1].data["restart_count"] == 1
     assert [e.kind for e in supervisor.history if e.kind in ("crash", "restart")] == ["crash", "restart"]
 
 

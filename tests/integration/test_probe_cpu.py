@@ -19,7 +19,7 @@ from app.core.hardware import scan_hardware
 from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import Margins
 from app.core.ports import find_free_port
-from app.core.probe import ProbeCancelled, run_probe
+from app.core.probe import ProbeCancelled, max_loads, run_probe
 from app.core.supervisor import State, Supervisor
 
 MiB = 1024**2
@@ -51,10 +51,11 @@ def load_once(config: LaunchConfig, data_cap: int | None) -> tuple[bool, int]:
         state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 60)
         if state is not State.READY:
             return False, 0
-        reply = httpx.post(supervisor.url + "/completion", json={"prompt": "x" * 560, "n_predict": 4}, timeout=60)
-        data = psutil.Process(supervisor.pid).memory_full_info() if reply.status_code == 200 else None
-        vm_data = _vm_data(supervisor.pid)
-        return reply.status_code == 200 and data is not None, vm_data
+        try:
+            reply = httpx.post(supervisor.url + "/completion", json={"prompt": "x" * 560, "n_predict": 4}, timeout=60)
+        except httpx.HTTPError:  # the server died evaluating the prompt
+            return False, 0
+        return reply.status_code == 200, _vm_data(supervisor.pid)
     finally:
         supervisor.close()
 
@@ -99,7 +100,7 @@ def test_probe_lands_within_one_step_of_the_real_boundary_then_hits_the_cache(kv
     truth = linear_truth(kv_model, llama_server_bin, data_cap)
     assert abs(found - truth) <= 256, (found, truth, [a.to_dict("en") for a in result.attempts])
     assert result.recommendation["gpu_layers"] == 0 and not result.cached
-    assert any(not a.ok for a in result.attempts) and len(result.attempts) <= 8
+    assert any(not a.ok for a in result.attempts) and len(result.attempts) <= max_loads(TOP_CTX // 256, seeded=True)
     passing = result.passing_attempt
     assert passing.peak_rss_bytes > found * KV_PER_TOKEN  # the KV cache really was resident
     assert [e.attempt for e in events if e.phase == "ctx"] == list(range(1, len(result.attempts) + 1))

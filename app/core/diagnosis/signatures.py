@@ -60,7 +60,7 @@ SIGNATURES: list[Signature] = [
           r"failed to allocate compute (?:pp )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
           r"failed to initialize the context", r"Failed to create llama_context",
           r"llama_new_context_with_model: failed"),
-    *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"^\s*MemoryError\b", r"Cannot allocate memory",
+    *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"insufficient memory", r"^\s*MemoryError\b", r"Cannot allocate memory",
           r"(?:unable|failed) to allocate CPU\w* buffer", r"(?:unable|failed) to allocate \w+_Host buffer",
           r"ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate",
           r"\bout of memory\b"),
@@ -98,7 +98,8 @@ SIGNATURES: list[Signature] = [
 ]
 
 
-SIGNATURES.sort(key=lambda sig: sig.rank)  # stable: within a rank, the order above
+SIGNATURES.sort(key=lambda sig: sig.rank)
+_TRACEBACK_SOURCE = re.compile(r"^\s+(?:raise\b|File \")")  # stable: within a rank, the order above
 
 
 def find_hits(lines: list[str]) -> list[SignatureHit]:
@@ -106,6 +107,8 @@ def find_hits(lines: list[str]) -> list[SignatureHit]:
     hits: list[tuple[int, int, SignatureHit]] = []
     window = lines[-SEARCH_WINDOW:]
     for index, line in enumerate(window):
+        if _TRACEBACK_SOURCE.match(line):
+            continue  # a quoted source line ("raise ValueError(...)") repeats the message below it
         for sig in SIGNATURES:
             match = sig.pattern.search(line)
             if match:

@@ -1,0 +1,165 @@
+"""The crash decoder on the real last words of llama-server and llama-cpp-python when they refuse to start.
+
+Each case starts the real program on a broken input (truncated / foreign / version-1 file, busy port, bad flag,
+memory limit); all of them exit within seconds without ever serving, so these stay unit-fast.
+"""
+
+from __future__ import annotations
+
+import resource
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core.diagnosis import diagnose
+from app.core.launch_config import LaunchConfig
+
+TIMEOUT_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(argv: list[str], **popen) -> tuple[int, list[str]]:
+    done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S,
+                          stdin=subprocess.DEVNULL, **popen)
+    return done.returncode, (done.stdout + done.stderr).splitlines()
+
+
+@pytest.fixture(scope="module")
+def broken_models(tmp_path_factory, tiny_model) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("broken")
+    data = Path(tiny_model).read_bytes()
+    truncated = folder / "truncated.gguf"
+    truncated.write_bytes(data[: len(data) * 2 // 3])
+    html = folder / "download.gguf"
+    html.write_bytes(b"<!DOCTYPE html><html><body>Sign in to download</body></html>\n" * 20)
+    v1 = folder / "old-v1.gguf"
+    v1.write_bytes(b"GGUF" + struct.pack("<I", 1) + struct.pack("<II", 0, 0) + b"\0" * 64)
+    return {"truncated": truncated, "not_gguf": html, "v1": v1, "missing": folder / "gone.gguf"}
+
+
+# --- llama-server ------------------------------------------------------------------------------------------------
+
+def server_argv(binary: str, model: Path | str, *extra: str) -> list[str]:
+    return [binary, "-m", str(model), "--host", "127.0.0.1", "--port", str(free_port()), "-c", "512", "-t", "1", *extra]
+
+
+@pytest.mark.parametrize(("model_key", "cause"), [
+    ("truncated", "model_truncated"), ("not_gguf", "not_gguf"), ("v1", "gguf_too_old"), ("missing", "model_not_found"),
+])
+def test_llama_server_on_broken_files(llama_server_bin, broken_models, model_key, cause):
+    model = broken_models[model_key]
+    code, lines = run(server_argv(llama_server_bin, model))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(model), backend="llama-server"))
+    assert code == 1, lines[-10:]
+    assert diagnosis.cause == cause, lines[-15:]
+    assert diagnosis.restartable is False and diagnosis.fix == {}
+
+
+def test_llama_server_on_a_busy_port(llama_server_bin, tiny_model):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        argv = [llama_server_bin, "-m", str(tiny_model), "--host", "127.0.0.1", "--port", str(port), "-t", "1"]
+        code, lines = run(argv)
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), backend="llama-server", port=port))
+    assert diagnosis.cause == "port_in_use", lines[-10:]
+    assert diagnosis.fix == {"port": 0}
+    assert str(port) in diagnosis.message.render("en")
+
+
+def test_llama_server_rejects_an_unknown_flag(llama_server_bin, tiny_model):
+    config = LaunchConfig(model=str(tiny_model), backend="llama-server", extra_args=("--no-such-flag",))
+    code, lines = run(server_argv(llama_server_bin, tiny_model, "--no-such-flag"))
+    diagnosis = diagnose(code, lines, config)
+    assert code != 0
+    assert diagnosis.cause == "bad_argument", lines[-10:]
+    assert diagnosis.fix == {"extra_args": []}
+
+
+def limit_address_space(limit_bytes: int):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return apply
+
+
+@pytest.fixture(scope="module")
+def wide_model(tmp_path_factory):
+    """8 layers x 512 dims: a 262144-token f16 KV cache needs 4 GiB, far over the limits below."""
+    from app.core.demo_model import TinyModelSpec, write_tiny_llama
+
+    spec = TinyModelSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=512, ctx_train=262144)
+    return write_tiny_llama(tmp_path_factory.mktemp("wide") / "wide.gguf", spec)
+
+
+def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
+    """The KV cache cannot be allocated under the address-space limit: llama.cpp's own words are decoded."""
+    config = LaunchConfig(model=str(wide_model), backend="llama-server", ctx=262144)
+    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1", "--no-warmup"]
+    code, lines = run(argv, preexec_fn=limit_address_space(1536 * 1024**2))
+    diagnosis = diagnose(code, lines, config)
+    assert code == 1, lines[-10:]
+    assert diagnosis.cause == "context_out_of_memory", lines[-15:]
+    assert diagnosis.fix == {"ctx": 131072}
+    assert "4.0 GiB" in diagnosis.message.render("zh")
+
+
+# --- llama-cpp-python's server (the built-in backend) ------------------------------------------------------------
+
+def embedded_argv(model: Path | str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+            "--port", str(free_port()), "--n_ctx", "512", *extra]
+
+
+@pytest.mark.parametrize(("model_key", "causes"), [
+    ("truncated", ("model_truncated",)), ("not_gguf", ("not_gguf",)), ("missing", ("model_not_found",)),
+])
+def test_embedded_server_on_broken_files(broken_models, model_key, causes):
+    model = broken_models[model_key]
+    code, lines = run(embedded_argv(model))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(model)))
+    assert code != 0
+    assert diagnosis.cause in causes, lines[-15:]
+    assert diagnosis.restartable is False
+
+
+def test_embedded_server_on_a_busy_port(tiny_model):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        argv = embedded_argv(tiny_model)
+        argv[argv.index("--port") + 1] = str(port)
+        code, lines = run(argv)
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), port=port))
+    assert diagnosis.cause == "port_in_use", lines[-10:]
+    assert diagnosis.fix == {"port": 0}
+
+
+def test_embedded_server_under_a_memory_limit(wide_model):
+    argv = embedded_argv(wide_model)
+    argv[argv.index("--n_ctx") + 1] = "262144"
+    code, lines = run(argv, preexec_fn=limit_address_space(2048 * 1024**2))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(wide_model), ctx=262144))
+    assert code == 1, lines[-10:]
+    assert diagnosis.cause == "context_out_of_memory", lines[-15:]
+    assert diagnosis.fix == {"ctx": 131072}
+
+
+def test_embedded_server_rejects_a_bad_option(tiny_model):
+    code, lines = run(embedded_argv(tiny_model, "--n_gpu_layerz", "3"))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), extra_args=("--n_gpu_layerz", "3")))
+    assert code == 2
+    assert diagnosis.cause == "bad_argument", lines[-10:]
+    assert diagnosis.fix == {"extra_args": []}
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -196,55 +197,58 @@ def test_real_child_killed_with_sigkill_while_growing():
     assert plain.cause == "killed" and human_bytes(peak) in plain.message.render("en")
 
 
-def _memory_cgroup_for_test(limit_bytes: int) -> Path | None:
-    """A child memory cgroup under ours (v1 or v2), when this process may create one (root in a VM/CI runner)."""
+@contextlib.contextmanager
+def memory_cgroup_for_test(limit_bytes: int):
+    """A child memory cgroup under ours (v1 or v2) with a hard limit, or None where this process may not create one
+    (only root in a VM or CI runner may). Yields (directory, name of its oom_kill counter file)."""
     events = own_cgroup_events_path()
-    if events is None:
-        return None
-    parent = Path(events).parent
-    target = parent / f"gguf-launcher-test-{os.getpid()}"
+    target = Path(events).parent / f"gguf-launcher-test-{os.getpid()}" if events else None
     try:
         target.mkdir()
-        limit_file = "memory.limit_in_bytes" if (parent / "memory.limit_in_bytes").exists() else "memory.max"
+        limit_file = "memory.limit_in_bytes" if (target.parent / "memory.limit_in_bytes").exists() else "memory.max"
         (target / limit_file).write_text(str(limit_bytes))
-    except OSError:
-        if target.exists():
+    except (OSError, AttributeError):
+        if target is not None and target.exists():
             target.rmdir()
-        return None
-    return target
+        yield None
+        return
+    try:
+        yield target, Path(events).name
+    finally:
+        for _ in range(50):  # the killed child leaves the cgroup a moment after it is reaped
+            try:
+                target.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def join_cgroup(directory: Path):
+    def apply():
+        (directory / "cgroup.procs").write_text(str(os.getpid()))
+
+    return apply
 
 
 def test_real_out_of_memory_kill_is_recognised():
     """Where a memory cgroup can be created, the kernel's OOM killer really kills the child and the evidence names
     it; elsewhere the same path must degrade to an honest 'killed' without errors."""
-    cgroup = _memory_cgroup_for_test(64 * MIB)
     grow = "b = []\nwhile True:\n    b.append(bytearray(8 * 1024 * 1024))\n"
-    if cgroup is None:
-        before = snapshot_oom_counters()
-        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-        proc.kill()
-        proc.wait(timeout=10)
-        evidence = oom_evidence_since(before, proc.pid, use_dmesg=False)
-        assert not evidence.pid_named
-        assert diagnose(proc.returncode, [], CONFIG, oom_evidence=evidence).cause in ("killed", "oom_killed")
-        return
-    events_name = "memory.oom_control" if (cgroup / "memory.oom_control").exists() else "memory.events"
-    try:
-        before = snapshot_oom_counters(cgroup_events_path=str(cgroup / events_name))
-
-        def join_cgroup():
-            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-
-        proc = subprocess.Popen([sys.executable, "-c", grow], preexec_fn=join_cgroup, stderr=subprocess.PIPE)
+    with memory_cgroup_for_test(64 * MIB) as cgroup:
+        if cgroup is None:
+            before = snapshot_oom_counters()
+            proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+            proc.kill()
+            proc.wait(timeout=10)
+            evidence = oom_evidence_since(before, proc.pid, use_dmesg=False)
+            assert not evidence.pid_named
+            assert diagnose(proc.returncode, [], CONFIG, oom_evidence=evidence).cause in ("killed", "oom_killed")
+            return
+        directory, counter = cgroup
+        before = snapshot_oom_counters(cgroup_events_path=str(directory / counter))
+        proc = subprocess.Popen([sys.executable, "-c", grow], preexec_fn=join_cgroup(directory), stderr=subprocess.PIPE)
         proc.wait(timeout=60)
-        evidence = oom_evidence_since(before, proc.pid, cgroup_events_path=str(cgroup / events_name))
-    finally:
-        for _ in range(50):
-            try:
-                cgroup.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        evidence = oom_evidence_since(before, proc.pid, cgroup_events_path=str(directory / counter))
     assert proc.returncode == -signal.SIGKILL
     assert evidence.cgroup_delta == 1 and evidence.confirmed
     diagnosis = diagnose(proc.returncode, [], CONFIG, oom_evidence=evidence)

@@ -15,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core.diagnosis import diagnose
+import time
+
+import psutil
+
+from app.core.diagnosis import diagnose, oom_evidence_since, snapshot_oom_counters
 from app.core.launch_config import LaunchConfig
+from tests.unit.test_diagnosis_oom_and_processes import join_cgroup, memory_cgroup_for_test
 
 TIMEOUT_S = 60
 
@@ -112,6 +117,46 @@ def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
     assert diagnosis.cause == "context_out_of_memory", lines[-15:]
     assert diagnosis.fix == {"ctx": 131072}
     assert "4.0 GiB" in diagnosis.message.render("zh")
+
+
+def test_llama_server_killed_by_the_kernel_oom_killer(llama_server_bin, wide_model):
+    """The seed report's 'exit code 137': the kernel kills llama-server while it fills a 4 GiB KV cache in a 768 MiB
+    memory cgroup. Without permission to make a cgroup, the same evidence path must say 'killed' honestly."""
+    config = LaunchConfig(model=str(wide_model), backend="llama-server", ctx=262144)
+    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1", "--no-warmup"]
+    with memory_cgroup_for_test(768 * 1024**2) as cgroup:
+        counter_path = str(cgroup[0] / cgroup[1]) if cgroup else None
+        before = snapshot_oom_counters(cgroup_events_path=counter_path)
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 preexec_fn=join_cgroup(cgroup[0]) if cgroup else None)
+        samples = sample_rss(child, seconds=TIMEOUT_S if cgroup else 1.0)
+        if cgroup is None:
+            child.kill()
+        output = child.communicate(timeout=TIMEOUT_S)[0]
+        evidence = oom_evidence_since(before, child.pid, cgroup_events_path=counter_path)
+    diagnosis = diagnose(child.returncode, output, config, oom_evidence=evidence, rss_samples=samples)
+    assert child.returncode == -9
+    assert diagnosis.signal == "SIGKILL" and diagnosis.fix == {"ctx": 131072}
+    assert diagnosis.restartable is False  # killed while loading: the same settings would be killed again
+    if cgroup is not None:
+        assert diagnosis.cause == "oom_killed", (evidence, output[-500:])
+        assert "ran out of memory" in diagnosis.message.render("en")
+    else:
+        assert diagnosis.cause in ("killed", "oom_killed")
+
+
+def sample_rss(child: subprocess.Popen, seconds: float) -> list[tuple[float, int]]:
+    """RSS every 50 ms until the child exits, for at most ``seconds``."""
+    samples: list[tuple[float, int]] = []
+    deadline = time.monotonic() + seconds
+    process = psutil.Process(child.pid)
+    while child.poll() is None and time.monotonic() < deadline:
+        try:
+            samples.append((time.monotonic(), process.memory_info().rss))
+        except psutil.Error:
+            break
+        time.sleep(0.05)
+    return samples
 
 
 # --- llama-cpp-python's server (the built-in backend) ------------------------------------------------------------

@@ -91,7 +91,12 @@ def oom_killed(s: Situation) -> Parts:
         limit = human_bytes(s.trend.limit_bytes) if s.trend and s.trend.limit_bytes else "?"
         message = T("The server was killed, most likely because the computer ran out of memory (it used {peak} of {limit} just before).",
                     "服务器被强制结束，很可能是内存耗尽（结束前占用 {peak}，上限 {limit}）。", peak=peak or "?", limit=limit)
-    return message, hint, fix, True
+    return message, hint, fix, _restartable_after_kill(s)
+
+
+def _restartable_after_kill(s: Situation) -> bool:
+    """Killed while loading: the same settings will be killed again. While serving: one request may have been too big."""
+    return s.was_ready is not False
 
 
 def killed(s: Situation) -> Parts:
@@ -106,7 +111,7 @@ def killed(s: Situation) -> Parts:
                     "服务器被强制结束；最常见的原因是电脑内存耗尽。")
     if fix:
         hint = prefixed("If you did not stop it yourself, ", "如果不是你手动结束的：", hint)
-    return message, hint, fix, True
+    return message, hint, fix, _restartable_after_kill(s)
 
 
 BUILDERS = {

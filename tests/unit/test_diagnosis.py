@@ -420,3 +420,25 @@ def test_every_crash_cause_has_a_one_line_case():
 ])
 def test_signature_variants_across_platforms(line, cause):
     assert diagnose(1, ["main: loading model", line], config()).cause == cause
+
+
+def test_a_memory_plan_lowers_the_suggestion_to_what_it_estimates_fits(make_model):
+    """With the planner's estimate for the failed config, the fix jumps straight to what the plan says fits."""
+    from app.core.gguf import read_model_info
+    from app.core.hardware import GpuInfo, HardwareReport
+    from app.core.plan import make_plan
+
+    gib = 1024**3
+    model = make_model("wide.gguf", n_layers=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=512, ctx_train=262144)
+    gpu = GpuInfo(0, "Test GPU", "GPU-test", 4 * gib, 4 * gib, 0, [], "999.9", "12.4", "8.9")
+    hardware = HardwareReport("Linux", "6", False, False, False, None, 64 * gib, 64 * gib, "test", 8, 16, [], [gpu], [])
+    cfg = LaunchConfig(model=str(model), gpu_layers=-1, ctx=262144)
+    plan = make_plan(read_model_info(model), cfg, hardware, vram_budget=2 * gib, ram_budget=3 * gib)
+    assert plan.max_ctx is not None and plan.max_ctx < 131072
+    kv_failure = diagnose(1, log("kv_cache_alloc_failure.txt"), cfg, plan=plan)
+    assert kv_failure.fix == {"ctx": plan.max_ctx}
+    assert str(plan.max_ctx) in kv_failure.fix_hint.render("en")
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), cfg).fix == {"ctx": 131072}
+    # gpu_layers -1 and a log without layer counts: the plan knows the model has 8 layers
+    quiet = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
+    assert diagnose(1, quiet, cfg, plan=plan).fix == {"gpu_layers": 6}

@@ -16,7 +16,7 @@ def _restartable(s: Situation) -> bool:
 
 
 def gpu_out_of_memory(s: Situation) -> Parts:
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=True)
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=True, plan=s.plan)
     size, device = s.facts.failed_alloc_bytes, s.facts.failed_alloc_device
     if s.was_ready:
         message = T("The graphics card ran out of memory while answering, and the server stopped.",
@@ -39,7 +39,7 @@ def _compute_buffers(s: Situation) -> bool:
 
 
 def context_out_of_memory(s: Situation) -> Parts:
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
     ctx = current_ctx(s.config, s.facts)
     ubatch = getattr(s.config, "ubatch", None)
     if _compute_buffers(s) and isinstance(ubatch, int) and ubatch > SMALL_UBATCH:
@@ -71,14 +71,14 @@ def context_out_of_memory(s: Situation) -> Parts:
 
 
 def ram_out_of_memory(s: Situation) -> Parts:
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
     return (T("The computer ran out of memory (RAM) for this model and these settings.",
               "电脑内存（RAM）不足以运行该模型和当前设置。"), hint, fix, _restartable(s))
 
 
 def oom_killed(s: Situation) -> Parts:
     """SIGKILL with kernel evidence, or with the RSS climbing to the limit just before."""
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
     peak = s.peak_rss_text
     confirmed = s.oom is not None and s.oom.confirmed
     if confirmed and peak:
@@ -101,7 +101,7 @@ def _restartable_after_kill(s: Situation) -> bool:
 
 def killed(s: Situation) -> Parts:
     """SIGKILL without evidence: the OOM killer is still the usual reason, but say it is a guess."""
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False)
+    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
     peak = s.peak_rss_text
     if peak:
         message = T("The server was killed by force (it used {peak} just before); the usual reason is that the computer ran out of memory.",

@@ -91,9 +91,11 @@ def diagnose(
     block_count: int | None = None,
     was_ready: bool | None = None,
     memory_limit: int | None = None,
+    plan: Any = None,
 ) -> Diagnosis:
     """Why the server stopped. ``was_ready``: the supervisor knows whether the server ever became ready;
-    without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM."""
+    without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM.
+    ``plan`` (a MemoryPlan for this config) lowers memory fixes to what it estimates fits, and knows the layer count."""
     status = decode_exit_status(returncode)
     lines = as_lines(log_lines)
     hits = find_hits(lines)
@@ -103,7 +105,7 @@ def diagnose(
     trend = rss_trend(samples, memory_limit or (memory_limit_bytes() if samples else None))
     situation = Situation(
         status=status, config=config, facts=facts, hit=hit, block_count=block_count, oom=oom_evidence,
-        trend=trend, was_ready=was_ready if was_ready is not None else facts.was_ready,
+        trend=trend, was_ready=was_ready if was_ready is not None else facts.was_ready, plan=plan,
     )
     cause = _choose_cause(status, hit, oom_evidence, trend)
     if hit is not None and hit.cause != cause:

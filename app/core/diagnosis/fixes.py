@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from app.core.diagnosis.log_facts import LogFacts
@@ -27,11 +28,21 @@ def current_gpu_layers(config: Any, facts: LogFacts, block_count: int | None) ->
     return facts.offloaded_layers or block_count or facts.n_layer
 
 
-def fewer_gpu_layers(config: Any, facts: LogFacts, block_count: int | None) -> tuple[dict[str, Any], Text] | None:
-    current = current_gpu_layers(config, facts, block_count)
+def _plan_limit(plan: Any, name: str) -> int | None:
+    """What the memory plan (app.core.plan.MemoryPlan) estimated still fits, when one is given."""
+    value = getattr(plan, name, None) if plan is not None else None
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def fewer_gpu_layers(config: Any, facts: LogFacts, block_count: int | None,
+                     plan: Any = None) -> tuple[dict[str, Any], Text] | None:
+    current = current_gpu_layers(config, facts, block_count or _plan_limit(plan, "n_layer"))
     if not current:
         return None
     suggested = max(0, current - max(1, math.ceil(current * GPU_LAYER_CUT)))
+    planned = _plan_limit(plan, "max_gpu_layers")
+    if planned is not None and planned < suggested:
+        suggested = planned  # the plan's estimate is lower still: start from there
     hint = T(
         "Put fewer layers on the graphics card ({new} instead of {old}) and restart.",
         "减少放到显卡上的层数（从 {old} 层改为 {new} 层），然后重新启动。",
@@ -47,12 +58,15 @@ def current_ctx(config: Any, facts: LogFacts) -> int | None:
     return facts.n_ctx
 
 
-def smaller_context(config: Any, facts: LogFacts) -> tuple[dict[str, Any], Text] | None:
-    """Half the context (a multiple of 256, at least 512) and one chat at a time."""
+def smaller_context(config: Any, facts: LogFacts, plan: Any = None) -> tuple[dict[str, Any], Text] | None:
+    """Half the context (a multiple of 256, at least 512; lower if the plan says so) and one chat at a time."""
     fix: dict[str, Any] = {}
     ctx = current_ctx(config, facts)
     if ctx and ctx > MIN_CTX:
         fix["ctx"] = max(MIN_CTX, (ctx // 2) // CTX_STEP * CTX_STEP)
+        planned = _plan_limit(plan, "max_ctx")
+        if planned is not None and planned < fix["ctx"]:
+            fix["ctx"] = max(MIN_CTX, planned // CTX_STEP * CTX_STEP)
     parallel = _config_value(config, "parallel")
     if isinstance(parallel, int) and parallel > 1:
         fix["parallel"] = 1
@@ -74,13 +88,12 @@ def _context_hint(fix: dict[str, Any]) -> Text:
     return T("Serve one chat at a time (parallel 1) and restart.", "改为一次只处理一个对话（并发数 1），然后重新启动。")
 
 
-def memory_fix(config: Any, facts: LogFacts, block_count: int | None, *, gpu_first: bool) -> tuple[dict[str, Any], Text]:
+def memory_fix(config: Any, facts: LogFacts, block_count: int | None, *, gpu_first: bool,
+               plan: Any = None) -> tuple[dict[str, Any], Text]:
     """The first applicable memory relief; falls back to a plain instruction when nothing can shrink."""
-    order = (
-        (lambda: fewer_gpu_layers(config, facts, block_count), lambda: smaller_context(config, facts))
-        if gpu_first
-        else (lambda: smaller_context(config, facts), lambda: fewer_gpu_layers(config, facts, block_count))
-    )
+    layers = partial(fewer_gpu_layers, config, facts, block_count, plan)
+    context = partial(smaller_context, config, facts, plan)
+    order = (layers, context) if gpu_first else (context, layers)
     for make in order:
         result = make()
         if result:

@@ -64,6 +64,8 @@ REAL_CASES = [
     ("real_embedded_bad_int.txt", 2, "bad_argument", False),
     ("real_llama_server_kv_cache_rlimit.txt", 1, "context_out_of_memory", False),
     ("real_embedded_kv_cache_rlimit.txt", 1, "context_out_of_memory", False),
+    # 64 MiB address space: threads cannot start, and llama.cpp's crash handler cannot even start gdb
+    ("real_llama_server_threads_rlimit.txt", -6, "ram_out_of_memory", False),
 ]
 FIXTURE_CASES += REAL_CASES
 

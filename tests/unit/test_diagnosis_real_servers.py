@@ -119,6 +119,15 @@ def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
     assert "4.0 GiB" in diagnosis.message.render("zh")
 
 
+def test_llama_server_with_almost_no_address_space(llama_server_bin, tiny_model):
+    """64 MiB: worker threads cannot start and the crash handler cannot start gdb; not a missing library."""
+    argv = server_argv(llama_server_bin, tiny_model, "--no-warmup")
+    code, lines = run(argv, preexec_fn=limit_address_space(64 * 1024**2))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), backend="llama-server", ctx=512))
+    assert code != 0, lines[-10:]
+    assert diagnosis.cause == "ram_out_of_memory", lines[-10:]
+
+
 def test_llama_server_killed_by_the_kernel_oom_killer(llama_server_bin, wide_model):
     """The seed report's 'exit code 137': the kernel kills llama-server while it fills a 4 GiB KV cache in a 768 MiB
     memory cgroup. Without permission to make a cgroup, the same evidence path must say 'killed' honestly."""

@@ -60,7 +60,8 @@ SIGNATURES: list[Signature] = [
           r"failed to allocate compute (?:pp )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
           r"failed to initialize the context", r"Failed to create llama_context",
           r"llama_new_context_with_model: failed"),
-    *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"insufficient memory", r"^\s*MemoryError\b", r"Cannot allocate memory",
+    *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"insufficient memory", r"Thread creation failed",
+          r"what\(\):\s+Resource temporarily unavailable", r"^\s*MemoryError\b", r"Cannot allocate memory",
           r"(?:unable|failed) to allocate CPU\w* buffer", r"(?:unable|failed) to allocate \w+_Host buffer",
           r"ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate",
           r"\bout of memory\b"),
@@ -83,7 +84,8 @@ SIGNATURES: list[Signature] = [
     *_sig("gpu_error", 30, r"CUDA error: (?!out of memory)", r"ROCm error: (?!out of memory)",
           r"\bDeviceLost", r"vk::DeviceLostError", r"ggml_vulkan: .*error"),
     # --- programs and libraries
-    *_sig("missing_library", 4, r"error while loading shared libraries: (?P<lib>\S+?):",
+    *_sig("ram_out_of_memory", 2, r"failed to map segment from shared object"),  # mmap refused: no memory left
+    *_sig("missing_library", 4, r"error while loading shared libraries: (?P<lib>\S+?): cannot open",
           r"(?P<lib>\S+): cannot open shared object file", r"Library not loaded: (?P<lib>\S+)",
           r"Failed to load shared library '(?P<lib>[^']+)'", r"ModuleNotFoundError: No module named '(?P<lib>[^']+)'",
           r"The code execution cannot proceed because (?P<lib>\S+) was not found"),

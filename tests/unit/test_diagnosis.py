@@ -444,3 +444,9 @@ def test_a_memory_plan_lowers_the_suggestion_to_what_it_estimates_fits(make_mode
     # gpu_layers -1 and a log without layer counts: the plan knows the model has 8 layers
     quiet = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
     assert diagnose(1, quiet, cfg, plan=plan).fix == {"gpu_layers": 6}
+
+
+def test_memory_causes_are_causes():
+    from app.core.diagnosis import MEMORY_CAUSES
+
+    assert MEMORY_CAUSES <= set(CAUSES)

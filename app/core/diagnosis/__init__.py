@@ -8,7 +8,7 @@ Public API:
 - ``snapshot_oom_counters()`` before start, ``oom_evidence_since(before, pid)`` after death -> ``OomEvidence``
 """
 
-from app.core.diagnosis.diagnose import diagnose
+from app.core.diagnosis.diagnose import MEMORY_CAUSES, diagnose
 from app.core.diagnosis.exit_status import ExitStatus, decode_exit_status, parse_exit_code
 from app.core.diagnosis.not_started import diagnose_start_failure, diagnose_timeout
 from app.core.diagnosis.oom_evidence import OomCounters, OomEvidence, oom_evidence_since, snapshot_oom_counters
@@ -26,6 +26,6 @@ CAUSES = (
 )
 
 __all__ = [
-    "CAUSES", "Diagnosis", "ExitStatus", "OomCounters", "OomEvidence", "decode_exit_status", "diagnose",
+    "CAUSES", "MEMORY_CAUSES", "Diagnosis", "ExitStatus", "OomCounters", "OomEvidence", "decode_exit_status", "diagnose",
     "diagnose_start_failure", "diagnose_timeout", "oom_evidence_since", "parse_exit_code", "snapshot_oom_counters",
 ]

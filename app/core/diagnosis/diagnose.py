@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable
 
 from app.core.diagnosis import causes_file, causes_memory, causes_runtime
+from app.core.diagnosis.cgroup import memory_limit_bytes
 from app.core.diagnosis.exit_status import ExitStatus, crash_signal, decode_exit_status
 from app.core.diagnosis.log_facts import read_log_facts
-from app.core.diagnosis.cgroup import memory_limit_bytes
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
 from app.core.diagnosis.signatures import SignatureHit, find_hits
@@ -15,7 +16,9 @@ from app.core.diagnosis.situation import Situation
 from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, trim_evidence
 
 BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS}
-MEMORY_CAUSES = {"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed"}
+# Causes that mean "these settings need more memory than there is" (a probe moves down on these).
+MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed",
+                           "oom_killed", "killed"})
 
 # What a crash amounts to when the log has no better explanation.
 _SIGNAL_CAUSES = {
@@ -109,7 +112,7 @@ def diagnose(
     )
     cause = _choose_cause(status, hit, oom_evidence, trend)
     if hit is not None and hit.cause != cause:
-        situation = Situation(**{**situation.__dict__, "hit": None})  # its groups belong to another cause
+        situation = replace(situation, hit=None)  # its groups belong to another cause
     message, fix_hint, fix, restartable = BUILDERS[cause](situation)
     tail = MAX_EVIDENCE_LINES if cause in ("unknown", "crashed", "exited_early") else 12
     return Diagnosis(

@@ -10,21 +10,28 @@ LONG = 60_000  # ms: generous, the suite shares 2 cores with other work
 
 
 @pytest.fixture
-def window(qtbot):
+def window(qtbot, qapp):
     from app.core.settings import load_settings
     from app.ui import workers
     from app.ui.main_window import MainWindow
 
     win = MainWindow(load_settings(), live_hardware=False)
-    qtbot.addWidget(win)
+    # not qtbot.addWidget: pytest-qt would close and delete the window before this fixture's teardown,
+    # while the server is still stopping; the window is closed here the way a user closes it
     win.show()
     win.start()
     qtbot.waitUntil(lambda: win.settings_panel.hardware is not None, timeout=LONG)
     yield win
     win.close()
-    qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
+    try:
+        qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
+    except Exception:
+        sup = win.bridge.supervisor
+        raise AssertionError(f"window did not close: close_state={win._close_state} server={win.control.state()} "
+                             f"busy={win.bridge.is_busy()} history={[e.state for e in getattr(sup, 'history', [])][-8:]}")
     win.shutdown_blocking()
     qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=LONG)
+    win.deleteLater()
 
 
 def open_and_wait(qtbot, win, path) -> object:

@@ -14,8 +14,7 @@ from tests.qt.conftest import LONG, open_and_wait
 def _new_window(qtbot):
     from app.ui.main_window import MainWindow
 
-    win = MainWindow(load_settings(), live_hardware=False)
-    qtbot.addWidget(win)
+    win = MainWindow(load_settings(), live_hardware=False)  # closed by _close, not by qtbot
     win.show()
     win.start()
     return win
@@ -25,6 +24,7 @@ def _close(qtbot, win) -> None:
     win.close()
     qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
     win.shutdown_blocking()
+    win.deleteLater()
 
 
 def test_geometry_last_model_recent_and_profile_survive_a_restart(qtbot, tiny_model):

@@ -352,6 +352,8 @@ ONE_LINE_CASES = {
     "unsupported_architecture": (1, "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'mamba3'"),
     "unsupported_quant_type": (1, "gguf_init_from_file_impl: tensor 'blk.0.attn_q.weight' has invalid ggml type 42 (NONE)"),
     "model_incompatible": (1, "llama_model_load: error loading model: missing tensor 'blk.0.attn_norm.weight'"),
+    "wrong_split_part": (1, "llama_model_load: error loading model: illegal split file idx: 1 (file: /m/q-00002-of-00003.gguf), model must be loaded with the first split"),
+    "split_part_missing": (1, "llama_model_load: error loading model: llama_model_loader: failed to load GGUF split from /m/q-00002-of-00003.gguf"),
     "model_not_found": (1, "ValueError: Model path does not exist: /models/gone.gguf"),
     "model_unreadable": (1, "gguf_init_from_file: failed to open GGUF file '/models/x.gguf' (Permission denied)"),
     "mmap_failed": (1, "llama_model_load: error loading model: mmap failed: Cannot allocate memory"),
@@ -450,3 +452,13 @@ def test_memory_causes_are_causes():
     from app.core.diagnosis import MEMORY_CAUSES
 
     assert MEMORY_CAUSES <= set(CAUSES)
+
+
+def test_second_split_part_is_replaced_by_the_first():
+    cfg = config().with_changes(model="/models/Qwen2.5-72B-Q4_K_M-00002-of-00003.gguf")
+    line = ("llama_model_load: error loading model: illegal split file idx: 1 (file: "
+            "/models/Qwen2.5-72B-Q4_K_M-00002-of-00003.gguf), model must be loaded with the first split")
+    diagnosis = diagnose(1, [line], cfg)
+    assert diagnosis.fix == {"model": "/models/Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf"}
+    assert "Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf" in diagnosis.fix_hint.render("zh")
+    assert diagnosis.restartable is False

@@ -69,6 +69,37 @@ def test_llama_server_on_broken_files(llama_server_bin, broken_models, model_key
     assert diagnosis.restartable is False and diagnosis.fix == {}
 
 
+def write_split_part(path: Path, split_no: int, split_count: int = 2) -> Path:
+    """One part of a split GGUF (split.* keys and one tensor): enough for llama.cpp's split checks."""
+    import gguf
+    import numpy as np
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint16("split.no", split_no)
+    writer.add_uint16("split.count", split_count)
+    writer.add_int32("split.tensors.count", 1)
+    writer.add_tensor("token_embd.weight", np.zeros((4, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_llama_server_on_split_models(llama_server_bin, tmp_path):
+    first = write_split_part(tmp_path / "big-00001-of-00002.gguf", 0)
+    second = write_split_part(tmp_path / "big-00002-of-00002.gguf", 1)
+    code, lines = run(server_argv(llama_server_bin, second))
+    wrong_part = diagnose(code, lines, LaunchConfig(model=str(second), backend="llama-server"))
+    assert wrong_part.cause == "wrong_split_part", lines[-8:]
+    assert wrong_part.fix == {"model": str(first)}
+    second.unlink()
+    code, lines = run(server_argv(llama_server_bin, first))
+    missing = diagnose(code, lines, LaunchConfig(model=str(first), backend="llama-server"))
+    assert missing.cause == "split_part_missing", lines[-8:]
+    assert missing.restartable is False
+
+
 def test_llama_server_on_a_busy_port(llama_server_bin, tiny_model):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

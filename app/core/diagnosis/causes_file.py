@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from app.core.diagnosis.situation import Situation
 from app.core.text import T, Text
 
@@ -103,7 +106,28 @@ def model_load_failed(s: Situation) -> Parts:
               "请确认它是完整的 GGUF 模型：重新下载，并与下载页面上的 SHA-256 校验值进行比对。"), {}, False)
 
 
+_SPLIT_NAME = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
+
+
+def wrong_split_part(s: Situation) -> Parts:
+    first = _SPLIT_NAME.sub(lambda m: f"-00001-of-{m.group(2)}.gguf", s.model_path) if s.model_path else ""
+    fix = {"model": first} if first and first != s.model_path else {}
+    return (T("{model} is one part of a model split into several files; llama.cpp must be given the first part.",
+              "{model} 是分成多个文件的模型中的一部分；llama.cpp 需要打开第一个部分。", model=s.model_name),
+            T("Choose the first part ({first}) and keep all parts in the same folder.",
+              "选择第一个部分（{first}），并把所有部分放在同一个文件夹中。",
+              first=Path(first).name if fix else "…-00001-of-….gguf"), fix, False)
+
+
+def split_part_missing(s: Situation) -> Parts:
+    return (T("A part of the split model {model} is missing or damaged.", "分卷模型 {model} 的某个部分缺失或已损坏。",
+              model=s.model_name),
+            T("Put all parts (…-00001-of-…, …-00002-of-…, …) in the same folder; download any missing part again.",
+              "把所有部分（…-00001-of-…、…-00002-of-… 等）放在同一个文件夹中；缺失的部分请重新下载。"), {}, False)
+
+
 BUILDERS = {
+    "wrong_split_part": wrong_split_part, "split_part_missing": split_part_missing,
     "not_gguf": not_gguf, "gguf_too_old": gguf_too_old, "gguf_too_new": gguf_too_new,
     "model_truncated": model_truncated, "model_corrupt": model_corrupt,
     "unsupported_architecture": unsupported_architecture, "unsupported_quant_type": unsupported_quant_type,

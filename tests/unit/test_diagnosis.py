@@ -246,6 +246,24 @@ def test_gpu_oom_cuts_about_a_fifth_of_the_layers():
     assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=1)).fix == {"gpu_layers": 0}
 
 
+def test_seed_report_35_layers_on_a_card_that_fits_28():
+    quiet = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line]
+    diagnosis = diagnose(-6, quiet, config(gpu_layers=35))
+    assert diagnosis.fix == {"gpu_layers": 28}
+    assert diagnosis.fix_hint.render("en") == "Put fewer layers on the graphics card (28 instead of 35) and restart."
+
+
+def test_seed_report_137_on_the_second_turn():
+    """A server killed while serving (the second chat turn): restartable, and the next step is the seed's own fix."""
+    lines = log("real_llama_server_killed_when_ready.txt")
+    diagnosis = diagnose(137, lines, config(ctx=8192, parallel=4))
+    assert diagnosis.cause == "killed" and diagnosis.restartable
+    assert diagnosis.fix == {"ctx": 4096, "parallel": 1}
+    import json
+
+    assert json.loads(json.dumps(diagnosis.to_dict("zh")))["fix"] == {"ctx": 4096, "parallel": 1}
+
+
 def test_gpu_oom_with_all_layers_uses_the_layer_count():
     lines = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
     assert diagnose(1, lines, config(gpu_layers=-1), block_count=40).fix == {"gpu_layers": 32}

@@ -2,10 +2,15 @@
 
 Public API:
 - ``diagnose(returncode, log_lines, config=None, *, oom_evidence=None, rss_samples=(), block_count=None,
-  was_ready=None, memory_limit=None) -> Diagnosis``
+  was_ready=None, memory_limit=None, plan=None) -> Diagnosis``
 - ``diagnose_timeout(seconds, log_lines, config=None)``, ``diagnose_start_failure(exc, argv=None, config=None)``
 - ``decode_exit_status(code) -> ExitStatus(exit_code, signal, meaning)``
 - ``snapshot_oom_counters()`` before start, ``oom_evidence_since(before, pid)`` after death -> ``OomEvidence``
+- ``CAUSES`` (every cause id), ``MEMORY_CAUSES`` (the ones that mean "needs less memory")
+
+Modules: exit_status/exit_meanings (codes), signatures (log lines), log_facts (numbers in the log),
+oom_evidence/cgroup/rss_trend (Linux OOM killer), fixes (config changes), causes_* (sentences per cause),
+diagnose (the decision), not_started (timeouts, failed starts), value (the Diagnosis dataclass).
 """
 
 from app.core.diagnosis.diagnose import MEMORY_CAUSES, diagnose

@@ -84,8 +84,11 @@ def _delta(before: int | None, after: int | None) -> int | None:
 
 def read_kmsg(path: str = KMSG_PATH, limit: int = MAX_KMSG_RECORDS) -> list[str] | None:
     """All records currently in the kernel ring buffer, without blocking; None when not readable."""
+    nonblocking = getattr(os, "O_NONBLOCK", None)  # absent on Windows, where there is no kernel log to read
+    if nonblocking is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | nonblocking)
     except OSError:
         return None
     records: list[str] = []

@@ -336,3 +336,20 @@ def test_start_failure_from_a_user_error_keeps_its_words():
     assert diagnosis.cause == "start_failed"
     assert diagnosis.message.render("zh") == "没有找到 llama-server。"
     assert diagnosis.fix_hint.render("en") == "Install llama.cpp."
+
+
+def test_busy_port_names_the_program_holding_it():
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import socket, sys, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+                               "print(s.getsockname()[1], flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(holder.stdout.readline())
+        line = f"0.00.002.716 E srv         start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: {port}"
+        diagnosis = diagnose(1, [line], CONFIG.with_changes(port=port))
+        assert diagnosis.cause == "port_in_use" and diagnosis.fix == {"port": 0}
+        assert f"process {holder.pid}" in diagnosis.message.render("en")
+        assert f"进程 {holder.pid}" in diagnosis.message.render("zh")
+    finally:
+        holder.kill()
+        holder.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from app.core.diagnosis.fixes import drop_extra_argument
+from app.core.diagnosis.port_owner import port_owner
 from app.core.diagnosis.situation import Situation
 from app.core.text import T, Text
 
@@ -19,8 +20,15 @@ def _switch_to_builtin(s: Situation) -> dict:
 
 def port_in_use(s: Situation) -> Parts:
     port = _port(s)
-    return (T("Port {port} is already used by another program (maybe an earlier server that is still running).",
-              "端口 {port} 已被其他程序占用（可能是之前的服务器仍在运行）。", port=port),
+    owner = port_owner(int(port)) if port.isdigit() else None
+    if owner is not None:
+        message = T("Port {port} is already used by {name} (process {pid}), perhaps an earlier server that is still running.",
+                    "端口 {port} 已被 {name}（进程 {pid}）占用，可能是之前的服务器仍在运行。",
+                    port=port, name=owner[1], pid=owner[0])
+    else:
+        message = T("Port {port} is already used by another program (maybe an earlier server that is still running).",
+                    "端口 {port} 已被其他程序占用（可能是之前的服务器仍在运行）。", port=port)
+    return (message,
             T("Let the app pick a free port and restart.", "让程序自动选择一个空闲端口，然后重新启动。"), {"port": 0}, False)
 
 

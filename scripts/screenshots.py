@@ -42,7 +42,7 @@ def grab(app, window, name: str) -> None:
         window.set_language(lang)
         settle(app)
         path = OUT / f"{name}-{lang}.png"
-        window.grab().save(str(path), "PNG", 90)
+        window.grab().save(str(path), "PNG", 0)  # PNG "quality" 0 = smallest file
         print(f"{path.relative_to(ROOT)}  {path.stat().st_size // 1024} KiB")
     window.set_language("en")
     settle(app, 0.1)

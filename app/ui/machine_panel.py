@@ -139,8 +139,9 @@ class MachinePanel(QWidget):
         self.notes.setText(self._notes_text(report))
 
     def _notes_text(self, report: Any) -> str:
-        # core's notes already cover WSL2, containers, cgroup limits and why no GPU answered
-        lines = [note.render() for note in (report.notes or [])]
+        # core's notes cover WSL2, containers, cgroup limits; "why no GPU" is already on the GPU line
+        skip = getattr(report, "nvidia_note", None)
+        lines = [note.render() for note in (report.notes or []) if note != skip]
         return "\n".join(dict.fromkeys(lines))
 
     def _ensure_gpu_rows(self, count: int) -> None:
@@ -166,7 +167,9 @@ class MachinePanel(QWidget):
         if not gpus:
             name = self._gpu_rows[0][0]
             others = ", ".join(getattr(self.report, "other_gpus", []) or [])
-            text = self.tr("No NVIDIA GPU found. That is fine: models run on the processor, only slower.")
+            why = getattr(self.report, "nvidia_note", None)  # e.g. "no NVIDIA driver is installed", said kindly
+            text = why.render() if why is not None else self.tr(
+                "No NVIDIA GPU found. That is fine: models run on the processor, only slower.")
             if others:
                 text += " " + self.tr("(Also seen: {others}; not used for acceleration.)").format(others=others)
             name.setText(text)

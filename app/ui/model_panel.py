@@ -125,6 +125,7 @@ class ModelPanel(QWidget):
         self.checks.set_checks(self.report.checks if self.report is not None else [])
         self.hash_button.setEnabled(has_model and self._hash_task is None)
         self.hash_result.setText(self._hash_text())
+        self.hash_result.setVisible(bool(self.hash_result.text()))
 
     def _hash_text(self) -> str:
         if self._hash_result is None:

@@ -246,6 +246,7 @@ class SettingsPanel(QWidget):
         self.plan_text.setText(preview.plan_text(result))
         self.use_plan.setVisible(preview.recommendation_differs(result, self.config()))
         self.command.setText(result.command if result else "")
+        self.command.setToolTip(self.command.text())
         self.command.setCursorPosition(0)
         self.command_notes.setText(preview.command_notes_text(result))
         self.command_notes.setVisible(bool(self.command_notes.text()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, QSize, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSizePolicy, QVBoxLayout,
     QWidget,
@@ -47,7 +47,8 @@ class ProbeBox(QWidget):
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.attempts = QListWidget(self)
-        self.attempts.setMaximumHeight(120)
+        self.attempts.setIconSize(QSize(16, 16))
+        self._attempt_values: list[Any] = []  # kept so a language switch can re-render the rows
         self.run_button.setObjectName("primary")
         self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
@@ -76,6 +77,8 @@ class ProbeBox(QWidget):
         self.run_button.setToolTip(self.tr(
             "Starts the model a few times with different settings and keeps the largest one that really works."))
         self.cancel_button.setText(self.tr("Cancel"))
+        for row, attempt in enumerate(self._attempt_values):
+            self.attempts.item(row).setText(self.attempt_text(attempt))
         self._render()
 
     # --- inputs ----------------------------------------------------------------------------------
@@ -90,7 +93,7 @@ class ProbeBox(QWidget):
         self.cancel()
         self.info, self.saved, self.result = info, saved, None
         self._status = ("saved", saved) if saved else ("idle", None)
-        self.attempts.clear()
+        self._clear_attempts()
         self._render()
 
     # --- running ---------------------------------------------------------------------------------
@@ -98,7 +101,7 @@ class ProbeBox(QWidget):
     def run(self) -> None:
         if self.running or self.info is None or self.config is None:
             return
-        self.attempts.clear()
+        self._clear_attempts()
         self.result = None
         self.progress.setRange(0, 0)
         self._status = ("running", None)
@@ -126,7 +129,7 @@ class ProbeBox(QWidget):
     def _on_done(self, result: Any) -> None:
         self._task = None
         self.result = result
-        self.attempts.clear()
+        self._clear_attempts()
         for attempt in result.attempts:
             self._add_attempt(attempt)
         self._status = ("done", result)
@@ -144,9 +147,21 @@ class ProbeBox(QWidget):
     # --- rendering -------------------------------------------------------------------------------
 
     def _add_attempt(self, attempt: Any) -> None:
+        self._attempt_values.append(attempt)
         item = QListWidgetItem(status_icon("ok" if attempt.ok else "error"), self.attempt_text(attempt))
         self.attempts.addItem(item)
         self.attempts.scrollToBottom()
+        self._fit_attempts()
+
+    def _clear_attempts(self) -> None:
+        self._attempt_values = []
+        self.attempts.clear()
+
+    def _fit_attempts(self) -> None:
+        """As tall as its rows, up to five; then it scrolls."""
+        rows = min(max(self.attempts.count(), 1), 5)
+        row_height = max(self.attempts.sizeHintForRow(0), 18)
+        self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 4)
 
     def attempt_text(self, attempt: Any) -> str:
         head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)

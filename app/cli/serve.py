@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     _handle_stale_children(args.kill_stale, args.json)
     supervisor = Supervisor(config, auto_restart=not args.no_restart)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if hasattr(signal, "SIGTERM") else None
+    # Explicit handlers: a shell starts background jobs with SIGINT ignored, and SIGTERM should stop cleanly too.
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         supervisor.start()
         final = supervisor.wait_for(State.FAILED)
@@ -71,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         supervisor.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _handle_stale_children(kill: bool, json_mode: bool) -> None:

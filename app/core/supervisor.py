@@ -47,6 +47,8 @@ class Supervisor:
         self._cond = threading.Condition(threading.RLock())
         self._emit_lock = threading.RLock()
         self._state = State.STOPPED
+        self._published_state = State.STOPPED  # what wait_for() sees: set after the event went out
+        self._state_seq = 0
         self._generation = 0  # bumped by every start/stop so late callbacks of an old child are ignored
         self._child: ChildProcess | None = None
         self._subscribers: list[Subscriber] = []
@@ -128,23 +130,33 @@ class Supervisor:
 
     def _set_state(self, state: State, generation: int | None = None, *, only_from: State | None = None,
                    **data: Any) -> bool:
-        """Change state (only if ``generation`` is still current) and tell everyone. False when stale."""
+        """Change state (only if ``generation`` is still current) and tell everyone. False when stale.
+
+        Waiters in wait_for() wake only after subscribers got the event, so a caller that waited for READY
+        finds the READY event already in ``history`` (and the CLI has printed it).
+        """
         with self._cond:
             if generation is not None and generation != self._generation:
                 return False
             if only_from is not None and self._state is not only_from:
                 return False
             self._state = state
-            self._cond.notify_all()
+            self._state_seq += 1
+            seq = self._state_seq
         data.setdefault("restart_count", self.restart_count)
         self._emit(Event.now("state", state, **data))
+        with self._cond:
+            if seq == self._state_seq:
+                self._published_state = state
+                self._cond.notify_all()
         return True
 
     def wait_for(self, states: State | Iterable[State], timeout: float | None = None) -> State:
+        """Block until the state is one of ``states`` (its event already delivered) or ``timeout``; the state then."""
         wanted = {states} if isinstance(states, State) else set(states)
         with self._cond:
-            self._cond.wait_for(lambda: self._state in wanted, timeout)
-            return self._state
+            self._cond.wait_for(lambda: self._published_state in wanted, timeout)
+            return self._published_state
 
     # -- start -----------------------------------------------------------------------------------------------
     def start(self) -> None:

@@ -17,17 +17,19 @@ JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
 RLIMIT_AS_KEY = 9  # resource.RLIMIT_AS on Linux; the probe passes it unchanged on every OS
 
 
+# DWORD spelled c_uint32: wintypes.DWORD is c_ulong, 8 bytes on 64-bit Linux, which would break the layout
+# check the Linux test suite runs (144 bytes on 64-bit Windows, as documented).
 class _BasicLimits(ctypes.Structure):
     _fields_ = [
         ("PerProcessUserTimeLimit", ctypes.c_int64),
         ("PerJobUserTimeLimit", ctypes.c_int64),
-        ("LimitFlags", wintypes.DWORD),
+        ("LimitFlags", ctypes.c_uint32),
         ("MinimumWorkingSetSize", ctypes.c_size_t),
         ("MaximumWorkingSetSize", ctypes.c_size_t),
-        ("ActiveProcessLimit", wintypes.DWORD),
+        ("ActiveProcessLimit", ctypes.c_uint32),
         ("Affinity", ctypes.c_size_t),
-        ("PriorityClass", wintypes.DWORD),
-        ("SchedulingClass", wintypes.DWORD),
+        ("PriorityClass", ctypes.c_uint32),
+        ("SchedulingClass", ctypes.c_uint32),
     ]
 
 

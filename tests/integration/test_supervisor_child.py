@@ -74,3 +74,14 @@ def test_llama_server_is_found_by_env_and_path(tmp_path, monkeypatch):
     assert backend_discovery.find_llama_server() == binary
     monkeypatch.setenv("GGUF_LAUNCHER_LLAMA_SERVER", str(binary.parent))
     assert backend_discovery.candidate_paths()[0] == binary
+
+
+def test_windows_job_limit_struct_has_the_documented_64_bit_layout():
+    import ctypes
+
+    from app.core import child_windows
+
+    if ctypes.sizeof(ctypes.c_void_p) == 8:
+        assert ctypes.sizeof(child_windows._BasicLimits) == 64
+        assert ctypes.sizeof(child_windows._ExtendedLimits) == 144  # JOBOBJECT_EXTENDED_LIMIT_INFORMATION on x64
+        assert child_windows._ExtendedLimits.ProcessMemoryLimit.offset == 112

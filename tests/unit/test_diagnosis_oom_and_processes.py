@@ -297,6 +297,16 @@ def test_timeout_while_still_loading():
     assert diagnosis.evidence[-1] == lines[-1]
 
 
+def test_timeout_uses_what_the_readiness_poll_saw():
+    diagnosis = diagnose_timeout(45, [], CONFIG, seen="HTTP 503 Loading model")
+    assert "still loading" in diagnosis.message.render("en") and diagnosis.restartable
+    assert diagnosis.evidence[-1] == "readiness check: HTTP 503 Loading model"
+    silent = diagnose_timeout(45, [], CONFIG, seen="no HTTP answer")
+    assert "printed nothing" in silent.message.render("en") and not silent.restartable
+    many = diagnose_timeout(45, [f"line {n}" for n in range(100)], CONFIG, seen="no HTTP answer")
+    assert len(many.evidence) == 20 and many.evidence[-1] == "readiness check: no HTTP answer"
+
+
 def test_timeout_after_ready_words_and_with_other_output():
     ready = diagnose_timeout(30, ["INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)"], CONFIG)
     assert "did not answer" in ready.message.render("en")

@@ -18,38 +18,48 @@ def _seen(lines: list[str], markers: tuple[str, ...]) -> bool:
     return any(marker in line.lower() for line in lines for marker in markers)
 
 
-def diagnose_timeout(seconds: float, log_lines: Iterable[Any], config: Any = None) -> Diagnosis:
-    """The server kept running but never answered its readiness check within ``seconds``."""
+def diagnose_timeout(seconds: float, log_lines: Iterable[Any], config: Any = None, *,
+                     seen: str | None = None) -> Diagnosis:
+    """The server kept running but never answered its readiness check within ``seconds``.
+    ``seen``: what the readiness poll last got, e.g. "HTTP 503 Loading model" or "no HTTP answer"."""
     lines = as_lines(log_lines)
-    visible = [line for line in lines if line.strip()]
     secs = int(round(seconds))
-    if not visible:
-        message = T("The server printed nothing at all and did not become ready within {s} seconds.",
-                    "服务器在 {s} 秒内没有任何输出，也没有就绪。", s=secs)
-        hint = T("Run the copied command line in a terminal to see whether the server program works at all.",
-                 "在终端中运行复制的命令行，看看服务器程序能否正常工作。")
-    elif _seen(lines[-5:], ("warming up",)) or (_seen(lines, LOADING_MARKERS) and not _seen(lines, READY_MARKERS)):
-        message = T("The server was still loading the model after {s} seconds.", "{s} 秒后服务器仍在加载模型。", s=secs)
-        hint = T("Large models on slow disks can take minutes: allow more start-up time, or move the model to a faster (SSD) disk.",
-                 "大模型放在慢速磁盘上可能需要几分钟：请延长启动等待时间，或把模型移到更快的（固态）硬盘。")
-    elif _seen(lines, READY_MARKERS):
-        message = T("The server said it was ready but did not answer on its address within {s} seconds.",
-                    "服务器显示已就绪，但在 {s} 秒内没有在其地址上响应。", s=secs)
-        hint = T("Check that no firewall, proxy or VPN blocks local connections, then restart.",
-                 "请检查防火墙、代理或 VPN 是否阻止了本机连接，然后重新启动。")
-    else:
-        message = T("The server did not become ready within {s} seconds; its last words were: {last}",
-                    "服务器在 {s} 秒内没有就绪；最后一行输出是：{last}", s=secs, last=visible[-1].strip()[:200])
-        hint = T("Restart with more start-up time. If it hangs again, the log lines below show where it stopped.",
-                 "延长启动等待时间后重新启动。如果仍然卡住，下面的日志行显示了它停在哪里。")
+    message, hint, restartable = _timeout_words(lines, secs, seen or "")
     hits = find_hits(lines)
-    evidence = trim_evidence([hit.line for hit in hits[:4]] + lines[-16:])
+    polled = [f"readiness check: {seen}"] if seen else []
+    evidence = trim_evidence([hit.line for hit in hits[:4]] + lines[-19:])[: 20 - len(polled)] + tuple(polled)
     return Diagnosis(
         cause="ready_timeout", message=message, fix_hint=hint, fix={}, evidence=evidence,
-        exit_code=None, signal=None, restartable=True,
+        exit_code=None, signal=None, restartable=restartable,
         exit_meaning=T("The server was still running; it was stopped after {s} seconds of waiting.",
                        "服务器仍在运行；等待 {s} 秒后被停止。", s=secs),
     )
+
+
+def _timeout_words(lines: list[str], secs: int, seen: str) -> tuple[Text, Text, bool]:
+    """What the log (and the readiness poll) say the server was doing when time ran out."""
+    visible = [line for line in lines if line.strip()]
+    loading = "503" in seen or "loading" in seen.lower() or _seen(lines[-5:], ("warming up",)) or (
+        _seen(lines, LOADING_MARKERS) and not _seen(lines, READY_MARKERS))
+    if not visible and not loading:
+        return (T("The server printed nothing at all and did not become ready within {s} seconds.",
+                  "服务器在 {s} 秒内没有任何输出，也没有就绪。", s=secs),
+                T("Run the copied command line in a terminal to see whether the server program works at all.",
+                  "在终端中运行复制的命令行，看看服务器程序能否正常工作。"), False)
+    if loading:
+        # a second start reads the model from the disk cache and is usually much faster
+        return (T("The server was still loading the model after {s} seconds.", "{s} 秒后服务器仍在加载模型。", s=secs),
+                T("Large models on slow disks can take minutes: allow more start-up time, or move the model to a faster (SSD) disk.",
+                  "大模型放在慢速磁盘上可能需要几分钟：请延长启动等待时间，或把模型移到更快的（固态）硬盘。"), True)
+    if _seen(lines, READY_MARKERS):
+        return (T("The server said it was ready but did not answer on its address within {s} seconds.",
+                  "服务器显示已就绪，但在 {s} 秒内没有在其地址上响应。", s=secs),
+                T("Check that no firewall, proxy or VPN blocks local connections, then restart.",
+                  "请检查防火墙、代理或 VPN 是否阻止了本机连接，然后重新启动。"), True)
+    return (T("The server did not become ready within {s} seconds; its last words were: {last}",
+              "服务器在 {s} 秒内没有就绪；最后一行输出是：{last}", s=secs, last=visible[-1].strip()[:200]),
+            T("Restart with more start-up time. If it hangs again, the log lines below show where it stopped.",
+              "延长启动等待时间后重新启动。如果仍然卡住，下面的日志行显示了它停在哪里。"), True)
 
 
 def _program(argv: Sequence[str] | None, exc: BaseException) -> str:

@@ -88,6 +88,18 @@ def test_bad_flag_is_diagnosed_without_restart(backend, server_config):
         supervisor.close()
 
 
+def test_applying_the_suggested_fix_gets_the_server_ready(server_config):
+    supervisor = run_until_settled(server_config("llama-server", extra_args=("--definitely-not-a-flag",)))
+    try:
+        assert supervisor.state is State.FAILED and supervisor.last_diagnosis.fix
+        config = supervisor.apply_fix_and_restart(supervisor.last_diagnosis.fix)
+        assert "--definitely-not-a-flag" not in config.extra_args
+        assert supervisor.wait_for({State.READY, State.FAILED}, 60) is State.READY
+        assert "--definitely-not-a-flag" not in supervisor.argv and supervisor.restart_count == 1
+    finally:
+        supervisor.close()
+
+
 @pytest.mark.parametrize("mode", ["hang", "sleep"])
 def test_child_that_never_gets_ready_is_stopped_with_a_timeout_diagnosis(mode, server_config, fake_server_bin):
     supervisor = run_until_settled(server_config("llama-server", server_bin=fake_server_bin(mode)),

@@ -142,6 +142,11 @@ def test_rss_climbing_to_the_limit_makes_a_kill_a_likely_oom():
     assert "most likely" in diagnosis.message.render("en") and "3.7 GiB" in diagnosis.message.render("en")
     flat = [int(0.5 * GIB)] * 4
     assert diagnose(-9, [], CONFIG, rss_samples=flat, memory_limit=4 * GIB).cause == "killed"
+    # still climbing fast at 75 % when the last sample was taken (samples are taken every half second or so)
+    climbing = [int(x * GIB) for x in (1.0, 1.8, 2.4, 3.0)]
+    assert diagnose(-9, [], CONFIG, rss_samples=climbing, memory_limit=4 * GIB).cause == "oom_killed"
+    steady_high = [int(3.0 * GIB)] * 4
+    assert diagnose(-9, [], CONFIG, rss_samples=steady_high, memory_limit=4 * GIB).cause == "killed"
 
 
 def test_rss_does_not_turn_a_logged_crash_into_oom():

@@ -55,7 +55,7 @@ def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence
     signal = crash_signal(status)
     if signal == "SIGKILL":
         # Nothing in a log makes a process SIGKILL itself: someone else did, usually the OOM killer.
-        memory_pressure = (oom is not None and oom.confirmed) or (trend is not None and trend.near_limit)
+        memory_pressure = (oom is not None and oom.confirmed) or (trend is not None and trend.suggests_oom)
         return "oom_killed" if memory_pressure else "killed"
     if signal == "SIGILL" or status.exit_code == 0xC000001D:
         return "illegal_instruction"

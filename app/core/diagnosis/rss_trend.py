@@ -14,6 +14,12 @@ class RssTrend:
     near_limit: bool
     limit_bytes: int | None
 
+    @property
+    def suggests_oom(self) -> bool:
+        """Peak within 15 % of the limit, or still climbing past 70 % of it when the samples end."""
+        climbing = self.rising and bool(self.limit_bytes) and self.last_bytes >= 0.7 * self.limit_bytes
+        return self.near_limit or climbing
+
 
 def _sample_bytes(sample: Any) -> int | None:
     if isinstance(sample, (int, float)):

@@ -91,36 +91,74 @@ def simulated_layer_search() -> None:
 
 # -- helpers for real loads ------------------------------------------------------------------------------------
 
-def server_config(model, server_bin, ctx, backend="llama-server") -> LaunchConfig:
-    return LaunchConfig(model=str(model), backend=backend, server_bin=server_bin, ctx=ctx, threads=2,
-                        port=find_free_port())
+def server_config(model, server_bin, ctx, backend="llama-server", ubatch=512) -> LaunchConfig:
+    return LaunchConfig(model=str(model), backend=backend, server_bin=server_bin, ctx=ctx, threads=1,
+                        batch=max(ubatch, 128), ubatch=ubatch, port=find_free_port())
 
 
-def bare_load_seconds(config: LaunchConfig, rlimits=None) -> float:
+def bare_attempt_seconds(config: LaunchConfig, rlimits=None) -> float:
+    """The same work without the probe: start, wait ready, one plain prompt of ubatch+16 tokens, stop."""
+    import httpx
+
     started = time.monotonic()
     supervisor = Supervisor(config.with_changes(port=find_free_port()), auto_restart=False, rlimits=rlimits,
                             ready_timeout_s=120)
     try:
         supervisor.start()
-        supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 120)
+        if supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 120) is State.READY:
+            try:
+                httpx.post(supervisor.url + "/completion", timeout=120,
+                           json={"prompt": "x" * (config.ubatch + 16), "n_predict": 4})
+            except httpx.HTTPError:
+                pass
     finally:
         supervisor.close()
     return time.monotonic() - started
 
 
-def vm_data_at(config: LaunchConfig) -> int:
+def measured_at(config: LaunchConfig) -> tuple[int, int]:
+    """(VmData, peak RSS) of one unlimited load with a prompt."""
+    attempt = run_attempt(config, AttemptLimits(load_timeout_s=120, margins=NO_MARGIN))
     supervisor = Supervisor(config.with_changes(port=find_free_port()), auto_restart=False, ready_timeout_s=120)
     try:
         supervisor.start()
         supervisor.wait_for({State.READY, State.FAILED}, 120)
         with open(f"/proc/{supervisor.pid}/status") as status:
-            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
+            vm_data = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
     finally:
         supervisor.close()
+    return vm_data, attempt.peak_rss_bytes or 0
 
 
-KV_SPEC = TinyModelSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=256, ctx_train=32768, f16=True)
-KV_PER_TOKEN = 8 * 8 * 64 * 2 * 2
+KV_SPEC = TinyModelSpec(n_layers=32, n_embd=128, n_head=2, n_head_kv=2, n_ff=128, ctx_train=32768, f16=True)
+KV_PER_TOKEN = 32 * 2 * 64 * 2 * 2  # 16 KiB
+TOP_CTX = 8192
+
+
+def _linear(model, server_bin, limits) -> tuple[int, int]:
+    loads, ctx = 0, 256
+    while ctx <= TOP_CTX:  # 256, 512, ... until the first failure
+        loads += 1
+        if not run_attempt(server_config(model, server_bin, ctx, ubatch=128), limits).ok:
+            break
+        ctx += 256
+    return loads, ctx - 256
+
+
+def _case(title, model, info, hw, server_bin, *, ram_budget, rlimits):
+    limits = AttemptLimits(load_timeout_s=120, margins=NO_MARGIN, ram_budget=ram_budget, rlimits=rlimits)
+    linear_loads, truth = _linear(model, server_bin, limits)
+    print(f"    {title}")
+    print(f"      linear scan   {linear_loads:3d} loads -> ctx {truth}")
+    results = {}
+    for label, seeded in (("blind", False), ("seeded", True)):
+        result = run_probe(info, server_config(model, server_bin, TOP_CTX, ubatch=128), hw, ram_budget=ram_budget,
+                           margins=NO_MARGIN, rlimits=rlimits, use_cache=False, seeded=seeded, load_timeout_s=120)
+        results[label] = result
+        seed = f", plan seed {result.plan.recommended_ctx}" if seeded else ""
+        print(f"      probe {label:<7} {len(result.attempts):3d} loads -> ctx {result.recommendation['ctx']}  "
+              f"(linear/probe {linear_loads / len(result.attempts):.1f}x, {result.wall_seconds:.1f} s{seed})")
+    return results
 
 
 def real_ctx_search(workdir: Path, server_bin: str) -> None:
@@ -128,27 +166,16 @@ def real_ctx_search(workdir: Path, server_bin: str) -> None:
     info = read_model_info(model)
     hw = scan_hardware()
     hw.gpus = []
-    top = 8192
-    cap = vm_data_at(server_config(model, server_bin, 1024)) + 2048 * KV_PER_TOKEN
-    rlimits = {resource.RLIMIT_DATA: cap}
-    limits = AttemptLimits(load_timeout_s=120, margins=NO_MARGIN, rlimits=rlimits)
-    linear_loads, ctx = 0, 256
-    while ctx <= top:  # the linear scan: 256, 512, ... until the first failure
-        linear_loads += 1
-        if not run_attempt(server_config(model, server_bin, ctx), limits).ok:
-            break
-        ctx += 256
-    truth = ctx - 256
-    results = {}
-    for label, seeded in (("blind", False), ("seeded", True)):
-        results[label] = run_probe(info, server_config(model, server_bin, top), hw, ram_budget=cap, margins=NO_MARGIN,
-                                   rlimits=rlimits, use_cache=False, seeded=seeded, load_timeout_s=120)
-    print(f"1b. real CPU context search, llama-server under RLIMIT_DATA = {cap / MiB:.0f} MiB, ctx 256..{top}")
-    print(f"    linear scan   {linear_loads:3d} loads -> {truth}")
-    for label, result in results.items():
-        print(f"    probe {label:<7} {len(result.attempts):3d} loads -> {result.recommendation['ctx']}  "
-              f"(linear/probe {linear_loads / len(result.attempts):.1f}x, {result.wall_seconds:.1f} s)")
-    overhead(model, server_bin, results["seeded"], rlimits)
+    vm_data, rss = measured_at(server_config(model, server_bin, 1024, ubatch=128))
+    print(f"1b. real CPU context search, llama-server, KV 16 KiB/token, ctx 256..{TOP_CTX} in steps of 256")
+    cap = vm_data + 2048 * KV_PER_TOKEN
+    kernel = _case(f"kernel cap RLIMIT_DATA = {cap / MiB:.0f} MiB (the plan sees it as a RAM budget)", model, info,
+                   hw, server_bin, ram_budget=cap, rlimits={resource.RLIMIT_DATA: cap})
+    budget = rss + 2048 * KV_PER_TOKEN
+    measured = _case(f"--ram-budget {budget / MiB:.0f} MiB judged on measured peak RSS (no kernel cap)", model, info,
+                     hw, server_bin, ram_budget=budget, rlimits=None)
+    overhead(model, server_bin, kernel["seeded"], {resource.RLIMIT_DATA: cap}, "kernel-cap seeded probe")
+    overhead(model, server_bin, measured["seeded"], None, "RSS-budget seeded probe")
 
 
 # -- 2: plan accuracy ---------------------------------------------------------------------------------------------
@@ -162,31 +189,40 @@ ACCURACY_SHAPES = {
 
 
 def plan_accuracy(workdir: Path, server_bin: str, backend: str) -> None:
-    print(f"2. plan accuracy ({backend}): plan RAM estimate vs measured peak RSS")
-    errors = []
+    print(f"2. plan accuracy ({backend}): plan RAM estimate vs measured peak RSS after one 528-token prompt; "
+          f"plan compute buffer vs the size llama.cpp reported")
+    errors, compute_errors = [], []
     for name, spec in ACCURACY_SHAPES.items():
         model = write_tiny_llama(workdir / f"{name}.gguf", spec)
         info = read_model_info(model)
         for ctx in (2048, 8192, 16384):
             config = server_config(model, server_bin, ctx, backend)
-            plan = make_plan(info, config, None, ram_budget=64 * GiB)
-            estimate = plan.device("RAM").total_bytes
+            ram = make_plan(info, config, None, ram_budget=64 * GiB).device("RAM")
             attempt = run_attempt(config, AttemptLimits(load_timeout_s=120, margins=NO_MARGIN))
             measured = attempt.peak_rss_bytes or 0
-            error = (estimate - measured) / measured if measured else float("nan")
+            error = (ram.total_bytes - measured) / measured if measured else float("nan")
             errors.append(abs(error))
-            print(f"    {name:<14} ctx {ctx:>6}: plan {estimate / MiB:8.1f} MiB, measured {measured / MiB:8.1f} MiB, "
-                  f"error {error * 100:+6.1f} %  {'ok' if attempt.ok else attempt.cause}")
-    print(f"    mean |error| {statistics.mean(errors) * 100:.1f} %, max {max(errors) * 100:.1f} % (target 10 %)")
+            reported = attempt.cpu_compute_reserved_bytes
+            compute_error = (ram.compute_bytes - reported) / reported if reported else float("nan")
+            if reported:
+                compute_errors.append(abs(compute_error))
+            print(f"    {name:<14} ctx {ctx:>6}: plan {ram.total_bytes / MiB:7.1f} MiB, measured {measured / MiB:7.1f} MiB, "
+                  f"error {error * 100:+6.1f} % | compute plan {ram.compute_bytes / MiB:6.1f} vs reported "
+                  f"{(reported or 0) / MiB:6.1f} MiB ({compute_error * 100:+5.1f} %)  {'ok' if attempt.ok else attempt.cause}")
+    print(f"    RSS: mean |error| {statistics.mean(errors) * 100:.1f} %, max {max(errors) * 100:.1f} % (target 10 %); "
+          f"compute buffer: mean |error| {statistics.mean(compute_errors) * 100:.1f} %, "
+          f"max {max(compute_errors) * 100:.1f} %")
 
 
 # -- 3: probe overhead ----------------------------------------------------------------------------------------------
 
-def overhead(model, server_bin, result, rlimits) -> None:
-    bare = sum(bare_load_seconds(server_config(model, server_bin, a.ctx).with_changes(gpu_layers=a.gpu_layers), rlimits)
-               for a in result.attempts)
-    print(f"3. probe overhead: probe wall {result.wall_seconds:.2f} s vs {len(result.attempts)} bare loads "
-          f"{bare:.2f} s -> {result.wall_seconds / bare:.2f}x (target <= 1.2x)")
+def overhead(model, server_bin, result, rlimits, label) -> None:
+    bare = sum(bare_attempt_seconds(server_config(model, server_bin, a.ctx, ubatch=128)
+                                    .with_changes(gpu_layers=a.gpu_layers), rlimits) for a in result.attempts)
+    loads = sum(a.load_seconds or 0 for a in result.attempts)
+    print(f"3. probe overhead ({label}): probe wall {result.wall_seconds:.2f} s vs {len(result.attempts)} bare "
+          f"attempts (start, ready, one prompt, stop) {bare:.2f} s -> {result.wall_seconds / bare:.2f}x "
+          f"(target <= 1.2x); of which model loading {loads:.2f} s")
 
 
 def main() -> int:

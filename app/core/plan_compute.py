@@ -3,7 +3,7 @@
 llama.cpp reserves its compute buffer at context creation for the worst-case micro-batch. The
 allocator reuses memory between graph nodes, so the buffer is about the largest single
 intermediate plus a few activations of the residual stream:
-  attention scores without flash attention: 4 × ubatch × ctx × n_head bytes,
+  attention scores without flash attention: 4 × ubatch × ctx × n_head bytes (+ the KQ mask, ubatch × ctx),
   logits: 4 × ubatch × n_vocab, feed-forward: 2 × 4 × ubatch × n_ff.
 A partial offload computes on both sides and copies between them; other tools measured its GPU
 buffer at 1.2-2.7× a full offload (gguf-parser-go #45), so we use 1.5× on the GPU then.
@@ -57,11 +57,13 @@ def compute_buffer_bytes(info: Any, config: LaunchConfig, cells: int) -> int:
     """Worst-case compute buffer of one device that evaluates layers (full-offload size)."""
     ub = micro_batch(config, cells)
     n_head = max(info.head_count) if isinstance(info.head_count, (list, tuple)) else int(info.head_count)
-    attention = 0 if flash_attention_on(config) else 4 * ub * cells * n_head
+    flash = flash_attention_on(config)
+    attention = 0 if flash else 4 * ub * cells * n_head
+    mask = (2 if flash else 4) * ub * cells  # the KQ mask: one f32 (f16 with flash attention) per cell and token
     logits = 4 * ub * int(info.vocab_size)
     feed_forward = 2 * 4 * ub * feed_forward_length(info)
     residual = RESIDUAL_ACTIVATIONS * 4 * ub * int(info.embedding_length)
-    return max(attention, logits, feed_forward) + residual
+    return max(attention, logits, feed_forward) + residual + mask
 
 
 def host_side_buffer_bytes(info: Any, config: LaunchConfig) -> int:

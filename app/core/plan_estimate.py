@@ -121,7 +121,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     ram = next(b for b in budgets if b.kind == "cpu")
     assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0,
                                [max(g.free_bytes, 1) for g in gpus])
-    weights = weights_by_device(info, assignment)
+    weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
     cells = kv_cells(config, ctx)
     kv_per_layer = kv_layer_bytes(info, cells, config.cache_type_k, config.cache_type_v)
     compute_full = compute_buffer_bytes(info, config, cells)

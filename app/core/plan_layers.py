@@ -66,8 +66,12 @@ def is_output_tensor(name: str) -> bool:
     return name.startswith("output.") or name.startswith("output_norm.")
 
 
-def weights_by_device(info: Any, assignment: LayerAssignment) -> dict[int, int]:
-    """Bytes of weights each device holds: actual per-layer tensor bytes from the file."""
+def weights_by_device(info: Any, assignment: LayerAssignment, *, sparse_input: bool = False) -> dict[int, int]:
+    """Bytes of weights each device holds: actual per-layer tensor bytes from the file.
+
+    ``sparse_input``: the token embeddings are memory-mapped and only the rows of tokens actually used
+    are ever read, so they take (almost) no RAM; not so when they double as the output matrix.
+    """
     result: dict[int, int] = {CPU: 0}
     for il, size in enumerate(info.layer_bytes[: assignment.n_layer]):
         device = assignment.layer_device[il]
@@ -75,9 +79,12 @@ def weights_by_device(info: Any, assignment: LayerAssignment) -> dict[int, int]:
     non_layer = dict(info.non_layer_bytes)
     output_bytes = sum(int(v) for k, v in non_layer.items() if is_output_tensor(k))
     input_bytes = sum(int(v) for k, v in non_layer.items() if not is_output_tensor(k))
-    if "output.weight" not in non_layer and assignment.output_on_gpu:
+    tied = "output.weight" not in non_layer
+    if tied and assignment.output_on_gpu:
         # tied embeddings: llama.cpp loads token_embd a second time as the output matrix on the GPU
         output_bytes += int(non_layer.get("token_embd.weight", 0))
+    if sparse_input and not (tied and not assignment.output_on_gpu):
+        input_bytes -= int(non_layer.get("token_embd.weight", 0))
     result[CPU] += input_bytes
     result[assignment.output_device] = result.get(assignment.output_device, 0) + output_bytes
     return result

@@ -250,3 +250,21 @@ def test_parallel_slots_share_the_context_in_llama_server():
     assert kv_cells(plan_config(8192, backend="llama-server", parallel=4), 8192) == 8192
     assert kv_cells(plan_config(5000, backend="llama-server", parallel=4), 5000) == 4 * 1280  # pad256(5120 / 4)
     assert kv_cells(plan_config(5000, backend="embedded", parallel=4), 5000) == 5120
+
+
+@pytest.mark.parametrize("ctx, reported_mib", [(2048, 79.01), (8192, 283.01), (16384, 555.01)])
+def test_cpu_compute_buffer_matches_what_llama_cpp_reported(ctx, reported_mib):
+    """Recorded from llama-cpp-python 0.3.36 (flash attention off), a 4-layer 1024-wide GQA model:
+    'sched_reserve: CPU compute buffer size = 283.01 MiB' at ctx 8192."""
+    info = make_info(n_layer=4, n_head=16, n_head_kv=4, head_dim=64, n_embd=1024, vocab=259,
+                     metadata={"llama.feed_forward_length": 2048})
+    ram = estimate_devices(info, plan_config(ctx), 0, ctx, device_budgets(None, ram_budget=64 * GiB))[1][-1]
+    assert abs(ram.compute_bytes / (reported_mib * MiB) - 1) < 0.06
+
+
+def test_memory_mapped_token_embeddings_are_not_counted_as_resident():
+    info = make_info(n_layer=2, layer_bytes=[10, 10], non_layer={"token_embd.weight": 1000, "output.weight": 500})
+    assert weights_by_device(info, assign_layers(2, 0), sparse_input=True) == {CPU: 520}
+    assert weights_by_device(info, assign_layers(2, 0), sparse_input=False) == {CPU: 1520}
+    tied = make_info(n_layer=2, layer_bytes=[10, 10], non_layer={"token_embd.weight": 1000})
+    assert weights_by_device(tied, assign_layers(2, 0), sparse_input=True) == {CPU: 1020}  # it is the output too

@@ -7,6 +7,7 @@ margin free. The child is always stopped before this returns (also on cancel).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_ou
 MEMORY_HINTS = ("Resource temporarily unavailable", "Thread creation failed", "insufficient memory",
                 "std::bad_alloc", "Cannot allocate memory", "failed to allocate")
 POLL_S = 0.05
+# llama.cpp reports each reserved buffer, e.g. "sched_reserve:        CPU compute buffer size =   283.01 MiB"
+_CPU_COMPUTE_LINE = re.compile(r"\bCPU compute buffer size\s*=\s*([\d.]+)\s*MiB")
 
 
 class ProbeCancelled(UserError):
@@ -64,6 +67,9 @@ class Attempt:
     reason: Text | None = None
     diagnosis: Any = None  # app.core.diagnosis Diagnosis when the server crashed
     prompt_tokens: int | None = None
+    # CPU compute buffer llama.cpp reserved: only the part a short prompt touches is resident, but a full
+    # context touches all of it, so the RAM margin is judged on peak RSS + this (conservative)
+    cpu_compute_reserved_bytes: int | None = None
 
     @property
     def memory_related(self) -> bool:
@@ -78,7 +84,8 @@ class Attempt:
         return {"gpu_layers": self.gpu_layers, "ctx": self.ctx, "ok": self.ok,
                 "peak_rss_bytes": self.peak_rss_bytes, "peak_vram_bytes": self.peak_vram_bytes,
                 "seconds": round(self.seconds, 3), "load_seconds": self.load_seconds,
-                "prompt_tokens": self.prompt_tokens, "cause": self.cause, "diagnosis": diagnosis}
+                "prompt_tokens": self.prompt_tokens, "cpu_compute_reserved_bytes": self.cpu_compute_reserved_bytes,
+                "cause": self.cause, "diagnosis": diagnosis}
 
 
 def is_cancelled(cancel: Any) -> bool:
@@ -127,6 +134,7 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
             ready = _wait_ready(supervisor, limits, cancel)
             if ready:
                 attempt.load_seconds = supervisor.load_seconds
+                attempt.cpu_compute_reserved_bytes = _reported_cpu_compute(supervisor)
                 _exercise(supervisor, config, limits, attempt, cancel)
             else:
                 _record_load_failure(supervisor, limits, attempt, started)
@@ -142,8 +150,17 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
     return attempt
 
 
+def _reported_cpu_compute(supervisor: Any) -> int | None:
+    sizes = [float(m.group(1)) for line in supervisor.tail(400) if (m := _CPU_COMPUTE_LINE.search(line.text))]
+    return int(sizes[-1] * 1024 * 1024) if sizes else None
+
+
 def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits, free_now: FreeNow | None) -> None:
-    problem = margin_problem(attempt.peak_rss_bytes, attempt.peak_vram_bytes, limits.margins,
+    untouched = (attempt.cpu_compute_reserved_bytes or 0) if config.load_mode != "mlock" else 0
+    worst_rss = (attempt.peak_rss_bytes or 0) + untouched
+    if free_now is not None:
+        free_now = FreeNow(free_now.ram_free_bytes - untouched, free_now.ram_total_bytes, free_now.gpus)
+    problem = margin_problem(worst_rss, attempt.peak_vram_bytes, limits.margins,
                              ram_budget=limits.ram_budget, vram_budget=limits.vram_budget, free_now=free_now,
                              uses_gpu=config.gpu_layers != 0)
     if problem is not None:
@@ -179,21 +196,22 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     attempt.diagnosis = diagnosis
     attempt.reason = T("The model loaded but the test prompt failed: {error}",
                        "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
-    _blame_memory_when_evident(supervisor, attempt)
+    _blame_memory_when_evident(supervisor, attempt, str(outcome.get("error")))
 
 
-def _memory_hint(supervisor: Any) -> str | None:
-    for line in reversed([entry.text for entry in supervisor.tail(80)]):
+def _memory_hint(lines: list[str]) -> str | None:
+    for line in reversed(lines):
         if any(hint in line for hint in MEMORY_HINTS):
             return line
     return None
 
 
-def _blame_memory_when_evident(supervisor: Any, attempt: Attempt) -> None:
-    """A crash the diagnosis calls generic, but whose log shows memory exhaustion, counts as too big."""
-    if attempt.cause in MEMORY_CAUSES or attempt.cause in (None, "request"):
+def _blame_memory_when_evident(supervisor: Any, attempt: Attempt, error: str = "") -> None:
+    """A failure the diagnosis calls generic (a crash, or an HTTP 500 "decode() failed: std::bad_alloc"),
+    but whose log or answer shows memory exhaustion, counts as too big."""
+    if attempt.cause in MEMORY_CAUSES or attempt.cause is None:
         return
-    if _memory_hint(supervisor) is not None:
+    if _memory_hint([entry.text for entry in supervisor.tail(80)] + [error]) is not None:
         attempt.cause = "ram_out_of_memory"
 
 

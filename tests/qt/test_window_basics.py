@@ -77,3 +77,46 @@ def test_machine_step_shows_memory_and_a_kind_sentence_without_gpu(qtbot, window
     machine.refresh_live()
     qtbot.waitUntil(lambda: not machine._sampling, timeout=LONG)
     assert machine.last_sample.ram_total > 0
+
+
+def test_machine_step_renders_gpus_their_other_processes_and_driver(qtbot, window):
+    """A GPU report as NVML would give it (this machine may have none): bars, holders, driver, CUDA."""
+    import dataclasses
+
+    from app.core.hardware import GpuInfo, GpuProcess
+
+    machine = window.machine
+    qtbot.waitUntil(lambda: machine.report is not None, timeout=LONG)
+    gpu = GpuInfo(index=0, name="NVIDIA GeForce RTX 3060", uuid="GPU-1", vram_total_bytes=12 << 30,
+                  vram_free_bytes=9 << 30, vram_used_bytes=3 << 30,
+                  other_processes=[GpuProcess(4242, "Xorg", 300 << 20), GpuProcess(777, "python", 2 << 30)],
+                  driver_version="550.54", cuda_driver_version="12.4", compute_capability="8.6")
+    machine.set_own_pids({777})
+    machine._on_scanned(dataclasses.replace(machine.report, gpus=[gpu]))
+    name, bar, detail = machine._gpu_rows[0]
+    assert "RTX 3060" in name.text() and bar.isVisibleTo(machine)
+    assert bar.used == 3 << 30 and "9.0 GiB free of 12.0 GiB" in bar.text()
+    assert "driver 550.54, CUDA 12.4" in detail.text()
+    assert "Xorg (300.0 MiB)" in detail.text() and "this app's server (2.0 GiB)" in detail.text()
+    machine.stop()
+
+
+def test_run_gui_opens_the_window_and_returns_0(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from PySide6.QtWidgets import QApplication\n"
+        "from PySide6.QtCore import QTimer\n"
+        "app = QApplication([])\n"
+        "QTimer.singleShot(1500, lambda: [w.close() for w in app.topLevelWidgets()])\n"
+        "from app.ui.main import run_gui\n"
+        "raise SystemExit(run_gui())\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert settings_path().exists()  # geometry saved on close
+    assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]

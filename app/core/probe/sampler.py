@@ -7,7 +7,7 @@ from typing import Callable
 
 import psutil
 
-SAMPLE_INTERVAL_S = 0.05
+SAMPLE_INTERVAL_S = 0.1  # the final VmHWM reading catches the true RSS peak; polling is for VRAM and children
 
 
 def _process_tree(pid: int) -> list[psutil.Process]:
@@ -63,19 +63,28 @@ class PeakSampler:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def sample_now(self) -> None:
+    def sample_now(self, thorough: bool = True) -> None:
+        """``thorough``: include children and the kernel's high-water marks (a /proc scan, ~2 ms)."""
         pid = self._pid_source()
         if not pid:
             return
-        self.peak_rss_bytes = max(self.peak_rss_bytes, tree_rss_bytes(pid), tree_high_water_mark(pid))
+        if thorough:
+            self.peak_rss_bytes = max(self.peak_rss_bytes, tree_rss_bytes(pid), tree_high_water_mark(pid))
+        else:
+            try:
+                self.peak_rss_bytes = max(self.peak_rss_bytes, psutil.Process(pid).memory_info().rss)
+            except psutil.Error:
+                pass
         if self._vram_reader is not None:
             vram = self._vram_reader(pid)
             if vram is not None:
                 self.peak_vram_bytes = max(self.peak_vram_bytes or 0, vram)
 
     def _loop(self) -> None:
+        count = 0
         while not self._stop.wait(SAMPLE_INTERVAL_S):
-            self.sample_now()
+            count += 1
+            self.sample_now(thorough=count % 10 == 0)
 
     def stop(self) -> None:
         self._stop.set()

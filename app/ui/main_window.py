@@ -226,6 +226,8 @@ class MainWindow(QMainWindow):
         if not usable:
             self.settings_panel.clear_model()
             return
+        if self.settings_panel.info is not None and str(self.settings_panel.info.path) == str(checked.info.path):
+            return  # the same model re-checked (e.g. its hash): keep the settings and any running probe
         profile = self.store.settings.profile(checked.path)
         config = server_control.config_for(checked.path, checked.info, profile.get("launch_config"))
         self.settings_panel.set_model(checked.info, config, profile.get("probe"))

@@ -11,11 +11,12 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
+    QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from app.ui import model_actions as actions
 from app.ui.widgets.check_list import CheckList
+from app.ui.widgets.hash_row import HashRow
 from app.ui.workers import Task, run_task
 
 
@@ -34,8 +35,6 @@ class ModelPanel(QWidget):
         self.report: Any = None
         self.recent: list[str] = []
         self._task: Task | None = None
-        self._hash_task: Task | None = None
-        self._hash_result: tuple[str, Any] | None = None  # ("done"|"cancelled"|"failed", value)
         self.setAcceptDrops(True)
         self._build()
         self.retranslateUi()
@@ -58,45 +57,23 @@ class ModelPanel(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.checks = CheckList(self)
         self.checks.fixRequested.connect(self.apply_fix)
-        self.hash_label = QLabel(self)
-        self.expected_hash = QLineEdit(self)
-        self.expected_hash.setClearButtonEnabled(True)
-        self.expected_hash.editingFinished.connect(self._expected_hash_edited)
-        self.hash_button = QPushButton(self)
-        self.hash_button.clicked.connect(self.compute_hash)
-        self.hash_progress = QProgressBar(self)
-        self.hash_progress.setRange(0, 1000)
-        self.hash_progress.setTextVisible(False)
-        self.hash_progress.setMaximumHeight(10)
-        self.hash_cancel = QPushButton(self)
-        self.hash_cancel.clicked.connect(self.cancel_hash)
-        self.hash_result = QLabel(self)
-        self.hash_result.setWordWrap(True)
-        self.hash_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hash_row = HashRow(self)
+        self.hash_row.hashed.connect(self._on_hashed)
+        self.hash_row.expectedHashChanged.connect(self.expectedHashChanged)
         self._layout()
-        self._set_hashing(False)
 
     def _layout(self) -> None:
         top = QHBoxLayout()
         for widget in (self.open_button, self.recent_button, self.demo_button):
             top.addWidget(widget)
         top.addStretch(1)
-        hash_row = QHBoxLayout()
-        hash_row.addWidget(self.hash_label)
-        hash_row.addWidget(self.expected_hash, 1)
-        hash_row.addWidget(self.hash_button)
-        progress_row = QHBoxLayout()
-        progress_row.addWidget(self.hash_progress, 1)
-        progress_row.addWidget(self.hash_cancel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.demo_hint)
         layout.addWidget(self.summary)
         layout.addWidget(self.checks)
-        layout.addLayout(hash_row)
-        layout.addLayout(progress_row)
-        layout.addWidget(self.hash_result)
+        layout.addWidget(self.hash_row)
 
     # --- translation -----------------------------------------------------------------------------
 
@@ -111,10 +88,6 @@ class ModelPanel(QWidget):
         self.demo_button.setText(self.tr("Try the demo model"))
         self.demo_hint.setText(self.tr(
             "The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense."))
-        self.hash_label.setText(self.tr("Expected SHA-256:"))
-        self.expected_hash.setPlaceholderText(self.tr("paste the hash from the download page (optional)"))
-        self.hash_button.setText(self.tr("Check file hash"))
-        self.hash_cancel.setText(self.tr("Cancel"))
         self.set_recent(self.recent)
         self._render()
 
@@ -123,20 +96,6 @@ class ModelPanel(QWidget):
         self.demo_hint.setVisible(not has_model or actions.is_demo_model(self.path))
         self.summary.setText(actions.summary_text(self.path, self.report))
         self.checks.set_checks(self.report.checks if self.report is not None else [])
-        self.hash_button.setEnabled(has_model and self._hash_task is None)
-        self.hash_result.setText(self._hash_text())
-        self.hash_result.setVisible(bool(self.hash_result.text()))
-
-    def _hash_text(self) -> str:
-        if self._hash_result is None:
-            return ""
-        kind, value = self._hash_result
-        if kind == "cancelled":
-            return self.tr("Hash check cancelled.")
-        if kind == "failed":
-            return self.tr("Hash check failed: {error}").format(error=actions.error_text(value))
-        check = actions.hash_check(value)
-        return check.message.render() if check is not None else ""
 
     # --- choosing a model ------------------------------------------------------------------------
 
@@ -170,11 +129,9 @@ class ModelPanel(QWidget):
         """Start checking ``path``; results arrive through ``modelChecked``."""
         if self._task is not None:
             self._task.cancel()
-        self.cancel_hash()
         self.path = str(path)
         self.report = None
-        self._hash_result = None
-        self.expected_hash.setText(expected_sha256 or "")
+        self.hash_row.set_path(self.path, expected_sha256)
         self.modelChosen.emit(self.path)
         self._render()
         self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
@@ -222,7 +179,7 @@ class ModelPanel(QWidget):
 
     def _on_copied(self, new_path: Any) -> None:
         self.checks.set_busy(False)
-        self.open_model(str(new_path), self.expected_hash.text().strip() or None)
+        self.open_model(str(new_path), self.hash_row.expected.text().strip() or None)
 
     def _on_copy_failed(self, error: BaseException) -> None:
         self.checks.set_busy(False)
@@ -230,46 +187,8 @@ class ModelPanel(QWidget):
 
     # --- sha256 ----------------------------------------------------------------------------------
 
-    def _expected_hash_edited(self) -> None:
-        self.expectedHashChanged.emit(self.expected_hash.text().strip())
-
-    def compute_hash(self) -> None:
-        if not self.path or self._hash_task is not None:
-            return
-        self._hash_result = None
-        self.hash_progress.setValue(0)
-        self._set_hashing(True)
-        self._hash_task = run_task(actions.hash_file, self.path, self.expected_hash.text().strip() or None,
-                                   on_done=self._on_hashed, on_error=self._on_hash_failed,
-                                   on_progress=self._on_hash_progress, wants_progress=True, wants_cancel=True)
-
-    def cancel_hash(self) -> None:
-        if self._hash_task is not None:
-            self._hash_task.cancel()
-
-    def _on_hash_progress(self, value: Any) -> None:
-        self.hash_progress.setValue(int(actions.fraction(value) * 1000))
-
     def _on_hashed(self, model: Any) -> None:
-        task, self._hash_task = self._hash_task, None
-        self._set_hashing(False)
-        if model.path != self.path:
-            return
-        if task is not None and task.cancelled:
-            self._hash_result = ("cancelled", None)  # keep the report without a "cancelled" row
-        else:
-            self._hash_result = ("done", model)
+        if model.path == self.path:
             self.report = model  # the same checks plus the hash row
+            self._render()
             self.modelChecked.emit(model)
-        self._render()
-
-    def _on_hash_failed(self, error: BaseException) -> None:
-        task, self._hash_task = self._hash_task, None
-        self._set_hashing(False)
-        self._hash_result = ("cancelled", None) if task is not None and task.cancelled else ("failed", error)
-        self._render()
-
-    def _set_hashing(self, hashing: bool) -> None:
-        self.hash_progress.setVisible(hashing)
-        self.hash_cancel.setVisible(hashing)
-        self.hash_button.setEnabled(not hashing and self.path is not None)

@@ -407,6 +407,33 @@
     </message>
 </context>
 <context>
+    <name>HashRow</name>
+    <message>
+        <source>Expected SHA-256:</source>
+        <translation>预期的 SHA-256：</translation>
+    </message>
+    <message>
+        <source>paste the hash from the download page (optional)</source>
+        <translation>粘贴下载页面上的校验值（可选）</translation>
+    </message>
+    <message>
+        <source>Check file hash</source>
+        <translation>校验文件</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Hash check cancelled.</source>
+        <translation>校验已取消。</translation>
+    </message>
+    <message>
+        <source>Hash check failed: {error}</source>
+        <translation>校验失败：{error}</translation>
+    </message>
+</context>
+<context>
     <name>LogPane</name>
     <message>
         <source>Filter lines…</source>
@@ -642,30 +669,6 @@ Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measu
     <message>
         <source>The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense.</source>
         <translation>演示模型很小，是在本机上随机生成的：它能证明一切正常，但只会输出无意义的文字。</translation>
-    </message>
-    <message>
-        <source>Expected SHA-256:</source>
-        <translation>预期的 SHA-256：</translation>
-    </message>
-    <message>
-        <source>paste the hash from the download page (optional)</source>
-        <translation>粘贴下载页面上的校验值（可选）</translation>
-    </message>
-    <message>
-        <source>Check file hash</source>
-        <translation>校验文件</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Hash check cancelled.</source>
-        <translation>校验已取消。</translation>
-    </message>
-    <message>
-        <source>Hash check failed: {error}</source>
-        <translation>校验失败：{error}</translation>
     </message>
     <message>
         <source>Open a GGUF model</source>

@@ -3,11 +3,9 @@ Server above Chat | Logs on the right. It wires the panels together and remember
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
@@ -17,12 +15,14 @@ from app.ui import chat_embed, i18n, server_control, workers
 from app.ui.log_pane import LogPane
 from app.ui.machine_panel import MachinePanel
 from app.ui.model_panel import ModelPanel
+from app.ui.profile_sync import ProfileSync
 from app.ui.server_panel import ServerPanel
 from app.ui.settings_panel import SettingsPanel
 from app.ui.settings_store import SettingsStore
 from app.ui.supervisor_bridge import SupervisorBridge
 from app.ui.widgets.banner import Banner
 from app.ui.widgets.step_box import StepBox
+from app.ui.window_menus import WindowMenus
 
 CLOSE_TIMEOUT_MS = 20_000
 
@@ -40,9 +40,11 @@ class MainWindow(QMainWindow):
         self.logs = LogPane(self)
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
+        self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
         self.setAcceptDrops(True)
         self._build()
-        self._build_menus()
+        self.menus = WindowMenus(self)
+        self.profiles = ProfileSync(self.store, self.model, self.settings_panel, self)
         self._connect()
         self.retranslateUi()
         self._restore()
@@ -86,39 +88,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.resize(1240, 820)
 
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        self.file_menu = bar.addMenu("")
-        self.open_action = QAction(self, shortcut=QKeySequence.StandardKey.Open, triggered=self.model.choose_file)
-        self.demo_action = QAction(self, triggered=self.model.make_demo)
-        self.quit_action = QAction(self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close)
-        self.file_menu.addAction(self.open_action)
-        self.file_menu.addMenu(self.model.recent_menu)
-        self.file_menu.addAction(self.demo_action)
-        self.file_menu.addSeparator()
-        self.file_menu.addAction(self.quit_action)
-        self.language_menu = bar.addMenu("")
-        self.language_group = QActionGroup(self)
-        self.language_actions: dict[str, QAction] = {}
-        for code, name in i18n.LANGUAGES.items():
-            action = QAction(name, self, checkable=True)
-            action.triggered.connect(lambda _=False, c=code: self.set_language(c))
-            self.language_group.addAction(action)
-            self.language_menu.addAction(action)
-            self.language_actions[code] = action
-        self.help_menu = bar.addMenu("")
-        self.log_folder_action = QAction(self, triggered=self.logs.open_log_folder)
-        self.about_action = QAction(self, triggered=self._about)
-        self.help_menu.addAction(self.log_folder_action)
-        self.help_menu.addAction(self.about_action)
-
     def _connect(self) -> None:
         self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
-        self.model.modelChosen.connect(self._on_model_chosen)
-        self.model.modelChecked.connect(self._on_model_checked)
-        self.model.expectedHashChanged.connect(self._on_expected_hash)
         self.settings_panel.configChanged.connect(self._on_config_changed)
-        self.settings_panel.probeFinished.connect(self._on_probe_finished)
         self.server.startRequested.connect(self.control.start)
         self.server.stopRequested.connect(self.control.stop)
         self.server.restartRequested.connect(self.control.restart)
@@ -137,7 +109,7 @@ class MainWindow(QMainWindow):
         if splitter:
             self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
         self.model.set_recent(self.store.settings.recent_models)
-        self.language_actions[i18n.resolve_language(self.store.settings.language)].setChecked(True)
+        self.menus.check_language(i18n.resolve_language(self.store.settings.language))
         notice = self.store.settings.notice
         if notice is not None:
             self.banner.show_text(notice.render())
@@ -183,27 +155,12 @@ class MainWindow(QMainWindow):
         self.talk_step.set_title(self.tr("Chat and logs"))
         self.tabs.setTabText(0, self.tr("Chat"))
         self.tabs.setTabText(1, self.tr("Logs"))
-        self.file_menu.setTitle(self.tr("&File"))
-        self.open_action.setText(self.tr("&Open a GGUF model…"))
-        self.model.recent_menu.setTitle(self.tr("Recent models"))
-        self.demo_action.setText(self.tr("Try the &demo model"))
-        self.quit_action.setText(self.tr("&Quit"))
-        self.language_menu.setTitle(self.tr("&Language"))
-        self.help_menu.setTitle(self.tr("&Help"))
-        self.log_folder_action.setText(self.tr("Open the log folder"))
-        self.about_action.setText(self.tr("About GGUF Launcher"))
+        self.menus.retranslateUi()
         for widget in (self.machine, self.model, self.settings_panel):
             widget.retranslateUi()
         for widget in (self.server, self.logs, self.chat):
             if hasattr(widget, "retranslate"):
                 widget.retranslate()
-
-    def _about(self) -> None:
-        from app import __version__
-
-        QMessageBox.about(self, self.tr("About GGUF Launcher"), self.tr(
-            "GGUF Launcher {version}\nRuns a local GGUF model with llama.cpp: checks the file, plans the memory, "
-            "measures safe settings, keeps the server running and lets you chat with it.").format(version=__version__))
 
     # --- drag and drop anywhere on the window ----------------------------------------------------
 
@@ -215,40 +172,9 @@ class MainWindow(QMainWindow):
 
     # --- model and settings ------------------------------------------------------------------------
 
-    def _on_model_chosen(self, path: str) -> None:
-        self.settings_panel.clear_model()
-        self.store.settings.remember_model(path)
-        self.store.save_soon()
-        self.model.set_recent(self.store.settings.recent_models)
-
-    def _on_model_checked(self, checked: Any) -> None:
-        usable = checked.info is not None and not any(c.is_error for c in checked.checks)
-        if not usable:
-            self.settings_panel.clear_model()
-            return
-        if self.settings_panel.info is not None and str(self.settings_panel.info.path) == str(checked.info.path):
-            return  # the same model re-checked (e.g. its hash): keep the settings and any running probe
-        profile = self.store.settings.profile(checked.path)
-        config = server_control.config_for(checked.path, checked.info, profile.get("launch_config"))
-        self.settings_panel.set_model(checked.info, config, profile.get("probe"))
-
-    def _on_expected_hash(self, digest: str) -> None:
-        if self.model.path:
-            self.store.settings.update_profile(self.model.path, expected_sha256=digest or None)
-            self.store.save_soon()
-
     def _on_config_changed(self, config: Any) -> None:
-        self.store.settings.update_profile(config.model, launch_config=config.to_dict())
-        self.store.save_soon()
         if self.control.state() == "ready":
             self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
-
-    def _on_probe_finished(self, result: Any) -> None:
-        if self.model.path:
-            stored = result.to_dict()
-            stored["saved_at"] = time.time()
-            self.store.settings.update_profile(self.model.path, probe=stored)
-            self.store.save_soon()
 
     def _on_server_state(self, state: str, data: dict) -> None:
         pid = getattr(self.bridge.supervisor, "pid", None)
@@ -281,7 +207,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
             self.centralWidget().setEnabled(False)
             self.control.stop()
-            QTimer.singleShot(CLOSE_TIMEOUT_MS, self._finish_close)  # run_gui kills it if still there
+            self._close_timer.start()  # gives up waiting after a while; run_gui then stops the server itself
 
     def _confirm_close(self) -> bool:
         answer = QMessageBox.question(

@@ -594,48 +594,6 @@
         <translation>日志</translation>
     </message>
     <message>
-        <source>&amp;File</source>
-        <translation>文件(&amp;F)</translation>
-    </message>
-    <message>
-        <source>&amp;Open a GGUF model…</source>
-        <translation>打开 GGUF 模型(&amp;O)…</translation>
-    </message>
-    <message>
-        <source>Recent models</source>
-        <translation>最近的模型</translation>
-    </message>
-    <message>
-        <source>Try the &amp;demo model</source>
-        <translation>试用演示模型(&amp;D)</translation>
-    </message>
-    <message>
-        <source>&amp;Quit</source>
-        <translation>退出(&amp;Q)</translation>
-    </message>
-    <message>
-        <source>&amp;Language</source>
-        <translation>语言(&amp;L)</translation>
-    </message>
-    <message>
-        <source>&amp;Help</source>
-        <translation>帮助(&amp;H)</translation>
-    </message>
-    <message>
-        <source>Open the log folder</source>
-        <translation>打开日志文件夹</translation>
-    </message>
-    <message>
-        <source>About GGUF Launcher</source>
-        <translation>关于 GGUF Launcher</translation>
-    </message>
-    <message>
-        <source>GGUF Launcher {version}
-Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
-        <translation>GGUF Launcher {version}
-用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
-    </message>
-    <message>
         <source>The server keeps its settings until you press Restart.</source>
         <translation>服务器会沿用原来的设置，直到你按下“重启”。</translation>
     </message>
@@ -931,6 +889,51 @@ Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measu
     <message>
         <source>… {n} earlier lines skipped here (the log file has them all)</source>
         <translation>… 此处略过了之前的 {n} 行（日志文件中有完整内容）</translation>
+    </message>
+</context>
+<context>
+    <name>WindowMenus</name>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open a GGUF model…</source>
+        <translation>打开 GGUF 模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近的模型</translation>
+    </message>
+    <message>
+        <source>Try the &amp;demo model</source>
+        <translation>试用演示模型(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Open the log folder</source>
+        <translation>打开日志文件夹</translation>
+    </message>
+    <message>
+        <source>About GGUF Launcher</source>
+        <translation>关于 GGUF Launcher</translation>
+    </message>
+    <message>
+        <source>GGUF Launcher {version}
+Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
+        <translation>GGUF Launcher {version}
+用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
     </message>
 </context>
 </TS>

@@ -1,0 +1,62 @@
+"""The window's menu bar: File (open, recent, demo, quit), Language (English / 简体中文), Help."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+
+from app.ui import i18n
+
+
+class WindowMenus(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        bar = window.menuBar()
+        self.file_menu = bar.addMenu("")
+        self.open_action = QAction(window, shortcut=QKeySequence.StandardKey.Open, triggered=window.model.choose_file)
+        self.demo_action = QAction(window, triggered=window.model.make_demo)
+        self.quit_action = QAction(window, shortcut=QKeySequence.StandardKey.Quit, triggered=window.close)
+        self.file_menu.addAction(self.open_action)
+        self.file_menu.addMenu(window.model.recent_menu)
+        self.file_menu.addAction(self.demo_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.quit_action)
+        self.language_menu = bar.addMenu("")
+        self.language_group = QActionGroup(self)
+        self.language_actions: dict[str, QAction] = {}
+        for code, name in i18n.LANGUAGES.items():  # each language in its own words: not translated
+            action = QAction(name, window, checkable=True)
+            action.triggered.connect(lambda _=False, c=code: window.set_language(c))
+            self.language_group.addAction(action)
+            self.language_menu.addAction(action)
+            self.language_actions[code] = action
+        self.help_menu = bar.addMenu("")
+        self.log_folder_action = QAction(window, triggered=window.logs.open_log_folder)
+        self.about_action = QAction(window, triggered=self.about)
+        self.help_menu.addAction(self.log_folder_action)
+        self.help_menu.addAction(self.about_action)
+
+    def check_language(self, lang: str) -> None:
+        self.language_actions[lang].setChecked(True)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.file_menu.setTitle(self.tr("&File"))
+        self.open_action.setText(self.tr("&Open a GGUF model…"))
+        self.window.model.recent_menu.setTitle(self.tr("Recent models"))
+        self.demo_action.setText(self.tr("Try the &demo model"))
+        self.quit_action.setText(self.tr("&Quit"))
+        self.language_menu.setTitle(self.tr("&Language"))
+        self.help_menu.setTitle(self.tr("&Help"))
+        self.log_folder_action.setText(self.tr("Open the log folder"))
+        self.about_action.setText(self.tr("About GGUF Launcher"))
+
+    def about(self) -> None:
+        from app import __version__
+
+        QMessageBox.about(self.window, self.tr("About GGUF Launcher"), self.tr(
+            "GGUF Launcher {version}\nRuns a local GGUF model with llama.cpp: checks the file, plans the memory, "
+            "measures safe settings, keeps the server running and lets you chat with it.").format(version=__version__))

@@ -207,6 +207,7 @@ class ChatPane(QWidget):
             return False
         action = (self._last_error.fix_action or {}) if self._last_error is not None else {}
         timeout = action.get("read_timeout_s") if action.get("action") == "wait_longer" else None
+        self.session.conversation.params = self.params_box.params()
         if self._pending_entry is not None:
             self.transcript.set_status(self._pending_entry, "")
         self._run(lambda session: session.resend_pending(read_timeout=timeout))

@@ -1,7 +1,10 @@
 """Chat pane against a real embedded server (llama-cpp-python) on a generated GGUF.
 
-One supervised server per module. Its model has a 20,000-token vocabulary so a random-weight reply
-practically never hits end-of-sequence early: "Stop mid-reply" and "kill mid-reply" stay deterministic.
+One supervised server per module. Replies are asked with a logit bias that bans end-of-sequence and the
+256 byte tokens, so the random-weight model writes plain "tokN" words until max_tokens: "Stop mid-reply" and
+"kill mid-reply" stay deterministic. (Without it, a random byte sequence that is not valid UTF-8 makes
+llama-cpp-python hold back every later piece of the stream: measured here, a 1,500-token reply went silent
+after ~240 pieces.)
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import signal
 
 import pytest
 
-from app.core.chat import ChatClient, list_conversations
+from app.core.chat import ChatClient, ChatParams, list_conversations
 from app.core.demo_model import TinyModelSpec, write_tiny_llama
 from app.core.launch_config import LaunchConfig
 from app.core.ports import find_free_port
@@ -22,6 +25,7 @@ from app.ui.chat_pane import ChatPane
 
 READY_S = 90.0  # python -m llama_cpp.server imports slowly on a busy 2-core machine
 REPLY_MS = 60_000
+PLAIN_WORDS_ONLY = {"logit_bias": {str(token): -100 for token in range(2, 259)}}  # no EOS, no byte tokens
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +33,7 @@ def chat_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("chat-server-home")
     previous = os.environ.get("GGUF_LAUNCHER_HOME")
     os.environ["GGUF_LAUNCHER_HOME"] = str(home)  # the supervisor's log file must not land in the real log dir
-    model = write_tiny_llama(home / "wide-vocab.gguf", TinyModelSpec(n_extra_tokens=20_000, seed=7))
+    model = write_tiny_llama(home / "wide-vocab.gguf", TinyModelSpec(n_extra_tokens=2_000, seed=7))
     config = LaunchConfig(model=str(model), ctx=2048, threads=1, port=find_free_port())
     supervisor = Supervisor(config, backoff_s=(0.2,))
     try:
@@ -59,7 +63,7 @@ def connect(pane: ChatPane, supervisor: Supervisor, max_tokens: int) -> list[str
     """Point the pane at the server; returns a list that records every streamed delta."""
     pane.set_supervisor(supervisor)
     pane.set_server_state("ready", {})
-    pane.params_box.max_tokens.setValue(max_tokens)
+    pane.params_box.set_params(ChatParams(max_tokens=max_tokens, extra=PLAIN_WORDS_ONLY))
     deltas: list[str] = []
     original = pane.transcript.append_delta
 

@@ -58,9 +58,11 @@ class ParamsBox(QWidget):
             repeat_penalty=round(self.repeat_penalty.value(), 3),
             system_prompt=self.system_prompt.toPlainText().strip(),
             seed=None if self.seed.value() < 0 else self.seed.value(),
+            extra=dict(self._extra),
         )
 
     def set_params(self, params: ChatParams) -> None:
+        self._extra = dict(getattr(params, "extra", None) or {})  # request fields this form does not show
         self.system_prompt.setPlainText(params.system_prompt)
         self.temperature.setValue(params.temperature)
         self.top_p.setValue(params.top_p)

@@ -7,6 +7,7 @@ file), later Starts and Restarts hand it the current settings first. All actions
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -35,6 +36,10 @@ def fix_for_settings(fix: dict) -> dict:
         changes.pop("port")
         changes["pick_free_port"] = True
     return changes
+
+
+def same_model(a: str, b: str) -> bool:
+    return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
 
 
 def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
@@ -69,13 +74,27 @@ class ServerControl(QObject):
             self._refuse("start", self.tr("Open a model that passes its checks first."))
             return
         sup = self.supervisor
-        if sup is not None and sup.config.model == config.model:
+        if sup is not None and same_model(sup.config.model, config.model):
             sup.set_config(config)
             self.bridge.start()
             return
-        if sup is not None:
-            self._retire(sup)
-        run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+        self._switch_to(config)
+
+    def _switch_to(self, config: LaunchConfig) -> None:
+        """Another model (or the first start): stop and retire the old supervisor, then build one for this
+        config, so the new server never races the old one for its port."""
+        old = self.supervisor
+        if old is None:
+            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+            return
+        self.bridge.set_supervisor(None)
+        self._retired.append(old)
+
+        def closed(_result: object = None) -> None:
+            self._retired.remove(old)
+            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+
+        run_task(old.close, on_done=closed, on_error=closed)
 
     def _on_supervisor(self, supervisor: Any) -> None:
         self.bridge.set_supervisor(supervisor)
@@ -89,13 +108,6 @@ class ServerControl(QObject):
         self.bridge.actionFinished.emit(action)
         self.message.emit(text)
 
-    def _retire(self, supervisor: Any) -> None:
-        """Stop and close an old model's supervisor in the background (its child must not outlive it)."""
-        self.bridge.set_supervisor(None)
-        self._retired.append(supervisor)
-        run_task(supervisor.close, on_done=lambda _r: self._retired.remove(supervisor),
-                 on_error=lambda _e: None)
-
     def stop(self) -> None:
         self.bridge.stop()
 
@@ -105,7 +117,10 @@ class ServerControl(QObject):
         if sup is None:
             self.start()
             return
-        if config is not None and config.model == sup.config.model:
+        if config is not None and not same_model(config.model, sup.config.model):
+            self._switch_to(config)  # Restart after opening another model runs that model
+            return
+        if config is not None:
             sup.set_config(config)
         self.bridge.restart()
 

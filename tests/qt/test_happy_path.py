@@ -60,6 +60,11 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     assert panel.ctx.value() == result.recommendation["ctx"]
     assert "Safe settings, measured" in panel.probe.status.text()
     qtbot.waitUntil(lambda: window.store.settings.profile(model)["probe"] is not None, timeout=LONG)
+    # the same question again is answered from the cache, and says so
+    _click(qtbot, panel.probe.run_button)
+    qtbot.waitUntil(lambda: panel.probe.result is not None and panel.probe.result is not result, timeout=SERVER)
+    assert panel.probe.result.cached and "Cached result" in panel.probe.status.text()
+    assert panel.probe.result.recommendation == result.recommendation
 
     # Start → ready, logs flowing
     qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)

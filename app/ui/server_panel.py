@@ -157,12 +157,17 @@ class CrashCard(QFrame):
             "cache_type_k": self.tr("K cache type"),
             "cache_type_v": self.tr("V cache type"),
             "threads": self.tr("Threads"),
+            "backend": self.tr("Backend"),
+            "extra_args": self.tr("Extra arguments"),
+            "host": self.tr("Host"),
         }
         return names.get(key, key)
 
     def _describe_fix(self) -> str:
         changes = []
         for key, new in self.fix().items():
+            if key == "port" and new == 0:
+                new = self.tr("any free port")
             old = getattr(self._config, key, None)
             arrow = f"{old} → {new}" if old is not None else str(new)
             changes.append(f"{self._field_name(key)}: {arrow}")
@@ -275,9 +280,17 @@ class ServerPanel(QWidget):
         bridge.restarting.connect(self._on_restarting)
         bridge.actionFinished.connect(self._on_action_finished)
         bridge.actionFailed.connect(self._on_action_failed)
-        supervisor = bridge.supervisor
-        if supervisor is not None:
-            self.set_state(str(getattr(supervisor.state, "value", supervisor.state)), {})
+        bridge.supervisorChanged.connect(self._on_supervisor_changed)
+        self._on_supervisor_changed(bridge.supervisor)
+
+    @Slot(object)
+    def _on_supervisor_changed(self, supervisor: Any) -> None:
+        """Another model's supervisor (or none): show its state from scratch."""
+        self.clear_diagnosis()
+        self.error_label.hide()
+        self.restart_count = 0
+        state = getattr(supervisor, "state", None) if supervisor is not None else None
+        self.set_state(str(getattr(state, "value", state) or "stopped"), {})
 
     def _supervisor_value(self, name: str, default: Any) -> Any:
         supervisor = getattr(self.bridge, "supervisor", None)

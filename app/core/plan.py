@@ -11,7 +11,7 @@ from typing import Any
 
 from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import DeviceBudget, Margins, device_budgets
-from app.core.plan_compute import flash_attention_on
+from app.core.plan_compute import all_logits_bytes, flash_attention_on
 from app.core.plan_estimate import DevicePlan, estimate_devices, kv_cells
 from app.core.plan_kv import KV_CELL_PADDING, kv_bytes_per_token
 from app.core.plan_layers import normalize_gpu_layers
@@ -113,6 +113,12 @@ def _notes(info: Any, config: LaunchConfig, budgets: list[DeviceBudget]) -> tupl
     if not flash_attention_on(config) and config.cache_type_v not in ("f16", "f32", "bf16"):
         notes.append(T("A quantized V cache needs flash attention; turn it on or the load will fail.",
                        "量化的 V 缓存需要启用 flash attention，否则加载会失败。"))
+    logits = all_logits_bytes(info, config, kv_cells(config, config.ctx))
+    if logits:
+        notes.append(T("The built-in engine keeps the scores of every token in the context ({size} at this context); "
+                       "that memory fills up as a conversation grows.",
+                       "内置引擎会保存上下文中每个词元的分数（此上下文下为 {size}），这部分内存随对话变长而增加。",
+                       size=human_bytes(logits)))
     if config.ctx > int(info.context_length or config.ctx):
         notes.append(T("The context {ctx} is longer than the model was trained for ({train}).",
                        "上下文 {ctx} 超过了模型训练时的长度（{train}）。", ctx=config.ctx, train=info.context_length))

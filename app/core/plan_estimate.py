@@ -11,6 +11,7 @@ from app.core.plan_compute import (
     GPU_CONTEXT_BYTES,
     GPU_HOST_OVERHEAD_BYTES,
     PARTIAL_OFFLOAD_FACTOR,
+    all_logits_bytes,
     baseline_rss_bytes,
     compute_buffer_bytes,
     host_side_buffer_bytes,
@@ -105,11 +106,12 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
                       sum(kv_per_layer[i] for i in layers), compute, GPU_CONTEXT_BYTES if used else 0)
 
 
-def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus) -> DevicePlan:
+def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells) -> DevicePlan:
     layers = assignment.layers_on(CPU)
     runs_layers = bool(layers) or not assignment.output_on_gpu
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, config)
-    overhead = baseline_rss_bytes(config) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
+    overhead = (baseline_rss_bytes(config) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
+                + all_logits_bytes(info, config, cells))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
                       sum(kv_per_layer[i] for i in layers), compute, overhead)
 
@@ -127,5 +129,5 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     compute_full = compute_buffer_bytes(info, config, cells)
     plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
              for p, g in enumerate(gpus)]
-    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus)))
+    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells))
     return assignment, tuple(plans)

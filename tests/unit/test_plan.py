@@ -268,3 +268,15 @@ def test_memory_mapped_token_embeddings_are_not_counted_as_resident():
     assert weights_by_device(info, assign_layers(2, 0), sparse_input=False) == {CPU: 1520}
     tied = make_info(n_layer=2, layer_bytes=[10, 10], non_layer={"token_embd.weight": 1000})
     assert weights_by_device(tied, assign_layers(2, 0), sparse_input=True) == {CPU: 1020}  # it is the output too
+
+
+def test_embedded_engine_keeps_every_tokens_logits_unless_told_not_to():
+    info = make_info(n_layer=2, vocab=32000)
+    budgets = device_budgets(None, ram_budget=64 * GiB)
+    embedded = estimate_devices(info, plan_config(8192), 0, 8192, budgets)[1][-1]
+    server = estimate_devices(info, plan_config(8192, backend="llama-server"), 0, 8192, budgets)[1][-1]
+    off = estimate_devices(info, plan_config(8192, extra_args=("--logits_all", "false")), 0, 8192, budgets)[1][-1]
+    logits = 4 * 32000 * (8192 + 512)
+    assert embedded.overhead_bytes - off.overhead_bytes == logits
+    assert server.overhead_bytes < off.overhead_bytes  # llama-server's own baseline is smaller too
+    assert any("every token" in str(n) for n in make_plan(info, plan_config(8192), None).notes)

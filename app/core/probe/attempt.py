@@ -52,6 +52,9 @@ class AttemptLimits:
     ram_budget: int | None = None  # judge RAM against this instead of what the machine has free
     vram_budget: int | None = None  # judge VRAM against this (peak VRAM of the child must leave the margin)
     rlimits: dict[int, int] | None = None  # hard caps applied to the child (tests, "8 GB board" drills)
+    # RAM each further token of context will take that the test prompt did not (the embedded server's
+    # per-token logits copy); judged as if the context were full
+    logits_bytes_per_token: int = 0
 
 
 @dataclass
@@ -157,6 +160,7 @@ def _reported_cpu_compute(supervisor: Any) -> int | None:
 
 def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits, free_now: FreeNow | None) -> None:
     untouched = (attempt.cpu_compute_reserved_bytes or 0) if config.load_mode != "mlock" else 0
+    untouched += limits.logits_bytes_per_token * max(config.ctx - (attempt.prompt_tokens or 0), 0)
     worst_rss = (attempt.peak_rss_bytes or 0) + untouched
     if free_now is not None:
         free_now = FreeNow(free_now.ram_free_bytes - untouched, free_now.ram_total_bytes, free_now.gpus)

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from app.core.launch_config import LaunchConfig
 from app.core.plan import make_plan
 from app.core.plan_budget import Margins
+from app.core.plan_compute import keeps_all_logits
 from app.core.plan_kv import KV_CELL_PADDING
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, AttemptLimits, is_cancelled, ProbeCancelled, run_attempt
@@ -117,7 +118,8 @@ def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | Non
             result.wall_seconds = time.monotonic() - started
             return result
     limits = AttemptLimits(load_timeout_s=load_timeout_s, margins=margins, ram_budget=ram_budget,
-                           vram_budget=vram_budget, rlimits=rlimits)
+                           vram_budget=vram_budget, rlimits=rlimits,
+                           logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
     result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner, seeded)
     result.wall_seconds = time.monotonic() - started
     cache.store(key, result.to_cache())

@@ -402,6 +402,22 @@
         <translation>线程数</translation>
     </message>
     <message>
+        <source>Backend</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Extra arguments</source>
+        <translation>额外参数</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation>任意空闲端口</translation>
+    </message>
+    <message>
         <source>The fix changes: {changes}</source>
         <translation>修复将更改：{changes}</translation>
     </message>

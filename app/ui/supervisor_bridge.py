@@ -101,7 +101,7 @@ class SupervisorBridge(QObject):
         self._detach()
         self._supervisor = supervisor
         if supervisor is not None:
-            self._unsubscribe = supervisor.subscribe(self._on_core_event)
+            self._unsubscribe = supervisor.subscribe(lambda event: self._on_core_event(supervisor, event))
         self.supervisorChanged.emit(supervisor)
 
     def replay_tail(self, n: int = 2000) -> None:
@@ -124,12 +124,12 @@ class SupervisorBridge(QObject):
 
     # --- core events (worker threads) ----------------------------------------------------------
 
-    def _on_core_event(self, event: Any) -> None:
+    def _on_core_event(self, source: Any, event: Any) -> None:
         """Called on the supervisor's threads: never touch widgets here."""
         if getattr(event, "kind", None) == "log":
             self._buffer_log_line(_log_line_of(event))
         else:
-            self._eventArrived.emit(event)
+            self._eventArrived.emit((source, event))
 
     def _buffer_log_line(self, line: Any) -> None:
         with self._lock:
@@ -170,7 +170,10 @@ class SupervisorBridge(QObject):
         self._flush()
 
     @Slot(object)
-    def _deliver_event(self, event: Any) -> None:
+    def _deliver_event(self, sourced: tuple[Any, Any]) -> None:
+        source, event = sourced
+        if source is not self._supervisor:
+            return  # queued before set_supervisor() switched to another one: stale
         kind = getattr(event, "kind", "")
         data = dict(getattr(event, "data", None) or {})
         if kind == "state":

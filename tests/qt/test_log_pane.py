@@ -181,3 +181,35 @@ def test_bridge_reports_skipped_lines_when_its_buffer_overflows(qtbot):
     lines = blocker.args[0]
     assert "50" in lines[0] and "skipped" in lines[0]
     assert lines[-1].text == "l149" and len(lines) == 101
+
+
+def test_bridge_drops_state_events_queued_by_a_replaced_supervisor(qtbot):
+    old, new = _FakeSupervisorEvents(), _FakeSupervisorEvents()
+    bridge = SupervisorBridge(old)
+    states = []
+    bridge.stateChanged.connect(lambda state, data: states.append(state))
+    old.callbacks[0](Event("state", 0.0, "stopped", {}))  # queued, not yet delivered
+    bridge.set_supervisor(new)
+    new.callbacks[0](Event("state", 0.0, "starting", {}))
+    qtbot.waitUntil(lambda: states == ["starting"], timeout=2_000)
+    qtbot.wait(20)
+    assert states == ["starting"] and old.callbacks == []
+
+
+class _FailingStart(_FakeSupervisorEvents):
+    def start(self):
+        import threading as _threading
+
+        self.thread = _threading.current_thread()
+        raise RuntimeError("no binary")
+
+
+def test_bridge_actions_run_off_the_gui_thread_and_report_failures(qtbot):
+    supervisor = _FailingStart()
+    bridge = SupervisorBridge(supervisor)
+    with qtbot.waitSignal(bridge.actionFailed, timeout=5_000) as failed:
+        bridge.start()
+        assert bridge.is_busy()
+    assert failed.args[0] == "start" and str(failed.args[1]) == "no binary"
+    assert supervisor.thread is not threading.main_thread()
+    assert not bridge.is_busy()

@@ -14,9 +14,11 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.text import human_bytes
 
-ZONE_COLORS = {"green": QColor("#2e9d4f"), "amber": QColor("#d98c00"), "red": QColor("#d03b3b")}
-OTHER_COLOR = QColor("#9aa0a8")
-TRACK_COLOR = QColor("#e4e7eb")
+ZONE_COLORS = {"green": QColor("#2e9d4f"), "amber": QColor("#d98c00"), "red": QColor("#d03b3b")}  # borders
+ZONE_FILLS = {"green": QColor("#8fd3a8"), "amber": QColor("#f3cd7e"), "red": QColor("#f0a0a0")}  # dark text stays readable
+OTHER_COLOR = QColor("#c5cad1")
+TRACK_COLOR = QColor("#eef0f2")
+TEXT_COLOR = QColor("#1d2127")
 
 
 def zone_for(fraction: float) -> str:
@@ -85,28 +87,19 @@ class MemoryBar(QWidget):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(TRACK_COLOR)
         painter.drawRoundedRect(rect, 4, 4)
-        zone_color = ZONE_COLORS[self.zone]
+        zone_color, fill = ZONE_COLORS[self.zone], ZONE_FILLS[self.zone]
         scale = rect.width() / max(self._capacity, self.used, 1)
         x = rect.left()
         mine = 0
         for seg in self._segments:
             width = seg.n_bytes * scale
-            color = QColor(OTHER_COLOR) if seg.other else QColor(zone_color).lighter(100 + 18 * mine)
+            painter.setBrush(OTHER_COLOR if seg.other else QColor(fill).darker(100 + 12 * mine))
             mine += 0 if seg.other else 1
-            painter.setBrush(color)
             painter.drawRect(QRectF(x, rect.top(), width, rect.height()))
             x += width
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(QPen(zone_color.darker(120) if self.used else TRACK_COLOR.darker(120), 1))
+        painter.setPen(QPen(zone_color if self.used else TRACK_COLOR.darker(130), 1))
         painter.drawRoundedRect(rect, 4, 4)
-        # white text over the filled part, dark text over the empty track
-        text_rect = rect.adjusted(6, 0, -6, 0)
-        align = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
-        filled = QRectF(rect.left(), rect.top(), x - rect.left(), rect.height())
-        for clip, color in ((filled, QColor("white")), (QRectF(x, rect.top(), rect.right() - x, rect.height()),
-                                                        QColor("#1d2127"))):
-            painter.save()
-            painter.setClipRect(clip)
-            painter.setPen(color)
-            painter.drawText(text_rect, align, self.text())
-            painter.restore()
+        painter.setPen(TEXT_COLOR)
+        painter.drawText(rect.adjusted(6, 0, -6, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         self.text())

@@ -194,7 +194,9 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     if "tokens" in outcome:
         attempt.prompt_tokens, attempt.ok = outcome["tokens"], True
         return
-    supervisor.wait_for({State.CRASHED, State.FAILED}, 1.0)  # a crash the request caused is diagnosed by now
+    error = outcome.get("error")
+    if error is not None and error.server_gone:
+        supervisor.wait_for({State.CRASHED, State.FAILED}, 2.0)  # let the supervisor diagnose the crash
     diagnosis = supervisor.last_diagnosis
     attempt.cause = diagnosis.cause if diagnosis is not None else "request"
     attempt.diagnosis = diagnosis

@@ -13,7 +13,9 @@ GENERATED_TOKENS = 4
 
 
 class RequestFailed(Exception):
-    pass
+    def __init__(self, message: str, server_gone: bool = False) -> None:
+        super().__init__(message)
+        self.server_gone = server_gone  # the connection broke: the server probably died
 
 
 def _tokenize(client: httpx.Client, url: str, path: str, text: str) -> int:
@@ -50,7 +52,8 @@ def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s
                 "prompt": text, "max_tokens": GENERATED_TOKENS, "temperature": 0.0,
             })
         except (httpx.HTTPError, KeyError, ValueError) as error:
-            raise RequestFailed(f"{type(error).__name__}: {error}") from error
+            gone = isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
+            raise RequestFailed(f"{type(error).__name__}: {error}", server_gone=gone) from error
     if response.status_code != 200:
         raise RequestFailed(f"HTTP {response.status_code}: {response.text[:300]}")
     try:

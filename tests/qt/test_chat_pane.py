@@ -167,3 +167,25 @@ def test_crash_mid_reply_keeps_the_message_and_resends_after_restart(qtbot, pane
     wait_idle(qtbot, pane)
     assert pane.session.conversation.pending_message() is None
     assert not pane.resend_button.isVisibleTo(pane)
+
+
+def test_a_saved_conversation_opens_with_its_pending_message(qtbot, pane):
+    from app.core.chat.conversation import Conversation, save_conversation
+
+    conversation = Conversation(params=ChatParams(system_prompt="Be brief.", max_tokens=32))
+    conversation.add("user", "First question", "answered")
+    answer = conversation.add("assistant", "First answer", "complete")
+    answer.stats = {"request_id": "r1", "ttft_s": 0.05, "tokens_per_s": 99.0, "finish_reason": "stop"}
+    conversation.add("user", "Asked when the server died", "pending")
+    save_conversation(conversation)
+    pane.set_client(ChatClient(f"http://127.0.0.1:{find_free_port()}"))
+    pane.refresh_saved()
+    qtbot.waitUntil(lambda: pane.saved_combo.count() == 2, timeout=5_000)
+    pane.saved_combo.activated.emit(1)
+    qtbot.waitUntil(lambda: "First answer" in pane.transcript.plain_text(), timeout=5_000)
+    text = pane.transcript.plain_text()
+    assert "99.0 tokens/s" in text and "The answer is complete." in text
+    assert "Asked when the server died" in text and "not answered yet" in text
+    assert pane.params_box.system_prompt.toPlainText() == "Be brief." and pane.params_box.max_tokens.value() == 32
+    assert pane.resend_button.isVisibleTo(pane) and pane.resend_button.isEnabled()
+    assert pane.session.conversation.id == conversation.id

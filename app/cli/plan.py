@@ -52,7 +52,17 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
     parser.add_argument("--vram-budget", type=parse_bytes, metavar="BYTES",
                         help="plan for one GPU with this much free memory (e.g. 8G), even without a GPU")
     parser.add_argument("--ram-budget", type=parse_bytes, metavar="BYTES", help="RAM to plan for instead of what is free")
+    parser.add_argument("--keep-ram", type=parse_bytes, metavar="BYTES", default=512 * 1024**2,
+                        help="RAM to leave free at least (default 512M; 5%% of the RAM if more)")
+    parser.add_argument("--keep-vram", type=parse_bytes, metavar="BYTES", default=512 * 1024**2,
+                        help="VRAM to leave free at least (default 512M; 5%% of the card if more)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def margins_from_args(args):
+    from app.core.plan_budget import Margins
+
+    return Margins(vram_min_bytes=args.keep_vram, ram_min_bytes=args.keep_ram)
 
 
 def default_ctx(info, hw, vram_budget: int | None) -> int:
@@ -100,8 +110,8 @@ def run(args) -> int:
     try:
         info = read_model_info(args.model)
         hw = scan_hardware()
-        plan = make_plan(info, config_from_args(args, info, hw), hw,
-                         vram_budget=args.vram_budget, ram_budget=args.ram_budget)
+        plan = make_plan(info, config_from_args(args, info, hw), hw, vram_budget=args.vram_budget,
+                         ram_budget=args.ram_budget, margins=margins_from_args(args))
     except UserError as error:
         return report_user_error(error)
     if args.json:

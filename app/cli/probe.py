@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from app.cli._output import print_json, report_user_error
-from app.cli.plan import add_config_arguments, config_from_args
+from app.cli.plan import add_config_arguments, config_from_args, margins_from_args
 from app.core.problem import UserError
 from app.core.text import human_bytes
 
@@ -54,7 +54,8 @@ def run(args) -> int:
         hw = scan_hardware()
         config = config_from_args(args, info, hw)
         result = run_probe(info, config, hw, ram_budget=args.ram_budget, vram_budget=args.vram_budget,
-                           progress=_progress, use_cache=not args.no_cache, load_timeout_s=args.load_timeout)
+                           progress=_progress, use_cache=not args.no_cache, load_timeout_s=args.load_timeout,
+                           margins=margins_from_args(args))
     except UserError as error:
         return report_user_error(error)
     if args.json:

@@ -71,7 +71,8 @@ def gpu_budgets(hw: Any, vram_budget: int | None, margins: Margins) -> list[Devi
 
 def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBudget:
     free = int(ram_budget) if ram_budget is not None else _usable_ram(hw)
-    return DeviceBudget("cpu", -1, "system RAM", free, margins.ram_keep(free), simulated=ram_budget is not None)
+    name = "RAM budget" if ram_budget is not None else "system RAM"
+    return DeviceBudget("cpu", -1, name, free, margins.ram_keep(free), simulated=ram_budget is not None)
 
 
 def device_budgets(hw: Any, *, vram_budget: int | None = None, ram_budget: int | None = None,

@@ -280,3 +280,12 @@ def test_embedded_engine_keeps_every_tokens_logits_unless_told_not_to():
     assert embedded.overhead_bytes - off.overhead_bytes == logits
     assert server.overhead_bytes < off.overhead_bytes  # llama-server's own baseline is smaller too
     assert any("every token" in str(n) for n in make_plan(info, plan_config(8192), None).notes)
+
+
+def test_plan_cli_small_budgets_need_a_smaller_margin(make_model, capsys):
+    path = make_model("small.gguf", n_layers=4, ctx_train=4096)
+    assert main(["plan", str(path), "--ram-budget", "300M", "--ctx", "2048"]) == 1  # 512 MiB margin > budget
+    capsys.readouterr()
+    assert main(["plan", str(path), "--ram-budget", "300M", "--keep-ram", "32M", "--ctx", "2048", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["devices"][-1]["keep_free_bytes"] == 32 * MiB and data["devices"][-1]["name"] == "RAM budget"

@@ -28,6 +28,12 @@ def resolve_language(saved: str | None) -> str:
     return saved if saved in LANGUAGES else text.detect_system_language()
 
 
+def startup_language(saved: str | None) -> str:
+    """`gguf-launcher --lang zh` (already applied to core by the CLI) wins over the saved choice for this run."""
+    explicit = text._language  # set only by set_language(): the CLI flag, or an earlier switch
+    return explicit if explicit in LANGUAGES else resolve_language(saved)
+
+
 def preload() -> list[QTranslator]:
     """Read the Chinese translations (call before the event loop runs)."""
     global _loaded

@@ -30,7 +30,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setOrganizationName("gguf-launcher")
     settings = load_settings()
     i18n.preload()
-    i18n.apply_language(i18n.resolve_language(settings.language))
+    i18n.apply_language(i18n.startup_language(settings.language))
     apply_style(app)
     window = MainWindow(settings)
     window.show()

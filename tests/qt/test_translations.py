@@ -77,3 +77,13 @@ def test_language_switch_retranslates_live_including_core_sentences(qtbot, windo
     assert window.steps[0].title.text().endswith("Machine")
     assert window.settings_panel.probe.run_button.text() == "Find safe settings"
     assert QCoreApplication.translate("MainWindow", "Machine") == "Machine"
+
+
+def test_startup_language_saved_choice_then_cli_flag_wins(monkeypatch):
+    from app.core import text
+
+    monkeypatch.setattr(text, "_language", None)
+    assert i18n.startup_language("zh") == "zh"
+    assert i18n.startup_language(None) == "en"  # GGUF_LAUNCHER_LANG=en in tests, like a system locale
+    text.set_language("zh")  # what `gguf-launcher --lang zh` does before opening the window
+    assert i18n.startup_language("en") == "zh"

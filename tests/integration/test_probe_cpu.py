@@ -22,6 +22,7 @@ from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import Margins
 from app.core.ports import find_free_port
 from app.core.probe import ProbeCancelled, max_loads, run_probe
+from app.core.probe.attempt import MEMORY_CAUSES
 from app.core.supervisor import State, Supervisor
 
 MiB = 1024**2
@@ -104,6 +105,8 @@ def test_probe_lands_within_one_step_of_the_real_boundary_then_hits_the_cache(kv
     assert abs(found - truth) <= 256, (found, truth, [a.to_dict("en") for a in result.attempts])
     assert result.recommendation["gpu_layers"] == 0 and not result.cached
     assert any(not a.ok for a in result.attempts) and len(result.attempts) <= max_loads(TOP_CTX // 256, seeded=True)
+    failures = [a.to_dict("en") for a in result.attempts if not a.ok]
+    assert all(f["cause"] in MEMORY_CAUSES and f["diagnosis"]["message"] for f in failures), failures
     passing = result.passing_attempt
     assert passing.peak_rss_bytes > found * KV_PER_TOKEN  # the KV cache really was resident
     assert [e.attempt for e in events if e.phase == "ctx"] == list(range(1, len(result.attempts) + 1))

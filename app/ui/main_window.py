@@ -148,11 +148,15 @@ class MainWindow(QMainWindow):
 
     def retranslateUi(self) -> None:  # noqa: N802
         self.setWindowTitle(self.tr("GGUF Launcher"))
-        titles = (self.tr("Machine"), self.tr("Model"), self.tr("Settings"))
-        for step, title in zip(self.steps, titles):
-            step.set_title(title)
-        self.server_step.set_title(self.tr("Server"))
-        self.talk_step.set_title(self.tr("Chat and logs"))
+        titles = (
+            (self.tr("Machine"), self.tr("What this computer offers a model: memory, graphics card, notes.")),
+            (self.tr("Model"), self.tr("Pick a .gguf file; every check on it is listed here.")),
+            (self.tr("Settings"), self.tr("How much context and how many layers on the GPU; the bars show if it fits.")),
+        )
+        for step, (title, hint) in zip(self.steps, titles):
+            step.set_title(title, hint)
+        self.server_step.set_title(self.tr("Server"), self.tr("Starts the model so you can chat with it."))
+        self.talk_step.set_title(self.tr("Chat and logs"), self.tr("Talk to the model, or read what the server says."))
         self.tabs.setTabText(0, self.tr("Chat"))
         self.tabs.setTabText(1, self.tr("Logs"))
         self.menus.retranslateUi()

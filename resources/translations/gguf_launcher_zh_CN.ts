@@ -606,6 +606,26 @@
         <translation>无法加载对话：{error}</translation>
     </message>
     <message>
+        <source>What this computer offers a model: memory, graphics card, notes.</source>
+        <translation>本机能为模型提供什么：内存、显卡和注意事项。</translation>
+    </message>
+    <message>
+        <source>Pick a .gguf file; every check on it is listed here.</source>
+        <translation>选择一个 .gguf 文件；对它的每项检查都列在这里。</translation>
+    </message>
+    <message>
+        <source>How much context and how many layers on the GPU; the bars show if it fits.</source>
+        <translation>上下文多大、放多少层到 GPU；下方的条形图显示能否放得下。</translation>
+    </message>
+    <message>
+        <source>Starts the model so you can chat with it.</source>
+        <translation>启动模型，然后就可以和它对话。</translation>
+    </message>
+    <message>
+        <source>Talk to the model, or read what the server says.</source>
+        <translation>与模型对话，或查看服务器的输出。</translation>
+    </message>
+    <message>
         <source>Logs</source>
         <translation>日志</translation>
     </message>

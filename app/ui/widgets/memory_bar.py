@@ -61,6 +61,8 @@ class MemoryBar(QWidget):
         lines = [f"{s.label}: {human_bytes(s.n_bytes)}" for s in self._segments]
         lines.append(f"= {human_bytes(self.used)} / {human_bytes(self._capacity)}")
         self.setToolTip("\n".join(lines))
+        self.setAccessibleName(self.text())
+        self.setAccessibleDescription(", ".join(lines))
         self.update()
 
     @property

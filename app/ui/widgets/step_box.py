@@ -19,5 +19,7 @@ class StepBox(QFrame):
         layout.addWidget(self.title)
         layout.addWidget(body)
 
-    def set_title(self, title: str) -> None:
+    def set_title(self, title: str, hint: str = "") -> None:
         self.title.setText(f"{self.number}  {title}")
+        self.title.setToolTip(hint)
+        self.setAccessibleName(title)

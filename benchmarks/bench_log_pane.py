@@ -133,7 +133,7 @@ class PaneSink:
         self.append_lines = self.pane.append_lines
 
     def last_line(self) -> str:
-        return self.pane.model.rows[-1] if self.pane.model.rows else ""
+        return self.pane.view.lines[-1] if self.pane.view.lines else ""
 
     def line_count(self) -> int:
         return self.pane.shown_line_count()
@@ -281,7 +281,7 @@ def main() -> int:
     plain = bench_through_bridge(app, PlainTextSink(MAX_LINES), 100_000)
     naive = bench_naive(app, 10_000)
     flood = bench_child_flood(app, 10_000, 3.0)
-    print_bridge_result("\n1) 100,000 lines: SupervisorBridge batching -> LogPane (list model, 10,000 lines kept)", pane)
+    print_bridge_result("\n1) 100,000 lines: SupervisorBridge batching -> LogPane (painted view, 10,000 lines kept)", pane)
     print_bridge_result("\n2) same, into QPlainTextEdit.appendPlainText + setMaximumBlockCount(10,000)", plain)
     print("\n3) naive, 10,000 lines: one queued signal + one appendPlainText per line")
     print(f"   {naive['lines_per_s']:>10,.0f} lines/s   worst stall {naive['worst_stall_ms']:.1f} ms")

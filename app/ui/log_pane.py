@@ -1,11 +1,12 @@
 """Live server log: bounded memory, filter, error/warning colours, pause, copy, save, open folder.
 
-Why a list model and not a QPlainTextEdit: measured here, QPlainTextEdit with ``setMaximumBlockCount``
-costs ~50 µs for every line it drops off the top (5x the cost of appending it), so a full pane under a
-flood stalls the event loop for hundreds of ms. A ``QListView`` over a plain list (uniform row heights,
-batched layout) appends and drops whole batches cheaply and paints only the visible rows; a line's
-colour is computed only when its row is painted. Lines arrive already batched (``SupervisorBridge``),
-and a batch longer than the pane keeps only its newest lines.
+Why a hand-painted view and not a QPlainTextEdit or a QListView (both measured here, see
+benchmarks/bench_log_pane.py): QPlainTextEdit with ``setMaximumBlockCount`` costs ~50 µs for every line it
+drops off the top, so a full pane under a flood stalls for hundreds of ms; a QListView over a Python model
+calls ``data()`` a few hundred times per frame, and while the supervisor's reader thread holds the GIL each
+of those calls waits for it (57 ms paints). ``LogView`` keeps the lines in a Python list (a batch is one
+``extend`` and one ``del``) and paints the visible ones in a single Python call. Lines arrive already
+batched (``SupervisorBridge``); a batch longer than the pane keeps only its newest lines.
 """
 
 from __future__ import annotations
@@ -15,16 +16,24 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, Qt, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFontDatabase,
+    QGuiApplication,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QAbstractScrollArea,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -57,42 +66,139 @@ def line_level(text: str) -> int:
     return LEVEL_INFO
 
 
-class LogModel(QAbstractListModel):
-    """The shown lines, at most ``max_lines``; the oldest leave in one batch when new ones arrive."""
+class LogView(QAbstractScrollArea):
+    """A terminal-like view of at most ``max_lines`` lines, painted by one Python call per frame.
 
-    def __init__(self, max_lines: int, parent=None) -> None:
+    Lines are plain strings in a list; a batch is one ``extend`` and one ``del`` of the oldest. Only the
+    visible lines are coloured (one regex each) and drawn. Click, drag and shift-click select whole lines.
+    """
+
+    def __init__(self, max_lines: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.max_lines = max_lines
-        self.rows: list[str] = []
-        self._brushes = {level: QBrush(QColor(colour)) for level, colour in LEVEL_COLOURS.items()}
+        self.lines: list[str] = []
+        self._dropped = 0  # lines removed from the top so far: selections are kept in absolute numbers
+        self._anchor: int | None = None
+        self._cursor: int | None = None
+        self._widest = 0
+        self._pens = {level: QColor(colour) for level, colour in LEVEL_COLOURS.items()}
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.viewport().setCursor(Qt.IBeamCursor)
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802 (Qt name)
-        return 0 if parent.isValid() else len(self.rows)
-
-    def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
-        if role in (Qt.DisplayRole, Qt.ToolTipRole):
-            return self.rows[index.row()]
-        if role == Qt.ForegroundRole:
-            return self._brushes.get(line_level(self.rows[index.row()]))
-        return None
+    # --- content ---------------------------------------------------------------------------------
 
     def append(self, texts: list[str]) -> None:
-        texts = texts[-self.max_lines:]
-        overflow = len(self.rows) + len(texts) - self.max_lines
+        bar = self.verticalScrollBar()
+        following = bar.value() >= bar.maximum()
+        self.lines.extend(texts[-self.max_lines:])
+        overflow = len(self.lines) - self.max_lines
         if overflow > 0:
-            self.beginRemoveRows(QModelIndex(), 0, overflow - 1)
-            del self.rows[:overflow]
-            self.endRemoveRows()
-        if texts:
-            first = len(self.rows)
-            self.beginInsertRows(QModelIndex(), first, first + len(texts) - 1)
-            self.rows.extend(texts)
-            self.endInsertRows()
+            del self.lines[:overflow]
+            self._dropped += overflow
+        self._widest = max(self._widest, max((len(text) for text in texts[-self.max_lines:]), default=0))
+        self._update_scrollbars()
+        if following:
+            bar.setValue(bar.maximum())
+        elif overflow > 0:
+            bar.setValue(max(0, bar.value() - overflow))  # keep the same lines in view
+        self.viewport().update()
 
     def replace(self, texts: list[str]) -> None:
-        self.beginResetModel()
-        self.rows = list(texts[-self.max_lines:])
-        self.endResetModel()
+        self.lines = list(texts[-self.max_lines:])
+        self._widest = max((len(text) for text in self.lines), default=0)
+        self._anchor = self._cursor = None
+        self._update_scrollbars()
+        self.scroll_to_bottom()
+
+    def scroll_to_bottom(self) -> None:
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+        self.viewport().update()
+
+    # --- geometry ----------------------------------------------------------------------------------
+
+    def _line_height(self) -> int:
+        return self.fontMetrics().height()
+
+    def _visible_rows(self) -> int:
+        return max(1, self.viewport().height() // max(1, self._line_height()))
+
+    def _update_scrollbars(self) -> None:
+        rows = self._visible_rows()
+        vertical = self.verticalScrollBar()
+        vertical.setRange(0, max(0, len(self.lines) - rows))
+        vertical.setPageStep(rows)
+        char_width = self.fontMetrics().horizontalAdvance("M")
+        horizontal = self.horizontalScrollBar()
+        horizontal.setRange(0, max(0, self._widest * char_width + 8 - self.viewport().width()))
+        horizontal.setPageStep(self.viewport().width())
+        horizontal.setSingleStep(char_width * 4)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._update_scrollbars()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 (Qt name)
+        self.viewport().update()
+
+    # --- painting ----------------------------------------------------------------------------------
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        painter = QPainter(self.viewport())
+        height, ascent = self._line_height(), self.fontMetrics().ascent()
+        first = self.verticalScrollBar().value()
+        x = 4 - self.horizontalScrollBar().value()
+        selected = self.selected_range()
+        palette = self.palette()
+        normal = palette.color(QPalette.Text)
+        for offset, text in enumerate(self.lines[first:first + self._visible_rows() + 1]):
+            top = offset * height
+            if selected and selected[0] <= first + offset <= selected[1]:
+                painter.fillRect(0, top, self.viewport().width(), height, palette.color(QPalette.Highlight))
+                painter.setPen(palette.color(QPalette.HighlightedText))
+            else:
+                painter.setPen(self._pens.get(line_level(text), normal))
+            painter.drawText(x, top + ascent, text)
+        painter.end()
+
+    # --- selection ---------------------------------------------------------------------------------
+
+    def _row_at(self, y: float) -> int:
+        row = self.verticalScrollBar().value() + int(y // max(1, self._line_height()))
+        return min(max(row, 0), max(0, len(self.lines) - 1))
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        row = self._row_at(event.position().y()) + self._dropped
+        if not (event.modifiers() & Qt.ShiftModifier and self._anchor is not None):
+            self._anchor = row
+        self._cursor = row
+        self.viewport().update()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if event.buttons() & Qt.LeftButton and self._anchor is not None:
+            self._cursor = self._row_at(event.position().y()) + self._dropped
+            self.viewport().update()
+
+    def select_rows(self, first: int, last: int) -> None:
+        """Select shown rows ``first``..``last`` (inclusive, 0 = oldest shown line)."""
+        self._anchor, self._cursor = first + self._dropped, last + self._dropped
+        self.viewport().update()
+
+    def clear_selection(self) -> None:
+        self._anchor = self._cursor = None
+        self.viewport().update()
+
+    def selected_range(self) -> tuple[int, int] | None:
+        """Shown rows (first, last) of the selection, or None; lines that scrolled out are left out."""
+        if self._anchor is None or self._cursor is None or not self.lines:
+            return None
+        first = max(min(self._anchor, self._cursor) - self._dropped, 0)
+        last = min(max(self._anchor, self._cursor) - self._dropped, len(self.lines) - 1)
+        return (first, last) if first <= last else None
+
+    def selected_text(self) -> str:
+        selected = self.selected_range()
+        return "\n".join(self.lines[selected[0]:selected[1] + 1]) if selected else ""
 
 
 class LogPane(QWidget):
@@ -133,16 +239,7 @@ class LogPane(QWidget):
         self.clear_button = QToolButton(self, clicked=self.clear)
         self.status_label = QLabel(self)
         self.status_label.hide()
-        self.model = LogModel(self.max_lines, self)
-        self.view = QListView(self)
-        self.view.setModel(self.model)
-        self.view.setUniformItemSizes(True)
-        self.view.setLayoutMode(QListView.Batched)  # measured: 2.5 ms per 1,000-line append vs 25 ms in SinglePass
-        self.view.setBatchSize(1_000)
-        self.view.setSelectionMode(QAbstractItemView.ExtendedSelection)
-        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.view.setTextElideMode(Qt.ElideRight)
-        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.view = LogView(self.max_lines, self)
         QShortcut(QKeySequence.Copy, self.view, self.copy_to_clipboard, context=Qt.WidgetShortcut)
 
         bar = QHBoxLayout()
@@ -193,11 +290,7 @@ class LogPane(QWidget):
         self._show(texts)
 
     def _show(self, texts: list[str]) -> None:
-        bar = self.view.verticalScrollBar()
-        following = bar.value() >= bar.maximum() - 1  # like a terminal: follow only from the bottom
-        self.model.append(texts)
-        if following:
-            self.view.scrollToBottom()
+        self.view.append(texts)  # follows new lines only while scrolled to the bottom, like a terminal
 
     def _accepts(self, text: str) -> bool:
         if self._needle and self._needle not in text.lower():
@@ -205,15 +298,14 @@ class LogPane(QWidget):
         return not self._min_level or line_level(text) >= self._min_level
 
     def shown_lines(self) -> list[str]:
-        return list(self.model.rows)
+        return list(self.view.lines)
 
     def shown_line_count(self) -> int:
-        return len(self.model.rows)
+        return len(self.view.lines)
 
     def level_colour(self, row: int) -> str:
-        """The colour name a row is painted with ("" = default), as the view asks the model."""
-        brush = self.model.data(self.model.index(row), Qt.ForegroundRole)
-        return brush.color().name() if brush is not None else ""
+        """The colour name a shown row is painted with ("" = the palette's text colour)."""
+        return LEVEL_COLOURS.get(line_level(self.view.lines[row]), "")
 
     # --- filter / pause ------------------------------------------------------------------------
 
@@ -229,8 +321,7 @@ class LogPane(QWidget):
         self._min_level = self.level_combo.currentIndex()
         self._held.clear()
         self._held_count = 0
-        self.model.replace([text for text in self._history if self._accepts(text)])
-        self.view.scrollToBottom()
+        self.view.replace([text for text in self._history if self._accepts(text)])
         self._update_status()
 
     def is_paused(self) -> bool:
@@ -257,7 +348,7 @@ class LogPane(QWidget):
         self._history.clear()
         self._held.clear()
         self._held_count = 0
-        self.model.replace([])
+        self.view.replace([])
         self._update_status()
 
     # --- copy / save / folder ------------------------------------------------------------------
@@ -267,9 +358,7 @@ class LogPane(QWidget):
         return "\n".join(text for text in self._history if self._accepts(text))
 
     def copy_to_clipboard(self) -> None:
-        rows = sorted(index.row() for index in self.view.selectionModel().selectedIndexes())
-        text = "\n".join(self.model.rows[row] for row in rows) if rows else self.shown_text()
-        QGuiApplication.clipboard().setText(text)
+        QGuiApplication.clipboard().setText(self.view.selected_text() or self.shown_text())
 
     def _ask_save_path(self) -> None:
         path, _filter = QFileDialog.getSaveFileName(

@@ -241,6 +241,8 @@ class LogPane(QWidget):
         self.status_label.hide()
         self.view = LogView(self.max_lines, self)
         QShortcut(QKeySequence.Copy, self.view, self.copy_to_clipboard, context=Qt.WidgetShortcut)
+        QShortcut(QKeySequence.SelectAll, self.view, lambda: self.view.select_rows(0, len(self.view.lines) - 1),
+                  context=Qt.WidgetShortcut)
 
         bar = QHBoxLayout()
         for widget in (self.filter_edit, self.level_combo, self.pause_button, self.copy_button,

@@ -20,9 +20,9 @@ from app.core.chat.conversation import (ANSWERED, COMPLETE, INTERRUPTED, PENDING
 from app.core.chat.params import ChatParams
 from app.core.chat.session import DELTA, DONE, ERROR, ChatSession
 from app.core.diagnosis import diagnose
-from tests.integration.test_chat_harness import BACKENDS, LLAMA_SERVER, start_server
+from tests.integration.test_chat_harness import ASCII_ONLY, BACKENDS, LLAMA_SERVER, start_server
 
-NO_EOS = {"logit_bias": {"2": -100}}
+NO_EOS = ASCII_ONLY  # random weights: ASCII only, no end-of-text until max_tokens
 
 
 @pytest.fixture(params=BACKENDS)

@@ -165,6 +165,6 @@ def test_every_request_carries_a_request_id(fake):
     events = run(ChatSession(ChatClient(fake.url), params=ChatParams(max_tokens=1), save=False))
     stats = events[-1].stats
     assert stats.finish_reason == "length" and "cut at max tokens" in stats.finish_text().render("en")
-    assert fake.request_ids and all(len(rid) == 16 for rid in fake.request_ids)
+    assert fake.request_ids and all(len(rid) == 32 for rid in fake.request_ids)
     assert len(set(fake.request_ids)) == len(fake.request_ids)
     assert stats.request_id == fake.request_ids[-1]

@@ -37,7 +37,7 @@ class ServerInfo:
 
 
 def new_request_id() -> str:
-    return uuid.uuid4().hex[:16]
+    return uuid.uuid4().hex  # a full UUID: llama-cpp-python rejects other X-Request-Id values with 400
 
 
 class ChatClient:

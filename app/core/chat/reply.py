@@ -72,6 +72,8 @@ class ReplyStream:
             return
         decoder = SseDecoder()
         for line in self._transport.iter_lines():
+            if self._transport.stopped:
+                return  # drop what was already buffered: the user asked for no more text
             message = decoder.feed(line)
             if message is None:
                 continue

@@ -22,7 +22,7 @@ from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import Margins
 from app.core.ports import find_free_port
 from app.core.probe import ProbeCancelled, max_loads, run_probe
-from app.core.probe.attempt import MEMORY_CAUSES
+from app.core.probe.evidence import MEMORY_CAUSES
 from app.core.supervisor import State, Supervisor
 
 MiB = 1024**2

@@ -8,6 +8,7 @@ from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import Margins
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, _blame_memory_when_evident
+from app.core.probe.evidence import reported_cpu_compute_bytes
 from app.core.probe.margins import FreeNow, margin_problem
 from app.core.probe.request import prompt_target
 
@@ -42,6 +43,13 @@ class FakeLog:
 
     def tail(self, n):
         return self.lines[-n:]
+
+
+def test_reported_cpu_compute_buffer_is_read_from_the_log():
+    lines = ["llama_kv_cache:        CPU KV buffer size =    64.00 MiB",
+             "sched_reserve:        CPU compute buffer size =   555.01 MiB"]
+    assert reported_cpu_compute_bytes(lines) == int(555.01 * MiB)
+    assert reported_cpu_compute_bytes(["srv  load_model: loading model"]) is None
 
 
 def test_generic_crash_with_memory_evidence_counts_as_too_big():

@@ -7,7 +7,6 @@ margin free. The child is always stopped before this returns (also on cancel).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,23 +16,14 @@ from typing import Any, Callable
 from app.core.launch_config import LaunchConfig
 from app.core.plan_budget import Margins
 from app.core.ports import find_free_port
+from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, reported_cpu_compute_bytes
 from app.core.probe.margins import FreeNow, margin_problem, read_free_now
 from app.core.probe.request import RequestFailed, evaluate_once
 from app.core.probe.sampler import PeakSampler
 from app.core.problem import UserError
 from app.core.text import T, Text
 
-# failures that mean "too big for this machine" (the search moves down); any other failure is retried once.
-# A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big.
-MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed",
-                           "killed", "margin", "timeout", "ready_timeout", "mmap_failed"})
-# Signs of memory exhaustion that a generic crash diagnosis does not name: under a memory cap, thread
-# creation fails with EAGAIN ("Resource temporarily unavailable") and allocators print these.
-MEMORY_HINTS = ("Resource temporarily unavailable", "Thread creation failed", "insufficient memory",
-                "std::bad_alloc", "Cannot allocate memory", "failed to allocate")
 POLL_S = 0.05
-# llama.cpp reports each reserved buffer, e.g. "sched_reserve:        CPU compute buffer size =   283.01 MiB"
-_CPU_COMPUTE_LINE = re.compile(r"\bCPU compute buffer size\s*=\s*([\d.]+)\s*MiB")
 
 
 class ProbeCancelled(UserError):
@@ -154,8 +144,7 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
 
 
 def _reported_cpu_compute(supervisor: Any) -> int | None:
-    sizes = [float(m.group(1)) for line in supervisor.tail(400) if (m := _CPU_COMPUTE_LINE.search(line.text))]
-    return int(sizes[-1] * 1024 * 1024) if sizes else None
+    return reported_cpu_compute_bytes([entry.text for entry in supervisor.tail(400)])
 
 
 def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits, free_now: FreeNow | None) -> None:
@@ -205,20 +194,8 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     _blame_memory_when_evident(supervisor, attempt, str(outcome.get("error")))
 
 
-def _memory_hint(lines: list[str]) -> str | None:
-    for line in reversed(lines):
-        if any(hint in line for hint in MEMORY_HINTS):
-            return line
-    return None
-
-
 def _blame_memory_when_evident(supervisor: Any, attempt: Attempt, error: str = "") -> None:
-    """A failure the diagnosis calls generic (a crash, or an HTTP 500 "decode() failed: std::bad_alloc"),
-    but whose log or answer shows memory exhaustion, counts as too big."""
-    if attempt.cause in MEMORY_CAUSES or attempt.cause is None:
-        return
-    if _memory_hint([entry.text for entry in supervisor.tail(80)] + [error]) is not None:
-        attempt.cause = "ram_out_of_memory"
+    attempt.cause = blamed_cause(attempt.cause, [entry.text for entry in supervisor.tail(80)], error)
 
 
 def _record_load_failure(supervisor: Any, limits: AttemptLimits, attempt: Attempt, started: float) -> None:

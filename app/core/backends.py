@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from app.core import backend_discovery
-from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, EMBEDDED_SERVER_SWITCH, LaunchConfig
 from app.core.problem import UserError
 from app.core.text import T, Text
 
@@ -59,6 +59,13 @@ class BackendInfo:
                 "compiled_backends": list(self.compiled_backends), "readiness_path": self.readiness_path}
 
 
+def embedded_server_prefix() -> tuple[str, ...]:
+    """How to start llama-cpp-python's server: `python -m llama_cpp.server`, or the frozen app re-launched."""
+    if getattr(sys, "frozen", False):  # PyInstaller: sys.executable is the app itself (see app/__main__.py)
+        return (sys.executable, EMBEDDED_SERVER_SWITCH)
+    return (sys.executable, "-m", "llama_cpp.server")
+
+
 def embedded_backend() -> BackendInfo:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None:
@@ -68,8 +75,10 @@ def embedded_backend() -> BackendInfo:
         version = metadata.version("llama_cpp_python")
     except metadata.PackageNotFoundError:
         version = "unknown"
-    return BackendInfo(BACKEND_EMBEDDED, (sys.executable, "-m", "llama_cpp.server"), f"llama-cpp-python {version}",
-                       None, _embedded_compiled_backends(spec), EMBEDDED_FLAGS, "/v1/models", "/extras/tokenize", False)
+    from app.core.gguf.quant_types import embedded_build
+
+    return BackendInfo(BACKEND_EMBEDDED, embedded_server_prefix(), f"llama-cpp-python {version}",
+                       embedded_build(), _embedded_compiled_backends(spec), EMBEDDED_FLAGS, "/v1/models", "/extras/tokenize", False)
 
 
 def _embedded_compiled_backends(spec) -> tuple[str, ...]:

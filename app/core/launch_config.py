@@ -8,6 +8,7 @@ from typing import Any
 BACKEND_EMBEDDED = "embedded"  # llama-cpp-python's OpenAI-compatible server, always installed
 BACKEND_LLAMA_SERVER = "llama-server"  # an external llama.cpp `llama-server` binary
 BACKENDS = (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER)
+EMBEDDED_SERVER_SWITCH = "--embedded-server"  # re-launches a packaged app as llama-cpp-python's server
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 

@@ -1,0 +1,21 @@
+"""A packaged (frozen) app re-launches itself as the embedded server; `python -m app --embedded-server` is that path."""
+
+import subprocess
+import sys
+
+from app.core import backends
+from app.core.launch_config import EMBEDDED_SERVER_SWITCH
+
+
+def test_frozen_app_relaunches_itself_as_embedded_server(monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert backends.embedded_server_prefix() == (sys.executable, EMBEDDED_SERVER_SWITCH)
+    monkeypatch.delattr(sys, "frozen")
+    assert backends.embedded_server_prefix() == (sys.executable, "-m", "llama_cpp.server")
+
+
+def test_embedded_server_switch_runs_llama_cpp_server():
+    result = subprocess.run([sys.executable, "-m", "app", EMBEDDED_SERVER_SWITCH, "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "--n_ctx" in result.stdout and "--model" in result.stdout

@@ -76,7 +76,7 @@ def test_observe_raises_overhead_after_undercount_and_estimate_is_labelled():
     messages = history(1)
     counted = counter.count_messages(messages)
     assert counter.observe(messages, counted + 30) == 30
-    assert counter.count_messages(messages) == counted + 30
+    assert counted + 30 <= counter.count_messages(messages) <= counted + 40
     assert counter.observe(messages, counted) == 0
     estimating = TokenCounter(lambda text: None)
     assert estimating.count_text("abcdef") > 0 and estimating.is_estimate

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from app.core.chat import errors
-from app.core.chat.classify import LogTail, classify_http
+from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http
 from app.core.chat.params import ChatParams
 from app.core.chat.reply import ReplyStream
 from app.core.chat.transport import StoppableStream
@@ -141,6 +141,16 @@ class ChatClient:
             raise errors.malformed(None, "chat reply is not an object")
         return data
 
+    def overflow_behind(self, messages: list[dict[str, str]], params: ChatParams) -> ContextOverflow | None:
+        """Ask without streaming whether the prompt overflows (it then fails fast, before any generation)."""
+        try:
+            self.complete(messages, params, max_tokens=1)
+        except ContextOverflow as overflow:
+            return overflow
+        except (errors.ChatError, ServerLoading):
+            pass
+        return None
+
     # -- streaming ------------------------------------------------------------------------------------
     def stream(self, messages: list[dict[str, str]], params: ChatParams, *, max_tokens: int | None = None,
                read_timeout: float | None = None) -> ReplyStream:
@@ -162,7 +172,7 @@ class ChatClient:
         timeout = read_timeout or self.read_timeout
         transport = StoppableStream(self.base_url + "/v1/chat/completions", headers, body,
                                     connect_timeout=self.connect_timeout, read_timeout=timeout)
-        return ReplyStream(self, transport, request_id, max_tokens, timeout, messages_sent=len(messages))
+        return ReplyStream(self, transport, request_id, max_tokens, timeout, messages, params)
 
     # -- failures -------------------------------------------------------------------------------------
     def connection_failure(self, exc: Exception, request_id: str | None, *, connect: bool) -> errors.ChatError:

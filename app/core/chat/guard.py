@@ -64,7 +64,7 @@ def fit_history(history: list[dict[str, str]], counter: TokenCounter, ctx_per_sl
     if budget <= 0:
         raise errors.no_room_for_answer(ctx_per_slot, max_tokens)
     system, turns = split_turns(history)
-    used = counter.fixed + sum(counter.count_message(m) for m in system)
+    used = counter.overhead + sum(counter.count_message(m) for m in system)
     kept: list[list[dict[str, str]]] = []
     for turn in reversed(turns):
         cost = sum(counter.count_message(m) for m in turn)
@@ -74,7 +74,7 @@ def fit_history(history: list[dict[str, str]], counter: TokenCounter, ctx_per_sl
         used += cost
     if not kept:
         newest = turns[-1][-1] if turns else history[-1]
-        raise errors.message_too_long(counter.count_message(newest) + counter.fixed, budget, ctx_per_slot,
+        raise errors.message_too_long(counter.count_message(newest) + counter.overhead, budget, ctx_per_slot,
                                       max_tokens)
     kept.reverse()
     sent = system + [m for turn in kept for m in turn]

@@ -21,13 +21,14 @@ _CONNECTION_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, OSError)
 
 class ReplyStream:
     def __init__(self, client: "ChatClient", transport: StoppableStream, request_id: str, max_tokens: int,
-                 read_timeout: float, messages_sent: int):
+                 read_timeout: float, messages: list[dict[str, str]], params: Any):
         self._client = client
         self._transport = transport
         self.request_id = request_id
         self.read_timeout = read_timeout
         self.text = ""
-        self.stats = ReplyStats(request_id, max_tokens=max_tokens, messages_sent=messages_sent)
+        self.stats = ReplyStats(request_id, max_tokens=max_tokens, messages_sent=len(messages))
+        self._messages, self._params = messages, params
         self._started = 0.0
         self._first_token_at: float | None = None
         self._last_token_at: float | None = None
@@ -132,7 +133,12 @@ class ReplyStream:
             return errors.server_error(self.request_id, 503, str(exc.error.get("message", "")), ())
         return failure
 
-    def _failure(self, exc: Exception, *, connect: bool) -> errors.ChatError:
+    def _failure(self, exc: Exception, *, connect: bool) -> Exception:
         if isinstance(exc, httpcore.TimeoutException) and not isinstance(exc, httpcore.ConnectTimeout):
             return errors.too_slow(self.request_id, self.read_timeout)
-        return self._client.connection_failure(exc, self.request_id, connect=connect)
+        failure = self._client.connection_failure(exc, self.request_id, connect=connect)
+        if failure.kind == errors.SERVER_ERROR and not self.text:
+            # llama-cpp-python answers 200 and then drops a stream whose prompt is too long; only a
+            # non-streamed request gets its 400 with the numbers.
+            return self._client.overflow_behind(self._messages, self._params) or failure
+        return failure

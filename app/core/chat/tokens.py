@@ -2,7 +2,7 @@
 
 Message contents are tokenized by the server (cached per content). The chat template adds tokens around
 each message and once per prompt; those two numbers are calibrated once from ``usage.prompt_tokens`` of
-two tiny non-streamed requests, and corrected upward whenever the server reports more than we counted.
+two tiny non-streamed requests, and scaled up whenever the server reports more than we counted.
 When the server cannot tokenize, counts are a labelled estimate (UTF-8 bytes / 3, rounded up).
 """
 
@@ -35,6 +35,7 @@ class TokenCounter:
         self._cache: dict[str, int] = {}
         self.fixed = DEFAULT_FIXED
         self.per_message = DEFAULT_PER_MESSAGE
+        self.scale = 1.0  # grows when the server counted more than we did
         self.calibrated = False
         self.is_estimate = tokenize is None
 
@@ -57,11 +58,16 @@ class TokenCounter:
         self._cache[text] = count
         return count
 
+    @property
+    def overhead(self) -> int:
+        """Tokens the template adds once per prompt."""
+        return math.ceil(self.fixed * self.scale)
+
     def count_message(self, message: dict[str, str]) -> int:
-        return self.count_text(message.get("content") or "") + self.per_message
+        return math.ceil((self.count_text(message.get("content") or "") + self.per_message) * self.scale)
 
     def count_messages(self, messages: list[dict[str, str]]) -> int:
-        return self.fixed + sum(self.count_message(m) for m in messages)
+        return self.overhead + sum(self.count_message(m) for m in messages)
 
     def calibrate(self, prompt_tokens_of: Complete) -> None:
         """Measure the template overhead once from two tiny requests' ``usage.prompt_tokens``."""
@@ -75,12 +81,14 @@ class TokenCounter:
         self.calibrated = True
 
     def observe(self, messages: list[dict[str, str]], prompt_tokens: int) -> int:
-        """The server counted ``prompt_tokens`` for ``messages``; raise our overhead if we under-counted.
+        """The server counted ``prompt_tokens`` for ``messages``; if we under-counted, scale all our counts up
+        by the ratio (an under-count is usually proportional: a wrong estimate or a template we cannot see).
 
         Returns how many tokens we were short (0 when our count was enough)."""
-        shortfall = prompt_tokens - self.count_messages(messages)
-        if shortfall > 0:
-            self.fixed += shortfall
+        counted = self.count_messages(messages)
+        shortfall = prompt_tokens - counted
+        if shortfall > 0 and counted > 0:
+            self.scale *= (prompt_tokens + 1) / counted
         return max(0, shortfall)
 
     def _content_sum(self, messages: list[dict[str, str]]) -> int:

@@ -22,39 +22,30 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 2.5
 
 _PAINT_HOOK = """
+import os
 from PySide6.QtCore import QObject, QEvent
+from PySide6.QtWidgets import QApplication
 class _FirstPaint(QObject):
     def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint:
+        if event.type() == QEvent.Type.Paint and obj.isWindow():
             print("painted", flush=True)
-            import os; os._exit(0)
+            os._exit(0)
         return False
+app = QApplication([])
+hook = _FirstPaint()
+app.installEventFilter(hook)  # the same hook for both, on the application: sees the window's first paint
 """
 
 BARE = _PAINT_HOOK + """
-from PySide6.QtWidgets import QApplication, QWidget
-app = QApplication([])
+from PySide6.QtWidgets import QWidget
 w = QWidget(); w.resize(1240, 820)
-hook = _FirstPaint(); w.installEventFilter(hook)
 w.show()
 app.exec()
 """
 
 APP = _PAINT_HOOK + """
-from PySide6.QtWidgets import QApplication
-app = QApplication([])
-from app.core.settings import load_settings
-from app.ui import i18n
-from app.ui.main import apply_style
-from app.ui.main_window import MainWindow
-settings = load_settings()
-i18n.apply_language(i18n.resolve_language(settings.language))
-apply_style(app)
-w = MainWindow(settings)
-hook = _FirstPaint(); w.installEventFilter(hook)
-w.show()
-w.start()
-app.exec()
+from app.ui.main import run_gui
+run_gui()
 """
 
 

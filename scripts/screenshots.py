@@ -57,14 +57,12 @@ def main() -> int:
     from app.core.demo_model import TinyModelSpec, write_tiny_llama
     from app.core.settings import load_settings
     from app.ui import i18n, workers
-    from app.ui.main import apply_style
     from app.ui.main_window import MainWindow
 
     app = QApplication(["gguf-launcher"])
     OUT.mkdir(parents=True, exist_ok=True)
     settings = load_settings()
     i18n.apply_language("en")
-    apply_style(app)
     win = MainWindow(settings, live_hardware=False)
     win.resize(1280, 860)
     win.show()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 from app.core.text import human_bytes
 from app.ui.widgets.memory_bar import MemoryBar, Segment
 from app.ui.workers import run_task
+from app.ui.widgets import look
 
 REFRESH_MS = 1000
 
@@ -61,7 +62,7 @@ class MachinePanel(QWidget):
         self.gpu_layout.setContentsMargins(0, 0, 0, 0)
         self.notes = QLabel(self)
         self.notes.setWordWrap(True)
-        self.notes.setObjectName("hint")
+        look.hint(self.notes)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.summary, self.ram_label, self.ram_bar, self.gpu_box, self.notes):
@@ -149,7 +150,7 @@ class MachinePanel(QWidget):
             row = len(self._gpu_rows)
             name, bar, detail = QLabel(self.gpu_box), MemoryBar(self.gpu_box), QLabel(self.gpu_box)
             detail.setWordWrap(True)
-            detail.setObjectName("hint")
+            look.hint(detail)
             name.setWordWrap(True)
             for i, widget in enumerate((name, bar, detail)):
                 self.gpu_layout.addWidget(widget, row * 3 + i, 0)

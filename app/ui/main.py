@@ -3,17 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-STYLE_FILE = Path(__file__).resolve().parents[2] / "resources" / "style.qss"
-
-
-def apply_style(app) -> None:
-    """The app's small style sheet (read once at start-up, before the window exists)."""
-    try:
-        app.setStyleSheet(STYLE_FILE.read_text(encoding="utf-8"))
-    except OSError:
-        pass  # a missing style sheet only costs looks
 
 
 def run_gui(argv: list[str] | None = None) -> int:
@@ -31,10 +20,9 @@ def run_gui(argv: list[str] | None = None) -> int:
     settings = load_settings()
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))
-    apply_style(app)
     window = MainWindow(settings)
     window.show()
-    window.start()
+    window.start_after_first_paint()
     try:
         return app.exec()
     finally:

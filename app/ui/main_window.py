@@ -114,6 +114,17 @@ class MainWindow(QMainWindow):
         if notice is not None:
             self.banner.show_text(notice.render())
 
+    def start_after_first_paint(self) -> None:
+        """Let the window appear first; the workers started by ``start`` would compete with that paint."""
+        self._start_pending = True
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if getattr(self, "_start_pending", False):
+            self._start_pending = False
+            QTimer.singleShot(0, self.start)
+
     def start(self) -> None:
         """Begin the hardware scan, load the chat pane and reopen the last model (all in workers)."""
         self.machine.start()

@@ -18,6 +18,7 @@ from app.ui import model_actions as actions
 from app.ui.widgets.check_list import CheckList
 from app.ui.widgets.hash_row import HashRow
 from app.ui.workers import Task, run_task
+from app.ui.widgets import look
 
 
 class ModelPanel(QWidget):
@@ -41,7 +42,7 @@ class ModelPanel(QWidget):
 
     def _build(self) -> None:
         self.open_button = QPushButton(self)
-        self.open_button.setObjectName("primary")
+        look.bold(self.open_button)
         self.open_button.clicked.connect(self.choose_file)
         self.recent_button = QToolButton(self)
         self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -50,7 +51,7 @@ class ModelPanel(QWidget):
         self.demo_button = QPushButton(self)
         self.demo_button.clicked.connect(self.make_demo)
         self.demo_hint = QLabel(self)
-        self.demo_hint.setObjectName("hint")
+        look.hint(self.demo_hint)
         self.demo_hint.setWordWrap(True)
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)

@@ -21,6 +21,7 @@ from app.ui.widgets.collapsible import Collapsible
 from app.ui.widgets.plan_bars import PlanBars
 from app.ui.widgets.probe_box import ProbeBox
 from app.ui.workers import Debouncer, Task, run_task
+from app.ui.widgets import look
 
 CTX_STEP = 256
 
@@ -68,12 +69,12 @@ class SettingsPanel(QWidget):
         self.advanced_box = Collapsible("", self.advanced, self)
         self.command = QLineEdit(self)
         self.command.setReadOnly(True)
-        self.command.setObjectName("command")
+        look.monospace(self.command)
         self.copy_command = QPushButton(self)
         self.copy_command.clicked.connect(self._copy_command)
         self.command_notes = QLabel(self)
         self.command_notes.setWordWrap(True)
-        self.command_notes.setObjectName("hint")
+        look.hint(self.command_notes)
         self._layout()
         for spin in (self.ctx, self.parallel):
             spin.valueChanged.connect(self._edited)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
+from app.ui.widgets import look
+
 
 class Banner(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("banner")
+        look.card(self, look.BANNER)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
         self.label = QLabel(self)
         self.label.setWordWrap(True)
         self.close_button = QToolButton(self)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from app.ui.widgets.status_icon import StatusIcon
+from app.ui.widgets import look
 
 
 def fix_button_text(fix_action: dict[str, Any] | None) -> str:
@@ -42,7 +43,7 @@ class CheckList(QWidget):
         self.rows: list[tuple[StatusIcon, QLabel, QPushButton | None]] = []
         self.summary_icon = StatusIcon("ok", 16, self)
         self.summary = QLabel(self)
-        self.summary.setObjectName("checkSummary")
+        look.good(self.summary)
         self.details = QToolButton(self)
         self.details.setAutoRaise(True)
         self.details.clicked.connect(self._toggle)

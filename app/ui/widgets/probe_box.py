@@ -16,6 +16,7 @@ from app.core.problem import UserError
 from app.core.text import human_bytes
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
+from app.ui.widgets import look
 
 
 def probe_call(info: Any, config: Any, hardware: Any, progress: Any, cancel: Any) -> Any:  # worker thread
@@ -49,7 +50,7 @@ class ProbeBox(QWidget):
         self.attempts = QListWidget(self)
         self.attempts.setIconSize(QSize(16, 16))
         self._attempt_values: list[Any] = []  # kept so a language switch can re-render the rows
-        self.run_button.setObjectName("primary")
+        look.bold(self.run_button)
         self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
         row.addWidget(self.run_button)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from app.ui.widgets import look
+
 
 class StepBox(QFrame):
     def __init__(self, number: int, body: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("step")
+        look.card(self)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
         self.number = number
         self.title = QLabel(self)
-        self.title.setObjectName("stepTitle")
+        look.bold(self.title, 1.5)
         self.body = body
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 10)

@@ -33,11 +33,11 @@ def backend_and_bin(request):
 
 def test_server_killed_mid_stream_is_a_crash_and_the_chat_continues(backend_and_bin, tiny_model, tmp_path):
     backend, server_bin = backend_and_bin
-    server = start_server(backend, tiny_model, 1024, tmp_path, server_bin)
+    server = start_server(backend, tiny_model, 2048, tmp_path, server_bin)
     crash_info = lambda: (diagnose(server.proc.returncode, server.log_tail(50), was_ready=True)  # noqa: E731
                           if server.proc.poll() is not None else None)
-    client = ChatClient(server.url, ctx_per_slot=1024, crash_info=crash_info, log_tail=server.log_tail)
-    session = ChatSession(client, params=ChatParams(seed=7, max_tokens=900, extra=NO_EOS))
+    client = ChatClient(server.url, ctx_per_slot=2048, crash_info=crash_info, log_tail=server.log_tail)
+    session = ChatSession(client, params=ChatParams(seed=7, max_tokens=1500, extra=NO_EOS))
     received = ""
     try:
         events = []
@@ -55,7 +55,7 @@ def test_server_killed_mid_stream_is_a_crash_and_the_chat_continues(backend_and_
         assert [(m.role, m.status) for m in saved.messages] == [("user", PENDING), ("assistant", INTERRUPTED)]
         assert saved.messages[1].content == received and received
 
-        restarted = start_server(backend, tiny_model, 1024, tmp_path, server_bin, port=server.port)
+        restarted = start_server(backend, tiny_model, 2048, tmp_path, server_bin, port=server.port)
         server = restarted
         session.conversation.params = session.params.with_changes(max_tokens=8)
         events = list(session.resend_pending())

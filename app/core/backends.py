@@ -29,7 +29,7 @@ LOAD_MODES = ("mmap", "none", "mlock")
 EMBEDDED_FLAGS = frozenset({
     "--model", "--n_ctx", "--n_gpu_layers", "--n_batch", "--n_ubatch", "--n_threads", "--n_threads_batch",
     "--flash_attn", "--use_mmap", "--use_mlock", "--type_k", "--type_v", "--host", "--port", "--api_key",
-    "--chat_format", "--verbose", "--seed", "--config_file",
+    "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all",
 })
 
 
@@ -135,6 +135,9 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
         args += [flag, str(KV_TYPE_IDS[name])]
     args += ["--use_mmap", "false" if config.load_mode == "none" else "true"]
     args += ["--use_mlock", "true" if config.load_mode == "mlock" else "false"]
+    # The server defaults to keeping every token's logits (ctx x vocab float32: ~4 GiB at 8k ctx and a 128k
+    # vocabulary); chat never needs them. extra_args come later, so a user can still turn it back on.
+    args += ["--logits_all", "false"]
     if config.threads:
         args += ["--n_threads", str(config.threads)]
     if config.flash_attn is not None:

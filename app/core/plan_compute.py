@@ -77,14 +77,14 @@ def baseline_rss_bytes(config: LaunchConfig) -> int:
 
 
 def keeps_all_logits(config: LaunchConfig) -> bool:
-    """llama-cpp-python's server defaults to logits_all=True: it copies the logits of EVERY evaluated token
-    into a ctx x n_vocab float32 array (measured: --logits_all false saved 113 MiB after a 525-token prompt
-    with a 20k vocabulary)."""
+    """llama-cpp-python's server keeps every evaluated token's logits (a ctx x n_vocab float32 array) when
+    logits_all is on. The launcher passes `--logits_all false`; only a user's extra_args can turn it back on
+    (measured: it costs 113 MiB after a 525-token prompt with a 20k vocabulary)."""
     if config.backend == BACKEND_LLAMA_SERVER:
         return False
     args = [a.lower() for a in config.extra_args]
-    return not any(a == "--logits_all" and i + 1 < len(args) and args[i + 1] in ("false", "0")
-                   for i, a in enumerate(args))
+    settings = [args[i + 1] for i, a in enumerate(args) if a == "--logits_all" and i + 1 < len(args)]
+    return bool(settings) and settings[-1] in ("true", "1")
 
 
 def all_logits_bytes(info: Any, config: LaunchConfig, cells: int) -> int:

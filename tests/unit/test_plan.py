@@ -270,16 +270,26 @@ def test_memory_mapped_token_embeddings_are_not_counted_as_resident():
     assert weights_by_device(tied, assign_layers(2, 0), sparse_input=True) == {CPU: 1020}  # it is the output too
 
 
-def test_embedded_engine_keeps_every_tokens_logits_unless_told_not_to():
+def test_embedded_engine_keeps_every_tokens_logits_only_when_the_user_turns_it_on():
     info = make_info(n_layer=2, vocab=32000)
     budgets = device_budgets(None, ram_budget=64 * GiB)
-    embedded = estimate_devices(info, plan_config(8192), 0, 8192, budgets)[1][-1]
+    default = estimate_devices(info, plan_config(8192), 0, 8192, budgets)[1][-1]
     server = estimate_devices(info, plan_config(8192, backend="llama-server"), 0, 8192, budgets)[1][-1]
-    off = estimate_devices(info, plan_config(8192, extra_args=("--logits_all", "false")), 0, 8192, budgets)[1][-1]
+    on = estimate_devices(info, plan_config(8192, extra_args=("--logits_all", "true")), 0, 8192, budgets)[1][-1]
     logits = 4 * 32000 * (8192 + 512)
-    assert embedded.overhead_bytes - off.overhead_bytes == logits
-    assert server.overhead_bytes < off.overhead_bytes  # llama-server's own baseline is smaller too
-    assert any("every token" in str(n) for n in make_plan(info, plan_config(8192), None).notes)
+    assert on.overhead_bytes - default.overhead_bytes == logits
+    assert server.overhead_bytes < default.overhead_bytes  # llama-server's own baseline is smaller too
+    assert any("every token" in str(n) for n in make_plan(info, plan_config(8192, extra_args=("--logits_all", "1")), None).notes)
+    assert not any("every token" in str(n) for n in make_plan(info, plan_config(8192), None).notes)
+
+
+def test_embedded_argv_turns_off_all_logits_and_lets_extra_args_override():
+    from app.core.backends import build_argv, embedded_backend
+
+    argv = build_argv(plan_config(2048), embedded_backend())
+    assert argv[argv.index("--logits_all") + 1] == "false"
+    argv = build_argv(plan_config(2048, extra_args=("--logits_all", "true")), embedded_backend())
+    assert argv[-2:] == ["--logits_all", "true"]  # argparse: the last one wins
 
 
 def test_plan_cli_small_budgets_need_a_smaller_margin(make_model, capsys):

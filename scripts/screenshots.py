@@ -1,6 +1,9 @@
 """Render screenshots of each main state of the app, in English and Chinese, into docs/screenshots/.
 
-    .venv/bin/python scripts/screenshots.py            # offscreen (or under Xvfb: xvfb-run -a ...)
+    .venv/bin/python scripts/screenshots.py     # offscreen rendering, no X server needed
+    QT_QPA_PLATFORM=xcb xvfb-run -a .venv/bin/python scripts/screenshots.py   # the same under Xvfb
+
+Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
 Drives the real window with a generated demo-size model and the real embedded server, in a temporary
 app home: first run, model checked, probe done, server ready + chat, crash card, logs. Each state is
@@ -51,7 +54,7 @@ def grab(app, window, name: str) -> None:
 def main() -> int:
     home = tempfile.mkdtemp(prefix="gguf-shots-")
     os.environ["GGUF_LAUNCHER_HOME"] = home
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # xvfb-run + QT_QPA_PLATFORM=xcb works too
     from PySide6.QtWidgets import QApplication, QLabel
 
     from app.core.demo_model import TinyModelSpec, write_tiny_llama

@@ -137,6 +137,8 @@ class SettingsPanel(QWidget):
         self.hardware = report
         self.probe.set_hardware(report)
         self._sync_layer_range()
+        if self._base is not None:  # the GPU layer range may have changed: show the model's setting again
+            self._apply_config(self._base)
         self._debouncer.trigger()
 
     def set_model(self, info: Any, config: LaunchConfig, cached_probe: dict | None = None) -> None:
@@ -146,6 +148,7 @@ class SettingsPanel(QWidget):
         self.setEnabled(info is not None)
         self._apply_config(config)
         self.probe.set_model(info, cached_probe)
+        self.probe.set_config(self.config())
         self._debouncer.trigger()
 
     def clear_model(self) -> None:

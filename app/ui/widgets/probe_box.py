@@ -89,6 +89,7 @@ class ProbeBox(QWidget):
 
     def set_config(self, config: Any) -> None:
         self.config = config
+        self._render()
 
     def set_model(self, info: Any, saved: dict | None) -> None:
         self.cancel()
@@ -174,7 +175,7 @@ class ProbeBox(QWidget):
 
     def _render(self) -> None:
         kind, value = self._status
-        self.run_button.setEnabled(not self.running and self.info is not None)
+        self.run_button.setEnabled(not self.running and self.info is not None and self.config is not None)
         self.cancel_button.setVisible(self.running)
         self.progress.setVisible(self.running)
         self.attempts.setVisible(self.attempts.count() > 0)

@@ -171,6 +171,8 @@ class MainWindow(QMainWindow):
         self.tabs.setTabText(0, self.tr("Chat"))
         self.tabs.setTabText(1, self.tr("Logs"))
         self.menus.retranslateUi()
+        if self.store.settings.notice is not None and self.banner.isVisible():
+            self.banner.show_text(self.store.settings.notice.render())
         for widget in (self.machine, self.model, self.settings_panel):
             widget.retranslateUi()
         for widget in (self.server, self.logs, self.chat):

@@ -87,3 +87,17 @@ def test_startup_language_saved_choice_then_cli_flag_wins(monkeypatch):
     assert i18n.startup_language(None) == "en"  # GGUF_LAUNCHER_LANG=en in tests, like a system locale
     text.set_language("zh")  # what `gguf-launcher --lang zh` does before opening the window
     assert i18n.startup_language("en") == "zh"
+
+
+def test_no_widget_text_bypasses_translation():
+    """Literal English handed straight to a widget would stay English in the Chinese UI."""
+    import re
+
+    setter = re.compile(r'(setText|setPlaceholderText|setToolTip|setTitle|setWindowTitle|addItem|addTab|QLabel|'
+                        r'QPushButton|setStatusTip|showMessage)\(\s*f?"[A-Za-z]')
+    offenders = []
+    for path in sorted((ROOT / "app" / "ui").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if setter.search(line) and "tr(" not in line and "translate(" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)

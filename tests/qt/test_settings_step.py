@@ -89,3 +89,24 @@ def test_sha256_cancel_keeps_the_report(qtbot, window, make_model):
     assert panel.verdict.text() == "Hash check cancelled."
     assert window.model.report.checks == before  # no "cancelled" row added to the model's checks
     assert not panel.cancel_button.isVisible() and panel.button.isEnabled()
+
+
+def test_with_a_gpu_the_layer_slider_and_a_vram_bar_appear(qtbot, window, make_model):
+    """A machine report with one 4 GiB NVIDIA GPU (as NVML reports it): the plan gets a VRAM bar."""
+    from app.core.hardware import GpuInfo
+
+    model = make_model("layers.gguf", n_layers=6)
+    open_and_wait(qtbot, window, model)
+    panel = window.settings_panel
+    wait_for_plan(qtbot, window)
+    gpu = GpuInfo(index=0, name="Test GPU", uuid="GPU-0", vram_total_bytes=4 << 30, vram_free_bytes=4 << 30,
+                  vram_used_bytes=0, driver_version="550.54", cuda_driver_version="12.4")
+    panel.set_hardware(dataclasses.replace(panel.hardware, gpus=[gpu]))
+    assert panel.gpu_layers.isEnabled() and panel.gpu_layers.maximum() == 7
+    panel.gpu_layers.setValue(7)
+    assert panel.gpu_layers_label.text() == "all 7"
+    qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.gpu_layers == 7 and panel.wait_idle(), timeout=LONG)
+    titles = [label.text() for label, bar in panel.plan_bars.rows if bar.isVisibleTo(panel)]
+    assert titles == ["VRAM, GPU 0", "RAM"] or titles == ["RAM", "VRAM, GPU 0"]
+    assert panel.config().gpu_layers == 7
+    assert "--n_gpu_layers 7" in panel.command.text()

@@ -22,14 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.core.chat.client import ChatClient  # noqa: E402
 from app.core.chat.params import ChatParams  # noqa: E402
 from app.core.demo_model import TinyModelSpec, write_tiny_llama  # noqa: E402
-from tests.integration.test_chat_harness import start_server  # noqa: E402
+from tests.integration.test_chat_harness import ASCII_ONLY, start_server  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Tell me a long story about a river."}]
-NO_EOS = {"logit_bias": {"2": -100}}
+NO_EOS = ASCII_ONLY  # random weights: ASCII only, no end-of-text: every reply streams max_tokens pieces
 
 
-def bare_httpx(http: httpx.Client, url: str, max_tokens: int, seed: int) -> tuple[float, float, int]:
+def bare_httpx(http: httpx.Client, url: str, max_tokens: int, seed: int) -> tuple[float, float, int, float]:
     body = {"messages": MESSAGES, "stream": True, "max_tokens": max_tokens, "seed": seed, **NO_EOS}
+    cpu = time.process_time()
     started = time.perf_counter()
     first = last = None
     pieces = 0
@@ -42,11 +43,12 @@ def bare_httpx(http: httpx.Client, url: str, max_tokens: int, seed: int) -> tupl
                 last = time.perf_counter()
                 first = first or last
                 pieces += 1
-    return first - started, (last - first) / max(1, pieces - 1), pieces
+    return first - started, (last - first) / max(1, pieces - 1), pieces, (time.process_time() - cpu) / pieces
 
 
-def our_client(client: ChatClient, max_tokens: int, seed: int) -> tuple[float, float, int]:
+def our_client(client: ChatClient, max_tokens: int, seed: int) -> tuple[float, float, int, float]:
     params = ChatParams(seed=seed, max_tokens=max_tokens, extra=NO_EOS)
+    cpu = time.process_time()
     started = time.perf_counter()
     first = last = None
     pieces = 0
@@ -55,7 +57,7 @@ def our_client(client: ChatClient, max_tokens: int, seed: int) -> tuple[float, f
         last = time.perf_counter()
         first = first or last
         pieces += 1
-    return first - started, (last - first) / max(1, pieces - 1), pieces
+    return first - started, (last - first) / max(1, pieces - 1), pieces, (time.process_time() - cpu) / pieces
 
 
 def llama_server_path(explicit: str | None) -> str | None:
@@ -90,7 +92,8 @@ def bench(backend: str, model: Path, directory: Path, server_bin: str | None, ru
         server.stop()
     return {name: {"ttft_ms": statistics.median(r[0] for r in rows) * 1000,
                    "per_token_ms": statistics.median(r[1] for r in rows) * 1000,
-                   "pieces": statistics.median(r[2] for r in rows)} for name, rows in results.items()}
+                   "pieces": statistics.median(r[2] for r in rows),
+                   "cpu_per_token_ms": statistics.median(r[3] for r in rows) * 1000} for name, rows in results.items()}
 
 
 def report(backend: str, numbers: dict) -> bool:
@@ -102,6 +105,8 @@ def report(backend: str, numbers: dict) -> bool:
     print(f"  {'':22}{'bare httpx':>12}{'ChatClient':>12}{'ratio / diff':>16}  target")
     print(f"  {'per token (ms)':22}{bare['per_token_ms']:12.3f}{ours['per_token_ms']:12.3f}{ratio:15.3f}x  <= 1.05x")
     print(f"  {'time to first token':22}{bare['ttft_ms']:12.2f}{ours['ttft_ms']:12.2f}{added:+14.2f}ms  <= +10 ms")
+    cpu_ratio = ours["cpu_per_token_ms"] / bare["cpu_per_token_ms"]
+    print(f"  {'client CPU per token':22}{bare['cpu_per_token_ms']:12.3f}{ours['cpu_per_token_ms']:12.3f}{cpu_ratio:15.3f}x  (info)")
     print(f"  {'result':22}{'PASS' if ok else 'FAIL':>12}")
     return ok
 
@@ -110,7 +115,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", choices=["embedded", "llama-server", "both"], default="both")
     parser.add_argument("--server-bin")
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--max-tokens", type=int, default=200)
     args = parser.parse_args()
     directory = Path(tempfile.mkdtemp(prefix="bench-chat-"))

@@ -228,11 +228,18 @@ class SettingsPanel(QWidget):
         if self._plan_task is not None:
             self._replan_again = True  # one at a time; the newest config is planned right after
             return
-        self._plan_task = run_task(preview.compute_preview, self.info, config, self.hardware,
-                                   on_done=self._on_preview, on_error=self._on_preview_error)
+        info = self.info
+        self._plan_task = run_task(preview.compute_preview, info, config, self.hardware,
+                                   on_done=lambda result: self._on_preview(result, info),
+                                   on_error=lambda error: self._on_preview(preview.Preview(plan_error=error), info))
 
-    def _on_preview(self, result: preview.Preview) -> None:
+    def _on_preview(self, result: preview.Preview, info: Any) -> None:
         self._plan_task = None
+        if info is not self.info:  # the model changed while this was computed: plan the new one instead
+            self._replan_again = False
+            if self.info is not None:
+                self._start_preview()
+            return
         self.preview, self.plan = result, result.plan
         self._render_preview()
         if result.plan is not None:
@@ -240,9 +247,6 @@ class SettingsPanel(QWidget):
         if self._replan_again:
             self._replan_again = False
             self._start_preview()
-
-    def _on_preview_error(self, error: BaseException) -> None:
-        self._on_preview(preview.Preview(plan_error=error))
 
     def _render_preview(self) -> None:
         result = self.preview
@@ -260,4 +264,4 @@ class SettingsPanel(QWidget):
 
     def wait_idle(self) -> bool:
         """For tests: True when no plan is being computed or waiting to be."""
-        return self._plan_task is None and not self._debouncer._timer.isActive()
+        return self._plan_task is None and not self._debouncer.pending

@@ -144,6 +144,10 @@ class Debouncer(QObject):
     def trigger(self) -> None:
         self._timer.start()
 
+    @property
+    def pending(self) -> bool:
+        return self._timer.isActive()
+
     def flush(self) -> None:
         if self._timer.isActive():
             self._timer.stop()

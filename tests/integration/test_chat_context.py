@@ -100,3 +100,17 @@ def test_selftest_command_exits_0(server):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["passed"] and report["naive_overflowed"] and report["backend"] == server.backend
+
+
+def test_selftest_command_starts_the_model_under_the_supervisor(tiny_model, llama_server_bin):
+    done = subprocess.run([sys.executable, "-m", "app", "selftest", str(tiny_model), "--backend", "llama-server",
+                           "--server-bin", llama_server_bin, "--ctx", str(CTX), "--rounds", "5"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("[ok  ]") == 6 and "Self-test passed" in done.stdout
+    assert "older turns were trimmed" in done.stdout
+
+
+def test_selftest_command_usage_errors_exit_2():
+    done = subprocess.run([sys.executable, "-m", "app", "selftest"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "MODEL" in done.stderr

@@ -136,22 +136,18 @@ class ModelPanel(QWidget):
         self.modelChosen.emit(self.path)
         self._render()
         self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
-        self._task = run_task(actions.validate_file, self.path, on_done=self._on_validated,
-                              on_error=self._on_validate_error)
+        path = self.path
+        self._task = run_task(actions.validate_file, path, on_done=self._on_validated, owner=self,
+                              on_error=lambda error: self._on_validated(actions.report_from_error(path, error)))
 
     def _on_validated(self, report: Any) -> None:
+        """The checks of a file (or one error row when it could not be checked at all)."""
         self._task = None
         if report.path != self.path:
             return  # an older file's answer arriving after the user picked another one
         self.report = report
         self._render()
         self.modelChecked.emit(report)
-
-    def _on_validate_error(self, error: BaseException) -> None:
-        self._task = None
-        self.report = actions.report_from_error(self.path, error)
-        self._render()
-        self.modelChecked.emit(self.report)
 
     def make_demo(self) -> None:
         self.demo_button.setEnabled(False)

@@ -94,7 +94,7 @@ class ServerControl(QObject):
             self._retired.remove(old)
             run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
 
-        run_task(old.close, on_done=closed, on_error=closed)
+        run_task(old.close, on_done=closed, on_error=closed, owner=self)
 
     def _on_supervisor(self, supervisor: Any) -> None:
         self.bridge.set_supervisor(supervisor)

@@ -229,7 +229,7 @@ class SettingsPanel(QWidget):
             self._replan_again = True  # one at a time; the newest config is planned right after
             return
         info = self.info
-        self._plan_task = run_task(preview.compute_preview, info, config, self.hardware,
+        self._plan_task = run_task(preview.compute_preview, info, config, self.hardware, owner=self,
                                    on_done=lambda result: self._on_preview(result, info),
                                    on_error=lambda error: self._on_preview(preview.Preview(plan_error=error), info))
 

@@ -52,6 +52,7 @@ class Task(QObject):
             self._kwargs["progress"] = self._report_progress
         if wants_cancel:
             self._kwargs["cancel"] = self._cancel_event.is_set
+        self.owner: QObject | None = None  # callbacks are skipped once this widget is deleted
         self.on_done: Callable[[Any], None] | None = None
         self.on_error: Callable[[BaseException], None] | None = None
         self.on_progress: Callable[[Any], None] | None = None
@@ -77,9 +78,12 @@ class Task(QObject):
         else:
             self._finished.emit(result, None)
 
+    def _owner_alive(self) -> bool:
+        return self.owner is None or shiboken6.isValid(self.owner)
+
     @Slot(object)
     def _deliver_progress(self, value: Any) -> None:
-        if _receiver_alive(self.on_progress) and not self.done:
+        if _receiver_alive(self.on_progress) and self._owner_alive() and not self.done:
             self.on_progress(value)
 
     @Slot(object, object)
@@ -87,6 +91,8 @@ class Task(QObject):
         self.done = True
         _live.discard(self)
         try:
+            if not self._owner_alive():
+                return
             if error is None:
                 if _receiver_alive(self.on_done):
                     self.on_done(result)
@@ -107,10 +113,14 @@ def _receiver_alive(callback: Callable | None) -> bool:
 def run_task(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
              on_error: Callable[[BaseException], None] | None = None,
              on_progress: Callable[[Any], None] | None = None, wants_progress: bool = False,
-             wants_cancel: bool = False, **kwargs: Any) -> Task:
-    """Start ``fn(*args, **kwargs)`` on the pool; must be called on the GUI thread."""
+             wants_cancel: bool = False, owner: QObject | None = None, **kwargs: Any) -> Task:
+    """Start ``fn(*args, **kwargs)`` on the pool; must be called on the GUI thread.
+
+    ``owner``: the widget whose lambdas the callbacks are; they are skipped if it is deleted meanwhile
+    (bound methods of widgets are checked without it)."""
     task = Task(fn, args, dict(kwargs), wants_progress=wants_progress, wants_cancel=wants_cancel)
     task.on_done, task.on_error, task.on_progress = on_done, on_error, on_progress
+    task.owner = owner
     _live.add(task)
     pool().start(_Runnable(task))
     return task

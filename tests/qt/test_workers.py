@@ -93,3 +93,16 @@ def test_debouncer_runs_once_after_the_last_trigger(qtbot):
     qtbot.waitUntil(lambda: bool(calls), timeout=2_000)
     qtbot.wait(120)
     assert len(calls) == 1
+
+
+def test_owner_deleted_skips_lambda_callbacks(qtbot):
+    import shiboken6
+
+    owner = QObject()
+    calls = []
+    gate = threading.Event()
+    workers.run_task(gate.wait, 5, on_done=lambda _r: calls.append(owner.objectName()), owner=owner)
+    shiboken6.delete(owner)
+    gate.set()
+    qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=10_000)
+    assert calls == []

@@ -55,7 +55,11 @@ def pane(qtbot):
     qtbot.addWidget(widget)
     yield widget
     widget.stop()
-    qtbot.waitUntil(lambda: not widget.is_streaming() and workers.active_count() == 0, timeout=REPLY_MS)
+    qtbot.waitUntil(lambda: not widget.is_streaming(), timeout=REPLY_MS)
+    try:  # no callback may reach the widget after the test deleted it
+        qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=REPLY_MS)
+    except qtbot.TimeoutError:
+        raise AssertionError(f"pool tasks still running: {[task._fn for task in workers._live]}") from None
     widget.shutdown()
 
 

@@ -2,7 +2,7 @@
 
 The supervisor calls subscribers from its reader/monitor threads. Widgets must only be touched on the
 GUI thread, so every event is re-emitted through a queued private signal. Log lines are the flood case:
-they are collected in a bounded, lock-protected buffer and flushed as one ``logLines`` batch at most
+they are collected in a bounded deque (no lock: see ``_buffer_log_line``) and flushed as one ``logLines`` batch at most
 every ``flush_interval_ms``, so 10,000 lines/s cost ~20 signal deliveries per second, not 10,000.
 
 Actions (start / stop / restart / apply fix) block in the core (process waits, readiness polls), so they
@@ -11,7 +11,6 @@ run on a private ``QThreadPool``; the GUI learns the outcome from the state even
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from typing import Any, Callable
 
@@ -76,7 +75,6 @@ class SupervisorBridge(QObject):
         super().__init__(parent)
         self._supervisor = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._lock = threading.Lock()
         self._pending: deque = deque(maxlen=max_pending)
         self._skipped = 0
         self._flush_scheduled = False
@@ -132,14 +130,16 @@ class SupervisorBridge(QObject):
             self._eventArrived.emit((source, event))
 
     def _buffer_log_line(self, line: Any) -> None:
-        with self._lock:
-            if len(self._pending) == self._pending.maxlen:
-                self._skipped += 1
-            self._pending.append(line)
-            if self._flush_scheduled:
-                return
+        # No lock on this hot path: a reader thread re-taking a lock 10,000 times a second starves the GUI
+        # thread waiting for it (measured: 111 ms stalls). deque.append/popleft are atomic; the order
+        # "append, then look at the flag" here and "clear the flag, then drain" in _flush loses no wake-up.
+        pending = self._pending
+        if len(pending) == pending.maxlen:
+            self._skipped += 1  # approximate under two reader threads; it only words a notice
+        pending.append(line)
+        if not self._flush_scheduled:
             self._flush_scheduled = True
-        self._flushRequested.emit()
+            self._flushRequested.emit()
 
     def push_log_lines(self, lines: list) -> None:
         """Feed lines from any thread through the same batching path (used by benchmarks and replays)."""
@@ -154,11 +154,10 @@ class SupervisorBridge(QObject):
 
     @Slot()
     def _flush(self) -> None:
-        with self._lock:
-            batch = list(self._pending)
-            self._pending.clear()
-            skipped, self._skipped = self._skipped, 0
-            self._flush_scheduled = False
+        self._flush_scheduled = False
+        pending = self._pending
+        batch = [pending.popleft() for _ in range(len(pending))]
+        skipped, self._skipped = self._skipped, 0
         if skipped:
             notice = self.tr("… {n} earlier lines skipped here (the log file has them all)").format(n=skipped)
             batch.insert(0, notice)

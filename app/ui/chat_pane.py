@@ -15,9 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -25,25 +23,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.chat import ChatError, ChatSession, Conversation, ReplyStats, list_conversations, load_conversation
+from app.core.chat import ChatError, ChatSession, Conversation, ReplyStats, load_conversation
 from app.core.chat.hooks import client_for_supervisor
-from app.core.text import current_language
 from app.ui.chat_widgets.context_meter import ContextMeter
 from app.ui.chat_widgets.params_box import ParamsBox
+from app.ui.chat_widgets.saved_picker import SavedPicker
+from app.ui.chat_widgets.status_bar import ChatStatus
 from app.ui.chat_widgets.stream_job import StreamOutcome, start_stream
 from app.ui.chat_widgets.transcript import Transcript
 from app.ui.workers import run_task
-
-RUNNING_STATES = {"starting", "loading", "ready"}
-
-
-def stats_from(value: Any) -> ReplyStats | None:
-    """ReplyStats from the live value or from the dict saved with a message."""
-    if isinstance(value, ReplyStats) or value is None:
-        return value
-    fields = ReplyStats.__dataclass_fields__
-    return ReplyStats(**{k: v for k, v in dict(value).items() if k in fields and k != "request_id"},
-                      request_id=str(dict(value).get("request_id", "")))
 
 
 class ChatPane(QWidget):
@@ -70,21 +58,18 @@ class ChatPane(QWidget):
 
     def _build(self) -> None:
         self.new_button = QPushButton(self, clicked=self.new_chat)
-        self.saved_combo = QComboBox(self)
-        self.saved_combo.activated.connect(self._on_saved_chosen)
+        self.saved_combo = SavedPicker(self)
+        self.saved_combo.conversationChosen.connect(self.load_saved)
         self.params_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
         self.params_toggle.setArrowType(Qt.RightArrow)
         self.params_toggle.toggled.connect(self._show_params)
         self.params_box = ParamsBox(self)
         self.params_box.hide()
         self.transcript = Transcript(self)
-        self.transcript.stats_formatter = self._format_stats
-        self.transcript.error_formatter = self._format_error
         self.meter = ContextMeter(self)
-        self.hint = QLabel(self, wordWrap=True)
-        self.hint.setStyleSheet("color: #666;")
-        self.resend_label = QLabel(self, wordWrap=True)
-        self.resend_button = QPushButton(self, clicked=self.resend)
+        self.status = ChatStatus(self)
+        self.status.resendRequested.connect(self.resend)
+        self.resend_label, self.resend_button = self.status.resend_label, self.status.resend_button
         self.input = QPlainTextEdit(self)
         self.input.setMaximumHeight(90)
         self.input.installEventFilter(self)
@@ -96,9 +81,6 @@ class ChatPane(QWidget):
         for widget in (self.new_button, self.saved_combo, self.params_toggle):
             top.addWidget(widget)
         top.setStretch(1, 1)
-        resend = QHBoxLayout()
-        resend.addWidget(self.resend_label, 1)
-        resend.addWidget(self.resend_button)
         compose = QHBoxLayout()
         compose.addWidget(self.input, 1)
         buttons = QVBoxLayout()
@@ -110,28 +92,20 @@ class ChatPane(QWidget):
         layout.addWidget(self.params_box)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.meter)
-        layout.addLayout(resend)
-        layout.addWidget(self.hint)
+        layout.addWidget(self.status)
         layout.addLayout(compose)
 
     def retranslate(self) -> None:
         self.new_button.setText(self.tr("New chat"))
         self.params_toggle.setText(self.tr("Parameters"))
-        self.saved_combo.setToolTip(self.tr("Open a saved conversation"))
         self.input.setPlaceholderText(self.tr("Type a message. Enter sends, Shift+Enter starts a new line."))
         self.send_button.setText(self.tr("Send"))
         self.stop_button.setText(self.tr("Stop"))
-        self.transcript.role_names = {"user": self.tr("You"), "assistant": self.tr("Assistant")}
-        self.transcript.status_notes = {
-            "pending": self.tr("not answered yet"),
-            "unanswered": self.tr("not answered"),
-            "interrupted": self.tr("cut off"),
-            "stopped": self.tr("stopped"),
-        }
         self.params_box.retranslate()
         self.meter.retranslate()
         self.transcript.retranslate()
-        self._fill_saved(getattr(self, "_saved_items", []))
+        self.saved_combo.retranslate()
+        self.status.retranslate()
         self._update_controls()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
@@ -224,7 +198,7 @@ class ChatPane(QWidget):
         self._show_conversation(Conversation(params=self.params_box.params()))
 
     def refresh_saved(self) -> None:
-        run_task(list_conversations, on_done=self._fill_saved, on_error=lambda _exc: None)
+        self.saved_combo.refresh()
 
     def load_saved(self, conversation_id: str) -> None:
         if not self.is_streaming():
@@ -299,24 +273,6 @@ class ChatPane(QWidget):
 
     # --- rendering helpers ---------------------------------------------------------------------
 
-    def _format_stats(self, value: Any) -> str:
-        stats = stats_from(value)
-        if stats is None:
-            return ""
-        parts = []
-        if stats.ttft_s is not None:
-            parts.append(self.tr("first token after {seconds:.2f} s").format(seconds=stats.ttft_s))
-        if stats.tokens_per_s:
-            parts.append(self.tr("{rate:.1f} tokens/s").format(rate=stats.tokens_per_s))
-        parts.append(stats.finish_text().render(current_language()))
-        return " · ".join(parts)
-
-    def _format_error(self, error: Any) -> tuple[str, str]:
-        lang = current_language()
-        message = error.message.render(lang) if hasattr(error, "message") else str(error)
-        next_step = error.next_step.render(lang) if hasattr(error, "next_step") else ""
-        return message, next_step
-
     def _show_conversation(self, conversation: Conversation) -> None:
         if self.is_streaming():
             return
@@ -339,21 +295,6 @@ class ChatPane(QWidget):
     def _on_load_failed(self, error: BaseException) -> None:
         self.transcript.add_notice(self.tr("This conversation could not be opened: {error}").format(error=error))
 
-    def _fill_saved(self, items: list) -> None:
-        self._saved_items = list(items)
-        self.saved_combo.clear()
-        self.saved_combo.addItem(self.tr("Saved conversations ({count})").format(count=len(items)), None)
-        for item in items:
-            title = item.get("title") or self.tr("(untitled)")
-            self.saved_combo.addItem(f"{title}  ·  {item.get('messages', 0)}", item.get("id"))
-
-    @Slot(int)
-    def _on_saved_chosen(self, index: int) -> None:
-        conversation_id = self.saved_combo.itemData(index)
-        if conversation_id:
-            self.load_saved(conversation_id)
-        self.saved_combo.setCurrentIndex(0)
-
     def _update_controls(self) -> None:
         streaming, connected = self.is_streaming(), self.session is not None
         has_text = bool(self.input.toPlainText().strip())
@@ -362,27 +303,4 @@ class ChatPane(QWidget):
         self.new_button.setEnabled(not streaming)
         self.saved_combo.setEnabled(not streaming)
         pending = connected and not streaming and self.session.conversation.pending_message() is not None
-        server_down = self.server_state not in ("", *RUNNING_STATES)
-        self.resend_label.setText(self._resend_sentence(server_down))
-        self.resend_button.setText(self._resend_button_text())
-        self.resend_button.setEnabled(pending and self.server_state in ("", "ready"))
-        self.resend_label.setVisible(pending)
-        self.resend_button.setVisible(pending)
-        hint = ""
-        if not connected or server_down:
-            hint = self.tr("The model is not running. Start it in the Server section, then chat here.")
-        elif self.server_state in ("starting", "loading"):
-            hint = self.tr("The model is loading; a message sent now waits until it is ready.")
-        self.hint.setText(hint)
-        self.hint.setVisible(bool(hint))
-
-    def _resend_sentence(self, server_down: bool) -> str:
-        if server_down or self.server_state in ("starting", "loading", "restarting"):
-            return self.tr("Your last message was not answered. It is kept; send it again once the model is ready.")
-        return self.tr("Your last message was not answered. It is kept and can be sent again.")
-
-    def _resend_button_text(self) -> str:
-        action = (self._last_error.fix_action or {}) if self._last_error is not None else {}
-        if action.get("action") == "wait_longer":
-            return self.tr("Wait longer and send again")
-        return self.tr("Send again")
+        self.status.show_for(pending, connected, self.server_state, self._last_error)

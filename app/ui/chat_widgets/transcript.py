@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from app.core.chat import ReplyStats
 from app.core.text import current_language
 
 MESSAGE, NOTICE, ERROR, STATS = "message", "notice", "error", "stats"
@@ -21,6 +22,15 @@ def render_text(value: Any) -> str:
     if value is None:
         return ""
     return value.render(current_language()) if hasattr(value, "render") else str(value)
+
+
+def stats_from(value: Any) -> ReplyStats | None:
+    """ReplyStats from the live value or from the dict saved with a message."""
+    if isinstance(value, ReplyStats) or value is None:
+        return value
+    data = dict(value)
+    fields = {k: v for k, v in data.items() if k in ReplyStats.__dataclass_fields__ and k != "request_id"}
+    return ReplyStats(request_id=str(data.get("request_id", "")), **fields)
 
 
 @dataclass
@@ -49,16 +59,14 @@ def _char_format(*, colour: str | None = None, bold: bool = False, italic: bool 
 
 
 class Transcript(QTextBrowser):
-    """Call ``retranslate`` after a language change; the owner supplies role names and stats wording."""
+    """Call ``retranslate`` after a language change: every entry is rendered again in the new language."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenExternalLinks(False)
         self.entries: list[Entry] = []
-        self.role_names = {"user": "You", "assistant": "Assistant", "system": "System"}
+        self.role_names: dict[str, str] = {}
         self.status_notes: dict[str, str] = {}
-        self.stats_formatter = lambda stats: str(stats)
-        self.error_formatter = lambda error: (render_text(getattr(error, "message", error)), "")
         self._content = _char_format()
         self._header = {"user": _char_format(colour="#1565c0", bold=True),
                         "assistant": _char_format(colour="#2e7d32", bold=True)}
@@ -66,6 +74,7 @@ class Transcript(QTextBrowser):
         self._error = _char_format(colour="#c62828", bold=True)
         self._error_step = _char_format(colour="#8e0000")
         self._evidence = _char_format(colour="#666666", small=True, mono=True)
+        self._set_words()
 
     # --- building -------------------------------------------------------------------------------
 
@@ -127,7 +136,30 @@ class Transcript(QTextBrowser):
         self._scroll_to_end()
 
     def retranslate(self) -> None:
+        self._set_words()
         self.rerender()
+
+    def _set_words(self) -> None:
+        self.role_names = {"user": self.tr("You"), "assistant": self.tr("Assistant")}
+        self.status_notes = {
+            "pending": self.tr("not answered yet"),
+            "unanswered": self.tr("not answered"),
+            "interrupted": self.tr("cut off"),
+            "stopped": self.tr("stopped"),
+        }
+
+    def stats_line(self, value: Any) -> str:
+        """First-token time, tokens/s and the finish reason said plainly, for one reply."""
+        stats = stats_from(value)
+        if stats is None:
+            return ""
+        parts = []
+        if stats.ttft_s is not None:
+            parts.append(self.tr("first token after {seconds:.2f} s").format(seconds=stats.ttft_s))
+        if stats.tokens_per_s:
+            parts.append(self.tr("{rate:.1f} tokens/s").format(rate=stats.tokens_per_s))
+        parts.append(stats.finish_text().render(current_language()))
+        return " · ".join(parts)
 
     def _render_entry(self, entry: Entry) -> None:
         at_bottom = self._at_bottom()
@@ -139,9 +171,10 @@ class Transcript(QTextBrowser):
         elif entry.kind == NOTICE:
             self._block(render_text(entry.value), self._note, top=4)
         elif entry.kind == STATS:
-            self._block(self.stats_formatter(entry.value), self._note)
+            self._block(self.stats_line(entry.value), self._note)
         elif entry.kind == ERROR:
-            message, next_step = self.error_formatter(entry.value)
+            message = render_text(getattr(entry.value, "message", entry.value))
+            next_step = render_text(getattr(entry.value, "next_step", None))
             self._block("⚠ " + message, self._error, top=8)
             if next_step:
                 self._block(next_step, self._error_step)

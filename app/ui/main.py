@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+
+
+def close_on_signals(window) -> None:
+    """Ctrl+C in the terminal or a SIGTERM closes the window the normal way (the server is stopped first).
+
+    Python runs signal handlers only between bytecodes; the idle timer gives it that chance while Qt waits.
+    """
+    from PySide6.QtCore import QTimer
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: window.close())
+    window._signal_timer = QTimer(window, interval=250, timeout=lambda: None)
+    window._signal_timer.start()
 
 
 def run_gui(argv: list[str] | None = None) -> int:
@@ -23,6 +37,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     window = MainWindow(settings)
     window.show()
     window.start_after_first_paint()
+    close_on_signals(window)
     try:
         return app.exec()
     finally:

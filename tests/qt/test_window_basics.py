@@ -120,3 +120,23 @@ def test_run_gui_opens_the_window_and_returns_0(tmp_path):
     assert "Traceback" not in result.stderr
     assert settings_path().exists()  # geometry saved on close
     assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
+
+
+def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        proc = subprocess.Popen([sys.executable, "-m", "app"], env=env, stderr=subprocess.PIPE, text=True)
+        time.sleep(4.0)  # start-up takes well under a second; the window writes nothing before closing
+        assert proc.poll() is None
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err[-2000:]
+        assert "Traceback" not in err
+        assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
+        settings_path().unlink()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +102,8 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def profile_key(model_path: str | Path) -> str:
-    return str(Path(model_path).expanduser().resolve())
+    """An absolute, normalised path; computed without touching the disk (the GUI calls this on every edit)."""
+    return os.path.abspath(os.path.expanduser(str(model_path)))
 
 
 @dataclass

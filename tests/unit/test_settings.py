@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -31,8 +32,8 @@ def test_round_trip_profile_recent_geometry_language(tmp_path):
     again = load_settings()
     assert again.language == "zh"
     assert again.get("window_geometry") == "AdnQywADAAA="
-    assert again.last_model == str(model.resolve())
-    assert again.recent_models == [str(model.resolve())]
+    assert again.last_model == os.path.abspath(model)
+    assert again.recent_models == [os.path.abspath(model)]
     profile = again.profile(model)
     assert LaunchConfig.from_dict(profile["launch_config"]) == cfg
     assert profile["expected_sha256"] == "ab" * 32

@@ -3,6 +3,7 @@ Server above Chat | Logs on the right. It wires the panels together and remember
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
         self.settings_panel.configChanged.connect(self._on_config_changed)
+        self.model.modelChosen.connect(lambda _path: self._render_title())
         self.server.startRequested.connect(self.control.start)
         self.server.stopRequested.connect(self.control.stop)
         self.server.restartRequested.connect(self.control.restart)
@@ -158,7 +160,7 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
     def retranslateUi(self) -> None:  # noqa: N802
-        self.setWindowTitle(self.tr("GGUF Launcher"))
+        self._render_title()
         titles = (
             (self.tr("Machine"), self.tr("What this computer offers a model: memory, graphics card, notes.")),
             (self.tr("Model"), self.tr("Pick a .gguf file; every check on it is listed here.")),
@@ -193,7 +195,19 @@ class MainWindow(QMainWindow):
         if self.control.state() == "ready":
             self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
 
+    def _render_title(self) -> None:
+        """"model.gguf — Ready — GGUF Launcher": the taskbar tells a presenter the state at a glance."""
+        parts = []
+        sup = self.bridge.supervisor
+        if sup is not None:
+            parts.append(os.path.basename(sup.config.model))
+            parts.append(self.server.state_label(self.control.state()))
+        elif self.model.path:
+            parts.append(os.path.basename(self.model.path))
+        self.setWindowTitle(" — ".join([*parts, self.tr("GGUF Launcher")]))
+
     def _on_server_state(self, state: str, data: dict) -> None:
+        self._render_title()
         pid = getattr(self.bridge.supervisor, "pid", None)
         self.machine.set_own_pids({pid} if pid else set())
         notes = [note.render() for note in data.get("notes") or [] if hasattr(note, "render")]

@@ -36,3 +36,4 @@ def test_restart_after_opening_another_model_switches_servers(qtbot, window, tin
     assert _gone(first_pid) and first.state.value == "stopped"
     assert window.control._retired == []
     qtbot.waitUntil(lambda: window.logs.shown_line_count() > 0, timeout=LONG)
+    assert window.windowTitle() == "second.gguf — Ready — GGUF Launcher"

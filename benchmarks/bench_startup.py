@@ -51,12 +51,13 @@ run_gui()
 
 def time_one(code: str, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - started
-    proc.wait(timeout=60)
+    _out, err = proc.communicate(timeout=60)  # offscreen Qt chatters on stderr; shown only on failure
     if line.strip() != "painted":
-        raise RuntimeError(f"child did not paint (exit {proc.returncode})")
+        raise RuntimeError(f"child did not paint (exit {proc.returncode}): {err[-2000:]}")
     return elapsed
 
 

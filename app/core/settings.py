@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from app.core.atomic import write_json_atomic
 from app.core.paths import config_dir
 from app.core.text import SUPPORTED_LANGUAGES, T, Text
 
@@ -170,6 +169,8 @@ class Settings:
         self.data[name] = copy.deepcopy(value)
 
     def save(self) -> None:
+        from app.core.atomic import write_json_atomic  # tempfile & co. only when writing: faster start-up
+
         write_json_atomic(self.path, self.data)
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
 from PySide6.QtWidgets import (
-    QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QMainWindow, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from app.core.settings import Settings
 from app.ui import chat_embed, i18n, server_control, workers
-from app.ui.log_pane import LogPane
+from app.ui.lazy_logs import LazyLogs
 from app.ui.machine_panel import MachinePanel
 from app.ui.model_panel import ModelPanel
 from app.ui.profile_sync import ProfileSync
@@ -38,7 +38,6 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self)
         self.server = ServerPanel(self.bridge, self, wire_actions=False)
         self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
-        self.logs = LogPane(self)
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
@@ -67,7 +66,7 @@ class MainWindow(QMainWindow):
         self.left_scroll.setWidget(left)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.chat, "")
-        self.tabs.addTab(self.logs, "")
+        self.lazy_logs = LazyLogs(self.tabs, self.bridge, self)
         self.server_step, self.talk_step = StepBox(4, self.server), StepBox(5, self.tabs)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -97,9 +96,13 @@ class MainWindow(QMainWindow):
         self.server.stopRequested.connect(self.control.stop)
         self.server.restartRequested.connect(self.control.restart)
         self.server.applyFixRequested.connect(self.control.apply_fix)
-        self.bridge.logLines.connect(self.logs.append_lines)
         self.bridge.stateChanged.connect(self._on_server_state)
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+
+    @property
+    def logs(self) -> Any:
+        """The Logs pane (built on first use)."""
+        return self.lazy_logs.pane()
 
     # --- start-up --------------------------------------------------------------------------------
 
@@ -177,7 +180,7 @@ class MainWindow(QMainWindow):
             self.banner.show_text(self.store.settings.notice.render())
         for widget in (self.machine, self.model, self.settings_panel):
             widget.retranslateUi()
-        for widget in (self.server, self.logs, self.chat):
+        for widget in (self.server, self.lazy_logs, self.chat):
             if hasattr(widget, "retranslate"):
                 widget.retranslate()
 
@@ -241,6 +244,8 @@ class MainWindow(QMainWindow):
             self._close_timer.start()  # gives up waiting after a while; run_gui then stops the server itself
 
     def _confirm_close(self) -> bool:
+        from PySide6.QtWidgets import QMessageBox  # dialogs are imported when used: faster start-up
+
         answer = QMessageBox.question(
             self, self.tr("Close GGUF Launcher?"),
             self.tr("A reply is still being written. Closing stops it and the server. Close anyway?"))

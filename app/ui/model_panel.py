@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from app.ui import model_actions as actions
@@ -111,6 +111,8 @@ class ModelPanel(QWidget):
 
     def choose_file(self) -> None:
         start = str(Path(self.path).parent) if self.path else str(Path.home())
+        from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
+
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), start,
                                               self.tr("GGUF models (*.gguf);;All files (*)"))
         if path:

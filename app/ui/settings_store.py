@@ -6,7 +6,6 @@ import copy
 
 from PySide6.QtCore import QObject, QTimer
 
-from app.core.atomic import write_json_atomic
 from app.core.settings import Settings
 from app.ui.workers import run_task
 
@@ -32,6 +31,8 @@ class SettingsStore(QObject):
         if not self._dirty:
             return
         self._dirty, self._writing = False, True
+        from app.core.atomic import write_json_atomic  # imported on first save: faster start-up
+
         snapshot = copy.deepcopy(self.settings.data)  # the worker never sees a dict being edited
         run_task(write_json_atomic, self.settings.path, snapshot, on_done=self._written, on_error=self._written)
 

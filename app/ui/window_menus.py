@@ -6,7 +6,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMessageBox
 
 from app.ui import i18n
 
@@ -35,7 +34,7 @@ class WindowMenus(QObject):
             self.language_menu.addAction(action)
             self.language_actions[code] = action
         self.help_menu = bar.addMenu("")
-        self.log_folder_action = QAction(window, triggered=window.logs.open_log_folder)
+        self.log_folder_action = QAction(window, triggered=window.lazy_logs.open_log_folder)
         self.about_action = QAction(window, triggered=self.about)
         self.help_menu.addAction(self.log_folder_action)
         self.help_menu.addAction(self.about_action)
@@ -55,6 +54,8 @@ class WindowMenus(QObject):
         self.about_action.setText(self.tr("About GGUF Launcher"))
 
     def about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox  # imported when used: faster start-up
+
         from app import __version__
 
         QMessageBox.about(self.window, self.tr("About GGUF Launcher"), self.tr(

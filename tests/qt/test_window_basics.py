@@ -141,3 +141,16 @@ def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
         assert "Traceback" not in err
         assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
         settings_path().unlink()
+
+
+def test_logs_tab_is_built_on_first_use_and_keeps_earlier_lines(qtbot, window):
+    assert not window.lazy_logs.built  # not part of the cold start
+    window.bridge.push_log_lines(["first line", "second line"])
+    window.bridge.flush_now()
+    window.tabs.setCurrentIndex(1)
+    assert window.lazy_logs.built and window.tabs.currentIndex() == 1
+    assert window.tabs.widget(1) is window.logs and window.tabs.tabText(1) == "Logs"
+    assert window.logs.shown_lines()[-2:] == ["first line", "second line"]
+    window.bridge.push_log_lines(["third line"])
+    window.bridge.flush_now()
+    assert window.logs.shown_lines()[-1] == "third line"

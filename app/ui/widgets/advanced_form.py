@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget,
+    QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget,
 )
 
 from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
@@ -106,6 +106,8 @@ class AdvancedForm(QWidget):
         self.browse.setEnabled(is_server)
 
     def _browse_server(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
+
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose the llama-server program"))
         if path:
             self.server_bin.setText(path)

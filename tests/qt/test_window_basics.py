@@ -130,17 +130,18 @@ def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
     import sys
     import time
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-        proc = subprocess.Popen([sys.executable, "-m", "app"], env=env, stderr=subprocess.PIPE, text=True)
-        time.sleep(4.0)  # start-up takes well under a second; the window writes nothing before closing
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    apps = {signum: subprocess.Popen([sys.executable, "-m", "app"], env=env, stderr=subprocess.PIPE, text=True)
+            for signum in (signal.SIGTERM, signal.SIGINT)}
+    time.sleep(6.0)  # start-up takes well under a second; the window writes nothing before it closes
+    for signum, proc in apps.items():
         assert proc.poll() is None
         proc.send_signal(signum)
+    for proc in apps.values():
         _out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err[-2000:]
         assert "Traceback" not in err
-        assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
-        settings_path().unlink()
+    assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
 
 
 def test_logs_tab_is_built_on_first_use_and_keeps_earlier_lines(qtbot, window):

@@ -46,12 +46,26 @@ def messages(ts_path: Path) -> list[tuple[str, ET.Element]]:
     return [(msg.findtext("source") or "", msg) for msg in tree.getroot().iter("message")]
 
 
-def extracted_sources() -> set[str]:
-    """Every string app/ui passes to tr()/translate(), as lupdate sees it right now."""
+def contexts(ts_path: Path) -> list[tuple[str, str, ET.Element]]:
+    """(context, source, message) for every message: Qt looks translations up by both."""
+    found = []
+    for context in ET.parse(ts_path).getroot().iter("context"):
+        name = context.findtext("name") or ""
+        for msg in context.iter("message"):
+            found.append((name, msg.findtext("source") or "", msg))
+    return found
+
+
+def extracted_pairs() -> set[tuple[str, str]]:
+    """Every (context, string) app/ui passes to tr()/translate(), as lupdate sees it right now."""
     with tempfile.TemporaryDirectory() as tmp:
         ts = Path(tmp) / "check.ts"
         run_lupdate(ts)
-        return {source for source, _ in messages(ts)}
+        return {(context, source) for context, source, _ in contexts(ts)}
+
+
+def extracted_sources() -> set[str]:
+    return {source for _context, source in extracted_pairs()}
 
 
 def fill(ts_path: Path, glossary: dict[str, str]) -> list[str]:

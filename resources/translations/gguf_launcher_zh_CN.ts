@@ -177,10 +177,6 @@
         <translation>参数</translation>
     </message>
     <message>
-        <source>Open a saved conversation</source>
-        <translation>打开已保存的对话</translation>
-    </message>
-    <message>
         <source>Type a message. Enter sends, Shift+Enter starts a new line.</source>
         <translation>输入消息。按 Enter 发送，Shift+Enter 换行。</translation>
     </message>
@@ -193,61 +189,16 @@
         <translation>停止</translation>
     </message>
     <message>
-        <source>You</source>
-        <translation>你</translation>
-    </message>
-    <message>
-        <source>Assistant</source>
-        <translation>助手</translation>
-    </message>
-    <message>
-        <source>not answered yet</source>
-        <translation>尚未回答</translation>
-    </message>
-    <message>
-        <source>not answered</source>
-        <translation>未回答</translation>
-    </message>
-    <message>
-        <source>cut off</source>
-        <translation>被截断</translation>
-    </message>
-    <message>
-        <source>stopped</source>
-        <translation>已停止</translation>
-    </message>
-    <message>
         <source>The chat stopped because of an unexpected problem: {error}</source>
         <translation>对话因意外问题而停止：{error}</translation>
-    </message>
-    <message>
-        <source>first token after {seconds:.2f} s</source>
-        <translation>首个词元用时 {seconds:.2f} 秒</translation>
-    </message>
-    <message>
-        <source>{rate:.1f} tokens/s</source>
-        <translation>{rate:.1f} 词元/秒</translation>
     </message>
     <message>
         <source>This conversation could not be opened: {error}</source>
         <translation>无法打开这个对话：{error}</translation>
     </message>
-    <message>
-        <source>Saved conversations ({count})</source>
-        <translation>已保存的对话（{count}）</translation>
-    </message>
-    <message>
-        <source>(untitled)</source>
-        <translation>（无标题）</translation>
-    </message>
-    <message>
-        <source>The model is not running. Start it in the Server section, then chat here.</source>
-        <translation>模型没有运行。请先在“服务器”部分启动它，再在这里对话。</translation>
-    </message>
-    <message>
-        <source>The model is loading; a message sent now waits until it is ready.</source>
-        <translation>模型正在加载；现在发送的消息会等到它就绪后再处理。</translation>
-    </message>
+</context>
+<context>
+    <name>ChatStatus</name>
     <message>
         <source>Your last message was not answered. It is kept; send it again once the model is ready.</source>
         <translation>你的上一条消息没有得到回答。消息已保留；模型就绪后请再次发送。</translation>
@@ -263,6 +214,14 @@
     <message>
         <source>Send again</source>
         <translation>再次发送</translation>
+    </message>
+    <message>
+        <source>The model is not running. Start it in the Server section, then chat here.</source>
+        <translation>模型没有运行。请先在“服务器”部分启动它，再在这里对话。</translation>
+    </message>
+    <message>
+        <source>The model is loading; a message sent now waits until it is ready.</source>
+        <translation>模型正在加载；现在发送的消息会等到它就绪后再处理。</translation>
     </message>
 </context>
 <context>
@@ -800,6 +759,21 @@
     </message>
 </context>
 <context>
+    <name>SavedPicker</name>
+    <message>
+        <source>Saved conversations ({count})</source>
+        <translation>已保存的对话（{count}）</translation>
+    </message>
+    <message>
+        <source>(untitled)</source>
+        <translation>（无标题）</translation>
+    </message>
+    <message>
+        <source>Open a saved conversation</source>
+        <translation>打开已保存的对话</translation>
+    </message>
+</context>
+<context>
     <name>ServerControl</name>
     <message>
         <source>Open a model that passes its checks first.</source>
@@ -925,6 +899,41 @@
     <message>
         <source>… {n} earlier lines skipped here (the log file has them all)</source>
         <translation>… 此处略过了之前的 {n} 行（日志文件中有完整内容）</translation>
+    </message>
+</context>
+<context>
+    <name>Transcript</name>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>not answered yet</source>
+        <translation>尚未回答</translation>
+    </message>
+    <message>
+        <source>not answered</source>
+        <translation>未回答</translation>
+    </message>
+    <message>
+        <source>cut off</source>
+        <translation>被截断</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>first token after {seconds:.2f} s</source>
+        <translation>首个词元用时 {seconds:.2f} 秒</translation>
+    </message>
+    <message>
+        <source>{rate:.1f} tokens/s</source>
+        <translation>{rate:.1f} 词元/秒</translation>
     </message>
 </context>
 <context>

@@ -33,18 +33,32 @@ def test_qm_loads_and_translates_known_strings(qapp):
 
 def test_every_tr_string_in_app_ui_is_in_the_ts_and_translated():
     script = _script()
-    extracted = script.extracted_sources()
+    extracted = script.extracted_pairs()
     assert len(extracted) > 150
     shipped = {}
-    for message in ET.parse(script.TS_FILE).getroot().iter("message"):
+    for context, source, message in script.contexts(script.TS_FILE):
         translation = message.find("translation")
         text = "".join(translation.itertext()).strip()
-        unfinished = translation.get("type") == "unfinished"
-        shipped[message.findtext("source")] = text if not unfinished else ""
+        shipped[(context, source)] = "" if translation.get("type") == "unfinished" else text
     missing = sorted(extracted - shipped.keys())
-    untranslated = sorted(s for s in extracted if not shipped.get(s))
+    untranslated = sorted(pair for pair in extracted if not shipped.get(pair))
     assert not missing, f"run scripts/update_translations.py; not in the .ts: {missing}"
     assert not untranslated, f"add these to resources/translations/zh_CN.json: {untranslated}"
+
+
+def test_the_compiled_qm_matches_the_ts(qapp):
+    """Qt finds a translation by (context, source): a stale .qm shows English in places."""
+    script = _script()
+    translator = QTranslator()
+    assert translator.load(str(i18n.qm_path()))
+    wrong = []
+    for context, source, message in script.contexts(script.TS_FILE):
+        if message.get("numerus") == "yes":
+            continue
+        expected = "".join(message.find("translation").itertext()).strip()
+        if translator.translate(context, source) != expected:
+            wrong.append((context, source))
+    assert not wrong, f"run scripts/update_translations.py to recompile the .qm: {wrong[:10]}"
 
 
 def test_placeholders_survive_translation():

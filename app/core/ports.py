@@ -85,11 +85,35 @@ def settle_network(config):
         config = config.with_changes(api_key=secrets.token_urlsafe(24))
         notes.append(T("The server listens on {host}, so other computers can reach it; an API key was created: {key}",
                        "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}", host=config.host, key=config.api_key))
-    if config.port == 0:  # "any free port" (a diagnosis fix for a busy port says so)
-        config = config.with_changes(port=find_free_port(config.host))
-    elif config.pick_free_port and not is_port_free(config.host, config.port):
-        new_port = find_free_port(config.host)
-        notes.append(T("Port {port} is in use by another program; using port {new_port} instead.",
-                       "端口 {port} 已被其他程序占用；改用端口 {new_port}。", port=config.port, new_port=new_port))
-        config = config.with_changes(port=new_port)
+    _check_port_number(config.port)
+    try:
+        if config.port == 0:  # "any free port" (a diagnosis fix for a busy port says so)
+            config = config.with_changes(port=find_free_port(config.host))
+        elif config.pick_free_port and not is_port_free(config.host, config.port):
+            new_port = find_free_port(config.host)
+            notes.append(T("Port {port} is in use by another program; using port {new_port} instead.",
+                           "端口 {port} 已被其他程序占用；改用端口 {new_port}。", port=config.port, new_port=new_port))
+            config = config.with_changes(port=new_port)
+    except (OSError, UnicodeError) as error:  # an unknown name, or an address that is not this computer's
+        raise _unusable_host(config.host, error) from None
     return config, notes
+
+
+def _check_port_number(port: int) -> None:
+    from app.core.problem import UserError
+    from app.core.text import T
+
+    if not 0 <= port <= 65535:
+        raise UserError(T("Port {port} does not exist: port numbers go from 1 to 65535.",
+                          "端口 {port} 不存在：端口号的范围是 1 到 65535。", port=port),
+                        T("Choose a port such as 8080.", "请选择一个端口，例如 8080。"))
+
+
+def _unusable_host(host: str, error: Exception):
+    from app.core.problem import UserError
+    from app.core.text import T
+
+    return UserError(T("The server cannot listen on {host}: it is not an address of this computer.",
+                       "服务器无法监听 {host}：它不是本机的地址。", host=host),
+                     T("Use 127.0.0.1 (this computer only) or 0.0.0.0 (all networks).",
+                       "请使用 127.0.0.1（仅本机）或 0.0.0.0（所有网络）。"), [f"{type(error).__name__}: {error}"])

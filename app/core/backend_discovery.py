@@ -207,6 +207,13 @@ def _probe(path: Path) -> BinaryFacts:
               "llama-server, or use the built-in engine.", "它可能是为其他系统编译的，或缺少依赖库。请重新安装 llama.cpp、"
               "选择另一个 llama-server，或改用内置引擎。"),
             version_out.strip().splitlines()[-20:])
+    if "--model" not in flags:  # e.g. /bin/true, or another program chosen by mistake: it would ignore every setting
+        raise UserError(
+            T("{path} is not llama-server: its --help lists no --model option.",
+              "{path} 不是 llama-server：它的 --help 中没有 --model 选项。", path=str(path)),
+            T("Choose the llama-server program from llama.cpp, or use the built-in engine (--backend embedded).",
+              "请选择 llama.cpp 的 llama-server 程序，或改用内置引擎（--backend embedded）。"),
+            help_out.strip().splitlines()[-5:])
     version_line, build, backends = parse_version(version_out)
     return BinaryFacts(str(path), version_line, build, backends, flags)
 

@@ -26,8 +26,15 @@ def _command_modules() -> list[ModuleType]:
     return modules
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one sentence and the next step, not the whole usage block (exit 2 as before)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\nnext step: see `{self.prog} --help` for the options.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gguf-launcher",
         description="Run a local GGUF model with llama.cpp safely. With no command, opens the desktop app.",
     )

@@ -8,39 +8,21 @@ an error, 2 for usage errors.
 from __future__ import annotations
 
 import argparse
-import re
 
+from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
+from app.cli._types import gpu_layers, parse_bytes, positive_int  # noqa: F401 -- parse_bytes: also used from here
 from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan_kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
 from app.core.text import human_bytes
-
-_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
-
-
-def parse_bytes(text: str) -> int:
-    """'8G', '8GiB', '8GB', '512M', '1.5g', '1048576' -> bytes (all suffixes are powers of 1024)."""
-    match = _BYTES.match(str(text))
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 8G, 8GiB, 512M, 1048576)")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return value
-
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default: int | None) -> None:
     """Options shared by `plan` and `probe`."""
     parser.add_argument("model", help="path of a .gguf file")
     parser.add_argument("--ctx", type=positive_int, help="context length in tokens (default: see below)")
     if gpu_layers_default is not None:
-        parser.add_argument("--gpu-layers", type=int, default=gpu_layers_default,
+        parser.add_argument("--gpu-layers", type=gpu_layers, default=gpu_layers_default,
                             help="layers to put on the GPU, -1 = all (default: %(default)s)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="parallel request slots (default: 1)")
     parser.add_argument("--ubatch", type=positive_int, default=512, help="micro-batch size (default: 512)")
@@ -103,12 +85,11 @@ def _print_plan(plan) -> None:
 
 
 def run(args) -> int:
-    from app.core.gguf import read_model_info
     from app.core.hardware import scan_hardware
     from app.core.plan import make_plan
 
     try:
-        info = read_model_info(args.model)
+        info = read_model(args.model)
         hw = scan_hardware()
         plan = make_plan(info, config_from_args(args, info, hw), hw, vram_budget=args.vram_budget,
                          ram_budget=args.ram_budget, margins=margins_from_args(args))

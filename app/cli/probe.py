@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
+from app.cli._types import positive_seconds
 from app.cli.plan import add_config_arguments, config_from_args, margins_from_args
 from app.core.problem import UserError
 from app.core.text import human_bytes
@@ -22,7 +24,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                    "training length (the largest context that passes is searched).")
     add_config_arguments(parser, gpu_layers_default=None)
     parser.add_argument("--no-cache", action="store_true", help="ignore a cached result and probe again")
-    parser.add_argument("--load-timeout", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--load-timeout", type=positive_seconds, default=600.0, metavar="SECONDS",
                         help="give up on one test load after this long (default: 600)")
     return parser
 
@@ -45,12 +47,11 @@ def _print_attempt(attempt) -> None:
 
 
 def run(args) -> int:
-    from app.core.gguf import read_model_info
     from app.core.hardware import scan_hardware
     from app.core.probe import run_probe
 
     try:
-        info = read_model_info(args.model)
+        info = read_model(args.model)
         hw = scan_hardware()
         config = config_from_args(args, info, hw)
         result = run_probe(info, config, hw, ram_budget=args.ram_budget, vram_budget=args.vram_budget,

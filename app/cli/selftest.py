@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
+from app.cli._types import gpu_layers, http_url, positive_int
 from app.core.chat.client import ChatClient
 from app.core.chat.hooks import client_for_supervisor, ctx_per_slot
 from app.core.chat.selftest import RoundReport, SelftestReport, run_selftest
@@ -23,13 +25,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("selftest", help="chat several growing rounds with a model and check each",
                                    description=__doc__)
     parser.add_argument("model", nargs="?", help="path of a .gguf file to start (or use --url)")
-    parser.add_argument("--url", help="use a server that is already running, e.g. http://127.0.0.1:8080")
+    parser.add_argument("--url", type=http_url, help="use a server that is already running, e.g. http://127.0.0.1:8080")
     parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=None,
                         help="engine to start (default: embedded) or that answers at --url (default: detect)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server binary (with --backend llama-server)")
-    parser.add_argument("--ctx", type=int, default=None, help="context size in tokens (default 4096 when starting)")
-    parser.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU when starting (default 0)")
-    parser.add_argument("--rounds", type=int, default=5, help="number of growing rounds (default 5)")
+    parser.add_argument("--ctx", type=positive_int, default=None, help="context size in tokens (default 4096 when starting)")
+    parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU when starting (default 0)")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="number of growing rounds (default 5)")
     parser.add_argument("--api-key", help="API key of the server")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     return parser
@@ -37,13 +39,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     if bool(args.model) == bool(args.url):
-        sys.stderr.write("error: give either a MODEL file or --url (not both)\n")
-        return 2
-    if args.rounds < 1:
-        sys.stderr.write("error: --rounds must be at least 1\n")
+        sys.stderr.write("error: give either a MODEL file or --url (not both)\n"
+                         "next step: gguf-launcher selftest model.gguf, or gguf-launcher selftest --url http://127.0.0.1:8080\n")
         return 2
     progress = None if args.json else _print_round
     try:
+        if args.model:
+            read_model(args.model)  # a file that cannot load is refused before a server is started for it
         report = _with_url(args, progress) if args.url else _with_model(args, progress)
     except UserError as error:
         return report_user_error(error)

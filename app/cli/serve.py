@@ -8,7 +8,9 @@ import sys
 import threading
 from pathlib import Path
 
+from app.cli._model import read_model
 from app.cli._output import print_json_line, report_user_error
+from app.cli._types import gpu_layers, port_number, positive_int
 from app.core.child_registry import find_stale_children, kill_stale_child
 from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
@@ -25,10 +27,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="embedded (llama-cpp-python, default) or an external llama-server")
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
-    parser.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
-    parser.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU (-1 = all)")
-    parser.add_argument("--parallel", type=int, default=1, help="requests served at once (llama-server)")
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
+    parser.add_argument("--ctx", type=positive_int, default=4096, help="context size in tokens")
+    parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
+    parser.add_argument("--parallel", type=positive_int, default=1, help="requests served at once (llama-server)")
     parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
     parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
     parser.add_argument("--kill-stale", action="store_true",
@@ -40,9 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     model = Path(args.model).expanduser()
-    if not model.is_file():
-        raise UserError(T("The model file {path} does not exist.", "模型文件 {path} 不存在。", path=str(model)),
-                        T("Check the path, or pick the file again.", "请检查路径，或重新选择文件。"))
+    read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
     return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
                         ctx=args.ctx, gpu_layers=args.gpu_layers, parallel=args.parallel, host=args.host,
                         port=args.port, api_key=args.api_key)

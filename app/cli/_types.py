@@ -1,0 +1,68 @@
+"""Argument types shared by the commands: nonsense numbers are usage errors (exit 2) with one plain sentence."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from urllib.parse import urlsplit
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_bytes(text: str) -> int:
+    """'8G', '8GiB', '8GB', '512M', '1.5g', '1048576' -> bytes (all suffixes are powers of 1024)."""
+    match = _BYTES.match(str(text))
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 8G, 8GiB, 512M, 1048576)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _whole_number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return value
+
+
+def gpu_layers(text: str) -> int:
+    """-1 (all layers) or a count; more than the model has means all of them, as in llama.cpp."""
+    value = _whole_number(text)
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"must be -1 (all layers) or 0 or more, not {text}")
+    return value
+
+
+def port_number(text: str) -> int:
+    value = _whole_number(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port numbers go from 1 to 65535, not {text}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
+def http_url(text: str) -> str:
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"not a web address: {text!r} (example: http://127.0.0.1:8080)")
+    try:
+        parts.port  # noqa: B018 -- raises on a port that is not a number or out of range
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the port in {text!r} is not between 1 and 65535") from None
+    return text.strip().rstrip("/")

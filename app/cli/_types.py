@@ -32,6 +32,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+MAX_CTX = 16 * 1024 * 1024  # far above any model's training length, well inside llama.cpp's 32-bit n_ctx
+
+
+def context_size(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_CTX:
+        raise argparse.ArgumentTypeError(f"{text} tokens is more than any model supports (at most {MAX_CTX})")
+    return value
+
+
 def gpu_layers(text: str) -> int:
     """-1 (all layers) or a count; more than the model has means all of them, as in llama.cpp."""
     value = _whole_number(text)

@@ -11,7 +11,7 @@ import argparse
 
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
-from app.cli._types import gpu_layers, parse_bytes, positive_int  # noqa: F401 -- parse_bytes: also used from here
+from app.cli._types import context_size, gpu_layers, parse_bytes, positive_int
 from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan_kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
@@ -20,7 +20,7 @@ from app.core.text import human_bytes
 def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default: int | None) -> None:
     """Options shared by `plan` and `probe`."""
     parser.add_argument("model", help="path of a .gguf file")
-    parser.add_argument("--ctx", type=positive_int, help="context length in tokens (default: see below)")
+    parser.add_argument("--ctx", type=context_size, help="context length in tokens (default: see below)")
     if gpu_layers_default is not None:
         parser.add_argument("--gpu-layers", type=gpu_layers, default=gpu_layers_default,
                             help="layers to put on the GPU, -1 = all (default: %(default)s)")

@@ -12,7 +12,7 @@ import sys
 
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
-from app.cli._types import gpu_layers, http_url, positive_int
+from app.cli._types import context_size, gpu_layers, http_url, positive_int
 from app.core.chat.client import ChatClient
 from app.core.chat.hooks import client_for_supervisor, ctx_per_slot
 from app.core.chat.selftest import RoundReport, SelftestReport, run_selftest
@@ -29,7 +29,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=None,
                         help="engine to start (default: embedded) or that answers at --url (default: detect)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server binary (with --backend llama-server)")
-    parser.add_argument("--ctx", type=positive_int, default=None, help="context size in tokens (default 4096 when starting)")
+    parser.add_argument("--ctx", type=context_size, default=None, help="context size in tokens (default 4096 when starting)")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU when starting (default 0)")
     parser.add_argument("--rounds", type=positive_int, default=5, help="number of growing rounds (default 5)")
     parser.add_argument("--api-key", help="API key of the server")

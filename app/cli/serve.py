@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.cli._model import read_model
 from app.cli._output import print_json_line, report_user_error
-from app.cli._types import gpu_layers, port_number, positive_int
+from app.cli._types import context_size, gpu_layers, port_number, positive_int
 from app.core.child_registry import find_stale_children, kill_stale_child
 from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
-    parser.add_argument("--ctx", type=positive_int, default=4096, help="context size in tokens")
+    parser.add_argument("--ctx", type=context_size, default=4096, help="context size in tokens")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="requests served at once (llama-server)")
     parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")

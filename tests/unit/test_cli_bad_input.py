@@ -74,6 +74,8 @@ def test_chinese_messages_with_lang_zh(capsys, bad_files):
 @pytest.mark.parametrize("argv, words", [
     (["serve", "M", "--ctx", "-5"], "--ctx: must be a positive number"),
     (["serve", "M", "--ctx", "abc"], "--ctx: not a whole number: 'abc'"),
+    (["serve", "M", "--ctx", "99999999999"], "more than any model supports"),
+    (["selftest", "M", "--ctx", "99999999999"], "more than any model supports"),
     (["serve", "M", "--gpu-layers", "-7"], "--gpu-layers: must be -1 (all layers) or 0 or more"),
     (["serve", "M", "--port", "70000"], "port numbers go from 1 to 65535, not 70000"),
     (["serve", "M", "--port", "0"], "port numbers go from 1 to 65535, not 0"),

@@ -46,12 +46,15 @@ class ServerLog:
             self.path, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8", delay=True
         )
         self._handler.setFormatter(logging.Formatter("%(message)s"))
+        self._handler.handleError = lambda record: None  # a full disk must not print tracebacks into the terminal
+        self._closed = False
 
     def append(self, stream: str, text: str, when: float | None = None) -> LogLine:
         line = LogLine(time.time() if when is None else when, stream, text)
         with self._lock:
             self._lines.append(line)
-            self._handler.emit(logging.makeLogRecord({"msg": line.format(), "levelno": logging.INFO}))
+            if not self._closed:  # late lines of a dying child: emit() would reopen, and leak, the closed file
+                self._handler.emit(logging.makeLogRecord({"msg": line.format(), "levelno": logging.INFO}))
         return line
 
     def tail(self, n: int | None = None) -> list[LogLine]:
@@ -66,4 +69,5 @@ class ServerLog:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._handler.close()

@@ -174,8 +174,10 @@ class Supervisor:
         finally:
             self._start_pending = False
 
-    def _launch(self) -> None:
+    def _launch(self, *, if_generation: int | None = None) -> None:
         with self._cond:
+            if if_generation is not None and if_generation != self._generation:
+                return  # stop() or a manual restart came first: a scheduled restart must not revive the server
             self._generation += 1
             generation = self._generation
         config = self._config
@@ -302,7 +304,7 @@ class Supervisor:
                 return  # stopped or restarted by hand meanwhile
             self.restart_count = attempt
         try:
-            self._launch()
+            self._launch(if_generation=generation)  # checked again under the lock: stop() may run right now
         except UserError:
             pass  # already FAILED with a diagnosis
 

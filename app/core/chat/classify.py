@@ -97,12 +97,16 @@ def classify_stream_error(error: dict[str, Any], request_id: str | None,
     return server_error(status, str(error.get("message", "")), request_id, json.dumps(error)[:1000], log_tail)
 
 
+def recent_log_lines(log_tail: LogTail | None, n: int = 20) -> list[str]:
+    """The server's last log lines for an error's evidence; none when there is no (working) log source."""
+    if log_tail is None:
+        return []
+    try:
+        return [str(line) for line in log_tail(n)]
+    except Exception:  # a broken log source must not hide the real error
+        return []
+
+
 def server_error(status: int, message: str, request_id: str | None, raw: str,
                  log_tail: LogTail | None) -> errors.ChatError:
-    lines: list[str] = [raw]
-    if log_tail is not None:
-        try:
-            lines += [str(line) for line in log_tail(20)]
-        except Exception:  # a broken log source must not hide the real error
-            pass
-    return errors.server_error(request_id, status, message, tuple(lines))
+    return errors.server_error(request_id, status, message, (raw, *recent_log_lines(log_tail)))

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from app.core.chat import errors
-from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http
+from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, recent_log_lines
 from app.core.chat.params import ChatParams
 from app.core.chat.reply import ReplyStream
 from app.core.chat.transport import StoppableStream
@@ -204,16 +204,12 @@ class ChatClient:
     def _accepts_connections(self) -> bool:
         parts = urlsplit(self.base_url)
         try:
-            with socket.create_connection((parts.hostname, parts.port or 80), timeout=1.0):
+            with socket.create_connection((parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)),
+                                          timeout=1.0):
                 return True
         except OSError:
             return False
 
     def _log_lines(self) -> list[str]:
-        if self.log_tail is None:
-            return []
-        try:
-            return [str(line) for line in self.log_tail(20)]
-        except Exception:
-            return []
+        return recent_log_lines(self.log_tail)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psutil
+import pytest
 
 from app.core.server_log import ServerLog
 
@@ -16,3 +17,24 @@ def test_a_late_line_after_close_is_kept_in_memory_but_does_not_reopen_the_log_f
     assert open_logs == []
     assert [line.text for line in log.tail()] == ["first", "printed by a dying child after close()"]
     assert "dying child" not in (tmp_path / "late.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("requested, largest", [(100, 100), (1000, 1000), (4096, 4096)])
+def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tiny_model, requested, largest):
+    from app.core.gguf import read_model_info
+    from app.core.hardware import scan_hardware
+    from app.core.launch_config import LaunchConfig
+    from app.core.probe import run_probe
+    from app.core.probe.attempt import Attempt
+
+    tried = []
+
+    def loads_everything(config, limits, cancel):  # a simulated loader with no memory limit
+        tried.append(config.ctx)
+        return Attempt(config.gpu_layers, config.ctx, ok=True)
+
+    hw = scan_hardware()
+    hw.gpus = []
+    result = run_probe(read_model_info(tiny_model), LaunchConfig(model=str(tiny_model), ctx=requested), hw,
+                       use_cache=False, runner=loads_everything)
+    assert max(tried) == largest and result.recommendation["ctx"] == largest

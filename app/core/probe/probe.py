@@ -76,11 +76,18 @@ def _layer_search(prober: _Prober, n_layer: int, ctx: int, seed: int | None) -> 
     return result.best
 
 
+def _ctx_steps(max_ctx: int) -> int:
+    return max(-(-max_ctx // KV_CELL_PADDING), 1)
+
+
 def _ctx_search(prober: _Prober, gpu_layers: int, max_ctx: int, seed_ctx: int | None) -> int | None:
-    steps = max(max_ctx // KV_CELL_PADDING, 1)
+    """Multiples of 256, the last one being the requested ctx itself (never more than was asked)."""
+    def ctx_at(index: int) -> int:
+        return min((index + 1) * KV_CELL_PADDING, max_ctx)
+
     seed = None if seed_ctx is None else max(seed_ctx // KV_CELL_PADDING - 1, 0)
-    result = search_highest(steps, lambda i: prober.run("ctx", gpu_layers, (i + 1) * KV_CELL_PADDING), seed=seed)
-    return None if result.best is None else (result.best + 1) * KV_CELL_PADDING
+    result = search_highest(_ctx_steps(max_ctx), lambda i: prober.run("ctx", gpu_layers, ctx_at(i)), seed=seed)
+    return None if result.best is None else ctx_at(result.best)
 
 
 def _cache_still_valid(stored: dict[str, Any], hw: Any) -> bool:
@@ -133,8 +140,7 @@ def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Any) ->
 def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded) -> ProbeResult:
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend)
-    ctx_steps = max(config.ctx // KV_CELL_PADDING, 1)
-    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(ctx_steps, True)
+    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(config.ctx), True)
     prober = _Prober(config, limits, progress, cancel, runner, bound)
     notes = []
     recommendation = None

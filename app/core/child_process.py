@@ -121,7 +121,7 @@ class ChildProcess:
         self.pid: int = self.popen.pid
         self.started_at = time.time()
         self.create_time = _create_time(self.pid)
-        self._registry_file = child_registry.register(self.pid, self.create_time, self.argv) if register else None
+        self._registry_file = self._register() if register else None
         self._readers = [self._start_reader(self.popen.stdout, "stdout"), self._start_reader(self.popen.stderr, "stderr")]
         threading.Thread(target=self._sample_rss, name=f"rss-{self.pid}", daemon=True).start()
         threading.Thread(target=self._wait, name=f"waiter-{self.pid}", daemon=True).start()
@@ -140,6 +140,13 @@ class ChildProcess:
         kwargs["start_new_session"] = True
         kwargs["preexec_fn"] = _posix_preexec(os.getpid(), rlimits)
         return subprocess.Popen(self.argv, **kwargs)
+
+    def _register(self):
+        """Best effort: an unwritable data dir must not raise here, with the child already running untracked."""
+        try:
+            return child_registry.register(self.pid, self.create_time, self.argv)
+        except OSError:
+            return None
 
     def _start_reader(self, pipe, stream: str) -> threading.Thread:
         thread = threading.Thread(target=self._read, args=(pipe, stream), name=f"{stream}-{self.pid}", daemon=True)

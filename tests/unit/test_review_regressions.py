@@ -38,3 +38,16 @@ def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tin
     result = run_probe(read_model_info(tiny_model), LaunchConfig(model=str(tiny_model), ctx=requested), hw,
                        use_cache=False, runner=loads_everything)
     assert max(tried) == largest and result.recommendation["ctx"] == largest
+
+
+def test_a_child_still_starts_and_is_tracked_when_its_pid_file_cannot_be_written(app_home):
+    import sys
+
+    from app.core.child_process import ChildProcess
+    from app.core.paths import data_dir
+
+    (data_dir() / "children").write_text("a file where the pid-file folder should be")  # register() fails
+    lines = []
+    child = ChildProcess([sys.executable, "-c", "print('hello')"], on_line=lambda s, t: lines.append(t),
+                         on_exit=lambda c, rc: None)
+    assert child.wait(10) == 0 and lines == ["hello"]

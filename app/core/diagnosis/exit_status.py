@@ -124,11 +124,3 @@ def crash_signal(status: ExitStatus) -> str | None:
     if status.signal:
         return status.signal
     return NTSTATUS_AS_SIGNAL.get(status.exit_code) if status.exit_code is not None else None
-
-
-def windows_status_hex(status: ExitStatus) -> str | None:
-    """'0xC0000409' when the exit code is a Windows NTSTATUS, else None."""
-    code = status.exit_code
-    if code is not None and code >= 0x80000000 and status.signal is None:
-        return f"0x{code:08X}"
-    return None

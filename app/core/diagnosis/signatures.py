@@ -121,8 +121,3 @@ def find_hits(lines: list[str]) -> list[SignatureHit]:
                 break  # one cause per line: SIGNATURES is sorted, so the first match is the most specific
     hits.sort(key=lambda item: (item[0], item[1]))
     return [hit for _, _, hit in hits]
-
-
-def best_hit(lines: list[str]) -> SignatureHit | None:
-    hits = find_hits(lines)
-    return hits[0] if hits else None

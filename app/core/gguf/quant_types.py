@@ -22,12 +22,6 @@ class QuantType:
     type_size: int
     since_build: int = 0  # 0 = present in every GGUF-era build
 
-    def bytes_for(self, n_elements: int) -> int | None:
-        """Bytes that ``n_elements`` elements occupy; None when they do not fill whole blocks."""
-        if n_elements % self.block_size:
-            return None
-        return n_elements // self.block_size * self.type_size
-
 
 _QK_K = 256
 _TYPES = [

@@ -34,12 +34,10 @@ def scan() -> Any:  # worker thread
 
 
 def sample() -> LiveSample:  # worker thread
-    import psutil
-
     from app.core import hardware
 
-    memory = psutil.virtual_memory()
-    return LiveSample(memory.total, memory.available, hardware.read_gpus())
+    memory = hardware.read_memory()  # capped by a container's memory limit, like the plan's RAM budget
+    return LiveSample(memory.total_bytes, memory.usable_bytes, hardware.read_gpus())
 
 
 class MachinePanel(QWidget):
@@ -89,7 +87,7 @@ class MachinePanel(QWidget):
 
     def _on_scanned(self, report: Any) -> None:
         self.report = report
-        self.last_sample = LiveSample(report.ram_total_bytes, report.ram_available_bytes, list(report.gpus))
+        self.last_sample = LiveSample(report.effective_ram_total_bytes, report.usable_ram_bytes(), list(report.gpus))
         self._render()
         self.hardwareScanned.emit(report)
         if self._live:

@@ -75,9 +75,12 @@ def test_machine_step_shows_memory_and_a_kind_sentence_without_gpu(qtbot, window
         assert "No NVIDIA GPU found" in first_gpu_label and "fine" in first_gpu_label
     else:
         assert machine._gpu_rows[0][1].isVisible()
+    assert machine.last_sample.ram_total == machine.report.effective_ram_total_bytes  # a container's limit counts
     machine.refresh_live()
     qtbot.waitUntil(lambda: not machine._sampling, timeout=LONG)
-    assert machine.last_sample.ram_total > 0
+    from app.core.hardware import read_memory
+
+    assert machine.last_sample.ram_total == read_memory().total_bytes
 
 
 def test_machine_step_renders_gpus_their_other_processes_and_driver(qtbot, window):

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 from types import ModuleType
 
 from app import __version__
@@ -59,7 +61,23 @@ def main(argv: list[str] | None = None) -> int:
         from app.ui.main import run_gui
 
         return run_gui()
+    previous = _interrupt_on_stop_signals()
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupt_on_stop_signals() -> dict:
+    """SIGTERM (and SIGINT, which a shell ignores in background jobs) unwind like Ctrl-C, so every command
+    stops the server it started and removes its pid file instead of dying on the spot."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -54,3 +54,23 @@ def test_serve_on_a_busy_port_says_so_uses_another_and_leaves_nothing_behind(tin
             proc.kill()
     assert proc.returncode == 0 and "Traceback" not in err
     assert gone(ready["pid"]), "the server outlived `serve`"
+
+
+def test_a_terminated_selftest_stops_its_server_and_removes_its_pid_file(tiny_model, llama_server_bin, app_home):
+    children = app_home / "data" / "children"
+    proc = subprocess.Popen([sys.executable, "-m", "app", "selftest", str(tiny_model), "--backend", "llama-server",
+                             "--server-bin", llama_server_bin, "--ctx", "512", "--rounds", "50"],
+                            cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (children.is_dir() and any(children.glob("*.json"))) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server_pid = int(next(children.glob("*.json")).stem)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert gone(server_pid, within_s=2.0), "the server outlived a terminated selftest"
+    assert list(children.glob("*.json")) == []

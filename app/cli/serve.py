@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -56,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
     _handle_stale_children(args.kill_stale, args.json)
     supervisor = Supervisor(config, auto_restart=not args.no_restart)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
-    # Explicit handlers: a shell starts background jobs with SIGINT ignored, and SIGTERM should stop cleanly too.
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()
         final = supervisor.wait_for(State.FAILED)
         while final is not State.FAILED:  # wait in short slices so Ctrl-C is handled promptly on every OS
@@ -72,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         supervisor.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _handle_stale_children(kill: bool, json_mode: bool) -> None:
@@ -88,10 +83,6 @@ def _handle_stale_children(kill: bool, json_mode: bool) -> None:
         else:
             print(T("note: a server from an earlier session is still running (pid {pid}); add --kill-stale to stop it.",
                     "提示：上次会话的服务器仍在运行（进程 {pid}）；加上 --kill-stale 可停止它。", pid=child.pid), flush=True)
-
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
 
 
 def _show(event: Event, *, json_mode: bool, logs: bool) -> None:

@@ -32,7 +32,10 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors as one sentence and the next step, not the whole usage block (exit 2 as before)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\nnext step: see `{self.prog} --help` for the options.\n")
+        from app.core.text import T
+
+        next_step = T("see `{prog} --help` for the options.", "运行 `{prog} --help` 查看可用选项。", prog=self.prog)
+        self.exit(2, f"{self.prog}: {T('error', '错误')}: {message}\n{T('next step', '下一步')}: {next_step}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,12 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _set_language_early(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.lang:
-        from app.core.text import set_language
-
-        set_language(args.lang)
     if args.command is None:
         from app.ui.main import run_gui
 
@@ -69,6 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _set_language_early(argv: list[str]) -> None:
+    """--lang must apply before parsing, so that usage errors are already in the chosen language."""
+    from app.core.text import SUPPORTED_LANGUAGES, set_language
+
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--lang=") else argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None
+        if value in SUPPORTED_LANGUAGES:
+            set_language(value)
 
 
 def _raise_interrupt(signum, frame) -> None:

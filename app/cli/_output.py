@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from app.core.problem import Check, Status, UserError
+from app.core.text import T
 
 _ICONS = {Status.OK: "ok  ", Status.WARNING: "warn", Status.ERROR: "FAIL"}
 
@@ -28,9 +29,9 @@ def print_check(check: Check) -> None:
 
 def report_user_error(error: UserError) -> int:
     """Print a user-facing failure on stderr and return the exit code for it (1)."""
-    sys.stderr.write(f"error: {error.message}\n")
+    sys.stderr.write(f"{T('error', '错误')}: {error.message}\n")
     if error.fix:
-        sys.stderr.write(f"next step: {error.fix}\n")
+        sys.stderr.write(f"{T('next step', '下一步')}: {error.fix}\n")
     for line in error.evidence[-20:]:
         sys.stderr.write(f"  | {line}\n")
     return 1

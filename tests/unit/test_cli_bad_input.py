@@ -137,3 +137,13 @@ def test_a_port_outside_the_range_is_a_user_error_in_core_too(tiny_model, port):
     with pytest.raises(UserError) as caught:
         settle_network(LaunchConfig(model=str(tiny_model), port=port))
     assert f"Port {port} does not exist" in caught.value.message.render("en")
+
+
+def test_usage_errors_and_labels_follow_lang_zh(capsys):
+    from app.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--lang", "zh", "serve", "x.gguf", "--ctx", "abc"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "错误" in err and "下一步" in err and "Traceback" not in err

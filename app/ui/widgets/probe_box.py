@@ -162,8 +162,8 @@ class ProbeBox(QWidget):
     def _fit_attempts(self) -> None:
         """As tall as its rows, up to five; then it scrolls."""
         rows = min(max(self.attempts.count(), 1), 5)
-        row_height = max(self.attempts.sizeHintForRow(0), 18)
-        self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 4)
+        row_height = max(self.attempts.sizeHintForRow(0), self.attempts.fontMetrics().height() + 6, 20)
+        self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 6)
 
     def attempt_text(self, attempt: Any) -> str:
         head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)

@@ -22,6 +22,7 @@ from app.ui.settings_panel import SettingsPanel
 from app.ui.settings_store import SettingsStore
 from app.ui.supervisor_bridge import SupervisorBridge
 from app.ui.widgets.banner import Banner
+from app.ui.widgets.stale_servers import StaleServersBanner
 from app.ui.widgets.step_box import StepBox
 from app.ui.window_menus import WindowMenus
 
@@ -53,6 +54,7 @@ class MainWindow(QMainWindow):
 
     def _build(self) -> None:
         self.banner = Banner(self)
+        self.stale_servers = StaleServersBanner(self)
         self.steps = [StepBox(1, self.machine), StepBox(2, self.model), StepBox(3, self.settings_panel)]
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
+        layout.addWidget(self.stale_servers)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.resize(1240, 820)
@@ -133,6 +136,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Begin the hardware scan, load the chat pane and reopen the last model (all in workers)."""
         self.machine.start()
+        self.stale_servers.look_for_stale_servers()
         chat_embed.load_chat_pane(self.bridge, self, self._on_chat_ready, self._on_chat_failed)
         last = self.store.settings.last_model
         if last:

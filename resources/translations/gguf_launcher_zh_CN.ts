@@ -895,6 +895,25 @@
     </message>
 </context>
 <context>
+    <name>StaleServersBanner</name>
+    <message>
+        <source>Could not stop process %1; close it in your task manager.</source>
+        <translation>无法停止进程 %1；请在任务管理器中关闭它。</translation>
+    </message>
+    <message>
+        <source>Stopped. Their memory and ports are free again.</source>
+        <translation>已停止。它占用的内存和端口已释放。</translation>
+    </message>
+    <message>
+        <source>A model server from an earlier session is still running (process %1). It holds memory and may hold the port, so a new start can fail.</source>
+        <translation>上次会话留下的模型服务器仍在运行（进程 %1）。它占用着内存，可能还占用端口，新的启动可能因此失败。</translation>
+    </message>
+    <message>
+        <source>Stop it</source>
+        <translation>停止它</translation>
+    </message>
+</context>
+<context>
     <name>SupervisorBridge</name>
     <message>
         <source>… {n} earlier lines skipped here (the log file has them all)</source>

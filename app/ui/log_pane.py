@@ -135,8 +135,12 @@ class LogView(QAbstractScrollArea):
         horizontal.setSingleStep(char_width * 4)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        bar = self.verticalScrollBar()
+        following = bar.value() >= bar.maximum()  # measured before the range changes with the new height
         super().resizeEvent(event)
         self._update_scrollbars()
+        if following:
+            bar.setValue(bar.maximum())  # a view that showed the newest line still does after shrinking
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 (Qt name)
         self.viewport().update()
@@ -376,6 +380,7 @@ class LogPane(QWidget):
             Path(target).write_text, self.shown_text() + "\n", encoding="utf-8",
             on_done=lambda _count: self.saved.emit(target),
             on_error=lambda error: self._save_failed(target, error),
+            owner=self,
         )
 
     def _save_failed(self, path: str, error: BaseException) -> None:

@@ -50,6 +50,18 @@ def test_the_view_follows_new_lines_from_the_bottom(qtbot):
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
 
 
+def test_a_view_following_the_newest_line_keeps_it_in_view_when_it_gets_shorter(qtbot):
+    pane = make_pane(qtbot, max_lines=1_000)
+    pane.resize(600, 400)
+    pane.show()
+    pane.append_lines(f"tail {i}" for i in range(500))
+    qtbot.wait(10)
+    pane.resize(600, 150)  # e.g. the crash card appears above the Logs tab
+    qtbot.wait(10)
+    bar = pane.view.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+
+
 def test_filter_shows_matching_lines_and_new_matches_only(qtbot):
     pane = make_pane(qtbot)
     pane.append_lines(["load_tensors: CPU model buffer", "slot 0: prompt done", "load_tensors: offloaded 0/2"])

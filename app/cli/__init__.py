@@ -58,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        from app.ui.main import run_gui
-
-        return run_gui()
+        return _open_window()
     previous = _interrupt_on_stop_signals()
     try:
         return int(args._run(args) or 0)
@@ -69,6 +67,25 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _open_window() -> int:
+    """The desktop app; a machine without the system libraries Qt needs gets a sentence, not a traceback."""
+    try:
+        from app.ui.main import run_gui
+    except ImportError as exc:
+        from app.cli._output import report_user_error
+        from app.core.problem import UserError
+        from app.core.text import T
+
+        return report_user_error(UserError(
+            T("The window cannot open: a system library that Qt needs is missing ({detail}).",
+              "无法打开窗口：缺少 Qt 需要的系统库（{detail}）。", detail=str(exc)),
+            T("On Debian/Ubuntu run: sudo apt-get install libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 "
+              "libglib2.0-0 libxcb-cursor0 libdbus-1-3 — the command-line tools (gguf-launcher --help) work meanwhile.",
+              "在 Debian/Ubuntu 上运行：sudo apt-get install libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 "
+              "libglib2.0-0 libxcb-cursor0 libdbus-1-3；在此期间命令行工具（gguf-launcher --help）仍可使用。")))
+    return run_gui()
 
 
 def _set_language_early(argv: list[str]) -> None:

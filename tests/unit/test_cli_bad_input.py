@@ -147,3 +147,21 @@ def test_usage_errors_and_labels_follow_lang_zh(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "错误" in err and "下一步" in err and "Traceback" not in err
+
+
+def test_missing_qt_system_library_is_a_sentence_not_a_traceback(monkeypatch, capsys):
+    import builtins
+
+    from app.cli import main
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name == "app.ui.main":
+            raise ImportError("libEGL.so.1: cannot open shared object file: No such file or directory")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert "libEGL.so.1" in err and "apt-get install" in err and "Traceback" not in err

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QTranslator

@@ -1,6 +1,5 @@
 """napari-style contract: importing every app.core module must not pull in Qt."""
 
-import importlib
 import pkgutil
 import subprocess
 import sys

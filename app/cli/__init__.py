@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        from app.core.child_registry import stop_own_children
+
+        stop_own_children()  # an interrupt between a spawn and its bookkeeping must not leave a server behind
 
 
 def _open_window() -> int:

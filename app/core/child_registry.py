@@ -98,6 +98,24 @@ def find_stale_children() -> list[StaleChild]:
     return stale
 
 
+def stop_own_children() -> int:
+    """Stop children this very process registered and still runs. Normally none: a clean stop unregisters them.
+    A Ctrl-C/SIGTERM landing between a spawn and the supervisor taking note of the child would otherwise leave it
+    to the parent-death signal, with its pid file behind. Returns how many were stopped."""
+    me, my_start = os.getpid(), _own_create_time()
+    stopped = 0
+    for record in sorted(registry_dir().glob("*.json")):
+        data = _load(record)
+        if data is None or int(data.get("owner_pid", -1)) != me:
+            continue
+        if abs(float(data.get("owner_create_time", -1)) - my_start) > CREATE_TIME_TOLERANCE_S:
+            continue
+        child = StaleChild(int(data["pid"]), float(data["create_time"]), tuple(data["cmdline"]),
+                           float(data.get("started_at", 0.0)), record)
+        stopped += kill_stale_child(child, grace_s=1.0)
+    return stopped
+
+
 def kill_stale_child(child: StaleChild, *, grace_s: float = 3.0) -> bool:
     """Stop a stale child (polite first, then kill). False when it is no longer the same process."""
     if not _same_process(child.pid, child.create_time, list(child.cmdline)):

@@ -99,3 +99,20 @@ def test_records_of_a_live_app_are_not_stale(app_home):
     finally:
         child.kill()
         child.wait(5)
+
+
+def test_children_this_process_registered_but_never_stopped_are_stopped_on_the_way_out(app_home):
+    """The CLI calls stop_own_children() last: an interrupt between a spawn and the supervisor's bookkeeping
+    leaves neither the server nor its pid file behind."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        proc = psutil.Process(child.pid)
+        record = child_registry.register(child.pid, proc.create_time(), proc.cmdline())
+        assert child_registry.stop_own_children() == 1
+        assert child.wait(timeout=10) is not None
+        assert not record.exists()
+        assert child_registry.stop_own_children() == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

@@ -107,6 +107,9 @@ def test_children_this_process_registered_but_never_stopped_are_stopped_on_the_w
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         proc = psutil.Process(child.pid)
+        deadline = time.monotonic() + 10
+        while "time.sleep(120)" not in " ".join(proc.cmdline()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # right after fork the command line is still pytest's, until exec
         record = child_registry.register(child.pid, proc.create_time(), proc.cmdline())
         assert child_registry.stop_own_children() == 1
         assert child.wait(timeout=10) is not None

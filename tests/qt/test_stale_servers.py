@@ -19,6 +19,9 @@ def _leave_a_stale_server() -> subprocess.Popen:
     dead_app = subprocess.Popen([sys.executable, "-c", "pass"])
     dead_app.wait()
     proc = psutil.Process(server.pid)
+    deadline = time.monotonic() + 10
+    while "time.sleep(120)" not in " ".join(proc.cmdline()) and time.monotonic() < deadline:
+        time.sleep(0.01)  # right after fork the command line is still pytest's, until exec
     write_json_atomic(child_registry.registry_dir() / f"{server.pid}.json", {
         "pid": server.pid, "create_time": proc.create_time(), "cmdline": proc.cmdline(), "started_at": time.time(),
         "owner_pid": dead_app.pid, "owner_create_time": 1.0,

@@ -114,30 +114,28 @@ def _llama_cpp_package_dir() -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def embedded_version() -> str | None:
-    """llama-cpp-python's version, read from its source without importing it."""
+def _package_source_match(filename: str, pattern: str) -> str | None:
+    """First group of ``pattern`` in one of llama-cpp-python's source files, read as text (never imported)."""
     package = _llama_cpp_package_dir()
     if package is None:
         return None
     try:
-        text = (package / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        text = (package / filename).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", text)
+    match = re.search(pattern, text, re.MULTILINE)
     return match.group(1) if match else None
+
+
+def embedded_version() -> str | None:
+    """llama-cpp-python's version, read from its source without importing it."""
+    return _package_source_match("__init__.py", r"""__version__\s*=\s*["']([^"']+)["']""")
 
 
 def embedded_type_count() -> int | None:
     """GGML_TYPE_COUNT of the vendored ggml, from the ctypes bindings' source text."""
-    package = _llama_cpp_package_dir()
-    if package is None:
-        return None
-    try:
-        text = (package / "llama_cpp.py").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    match = re.search(r"^GGML_TYPE_COUNT\s*=\s*(\d+)", text, re.MULTILINE)
-    return int(match.group(1)) if match else None
+    count = _package_source_match("llama_cpp.py", r"^GGML_TYPE_COUNT\s*=\s*(\d+)")
+    return int(count) if count else None
 
 
 def embedded_build() -> int | None:

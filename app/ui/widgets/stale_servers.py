@@ -7,11 +7,11 @@ Finding and stopping them are core calls (app.core.child_registry), run off the 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from app.core.child_registry import StaleChild, find_stale_children, kill_stale_child
 from app.ui import workers
-from app.ui.widgets import look
+from app.ui.widgets.banner import Banner
 
 
 def stop_all(children: list[StaleChild]) -> int:
@@ -19,27 +19,16 @@ def stop_all(children: list[StaleChild]) -> int:
     return sum(1 for child in children if kill_stale_child(child))
 
 
-class StaleServersBanner(QFrame):
+class StaleServersBanner(Banner):
+    """The window's notice banner (label + close button) with a "Stop it" button before the close button."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        look.card(self, look.BANNER)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
         self.children_found: list[StaleChild] = []
-        self.label = QLabel(self)
-        self.label.setWordWrap(True)
         self.stop_button = QPushButton(self)
         self.stop_button.clicked.connect(self.stop_them)
-        self.close_button = QToolButton(self)
-        self.close_button.setText("✕")
-        self.close_button.setAutoRaise(True)
-        self.close_button.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 6, 6)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.stop_button)
-        layout.addWidget(self.close_button)
+        self.layout().insertWidget(1, self.stop_button)
         self.retranslateUi()
-        self.hide()
 
     def look_for_stale_servers(self) -> None:
         workers.run_task(find_stale_children, on_done=self.show_children, on_error=lambda _exc: None, owner=self)

@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Qt, Signal, Slot
 
-from app.core.server_log import LogLine
 
 DEFAULT_FLUSH_MS = 50
 DEFAULT_MAX_PENDING = 20_000  # more than any log pane keeps; older pending lines are skipped, not queued
@@ -31,6 +30,8 @@ def _log_line_of(event: Any) -> Any:
     data = getattr(event, "data", None) or {}
     line = data.get("line", "")
     if isinstance(line, str):
+        from app.core.server_log import LogLine  # here, not at import: it pulls logging.handlers into start-up
+
         return LogLine(getattr(event, "time", 0.0), str(data.get("stream", "")), line)
     return line
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from app.core.diagnosis.fixes import drop_extra_argument
@@ -9,9 +10,11 @@ from app.core.diagnosis.port_owner import port_owner
 from app.core.diagnosis.situation import Situation
 from app.core.text import T, Text
 
+log = logging.getLogger(__name__)
 Parts = tuple[Text, Text, dict, bool]
 
 BUILTIN = "embedded"
+REBUILD_ENGINE = "rebuild_engine"  # a fix key that is no setting: the app rebuilds that engine, then restarts
 
 
 def _switch_to_builtin(s: Situation) -> dict:
@@ -106,11 +109,57 @@ def library_incompatible(s: Situation) -> Parts:
 
 
 def illegal_instruction(s: Situation) -> Parts:
+    """SIGILL. When the engine's own system_info line names an instruction set the probe proved faults here,
+    say exactly that (it was built for this computer, which advertises more than it runs) and offer a rebuild."""
+    faulting = _compiled_but_faulting(s)
+    if faulting:
+        return _faulting_features(s, faulting)
+    if s.backend != "llama-server" and _built_here():
+        return (T("The built-in engine stopped on an instruction this processor cannot run, although it was built "
+                  "on this computer.", "内置引擎遇到这台处理器无法运行的指令而停止，尽管它是在这台电脑上构建的。"),
+                T("Rebuild the built-in engine for this processor (a few minutes; the processor is tested again "
+                  "first); it then starts again.", "为这台处理器重新构建内置引擎（需要几分钟，会先重新测试处理器），之后会自动重新启动。"),
+                {REBUILD_ENGINE: BUILTIN}, False)
     return (T("The server program needs a processor feature (such as AVX2 or AVX-512) that this CPU does not have.",
               "服务器程序需要这颗 CPU 不具备的指令集（例如 AVX2 或 AVX-512）。"),
             _or_builtin(s, T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or rebuild it on this computer.",
                              "安装适用于较旧处理器的 llama.cpp 版本（不含 AVX2/AVX-512），或在这台电脑上重新编译。")),
             _switch_to_builtin(s), False)
+
+
+def _built_here() -> bool:
+    from app.core.engine import build_record
+
+    return build_record.for_engine(BUILTIN) is not None
+
+
+def _compiled_but_faulting(s: Situation) -> list[str]:
+    if not s.facts.cpu_features:
+        return []
+    from app.core.engine import isa_cache
+
+    try:
+        return isa_cache.compiled_but_faulting(s.facts.cpu_features, isa_cache.current_report())
+    except OSError as exc:  # the probe could not run: fall back to the general sentence
+        log.warning("instruction-set probe unavailable for the diagnosis: %s", exc)
+        return []
+
+
+def _faulting_features(s: Situation, faulting: list[str]) -> Parts:
+    from app.core.engine.cpu_isa import label
+
+    names = ", ".join(dict.fromkeys(label(name) for name in faulting))
+    message = T("The engine was built to use {features}, which this processor advertises but cannot run here "
+                "(common in virtual machines), so it stopped at the first calculation.",
+                "引擎构建时使用了 {features}：这台处理器声称支持它，但在这里无法运行（虚拟机中常见），因此在第一次计算时就停止了。",
+                features=names)
+    if s.backend == "llama-server":
+        return (message, T("Use the built-in engine, or a llama-server built without {features}.",
+                           "改用内置引擎，或使用不含 {features} 的 llama-server。", features=names),
+                _switch_to_builtin(s), False)
+    return (message, T("Rebuild the built-in engine for this processor (a few minutes); it then starts again.",
+                       "为这台处理器重新构建内置引擎（需要几分钟），之后会自动重新启动。"),
+            {REBUILD_ENGINE: BUILTIN}, False)
 
 
 def assertion_failed(s: Situation) -> Parts:

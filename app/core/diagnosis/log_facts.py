@@ -13,6 +13,9 @@ _N_CTX = re.compile(r"\bn_ctx\s*=\s*(\d+)")
 _ALLOC_MIB = re.compile(r"allocating ([\d.]+) MiB on device (\d+)")
 _ALLOC_BYTES = re.compile(r"failed to allocate (\w+) buffer of size (\d+)")
 _FREE_MIB = re.compile(r"using device (\w+) \(([^)]*)\).* - (\d+) MiB free")
+# ggml's system_info line: "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | ..."
+_SYSTEM_INFO = re.compile(r"\bCPU\s*:\s*((?:\w+\s*=\s*\d+\s*\|\s*)+)")
+_SYSTEM_INFO_FLAG = re.compile(r"(\w+)\s*=\s*1\b")
 _PORT = re.compile(r"port[:= ]\s*(\d{1,5})\b|\('[^']*', (\d{1,5})\)")
 
 # Lines that appear only once a server has finished loading and serves (or is about to).
@@ -40,6 +43,7 @@ class LogFacts:
     port: int | None = None
     was_ready: bool | None = None  # True: served; False: never got past loading; None: cannot tell
     saw_loading: bool = False
+    cpu_features: tuple[str, ...] = ()  # what the engine was compiled to use, as its system_info line names it
 
 
 def _last(pattern: re.Pattern[str], lines: list[str]) -> re.Match[str] | None:
@@ -68,6 +72,11 @@ def _readiness(lowered: list[str]) -> tuple[bool | None, bool]:
     return (False if loading else None), loading
 
 
+def _cpu_features(lines: list[str]) -> tuple[str, ...]:
+    match = _last(_SYSTEM_INFO, lines)
+    return tuple(_SYSTEM_INFO_FLAG.findall(match.group(1))) if match else ()
+
+
 def read_log_facts(lines: list[str]) -> LogFacts:
     n_layer = _last(_N_LAYER, lines)
     offloaded = _last(_OFFLOADED, lines)
@@ -88,4 +97,5 @@ def read_log_facts(lines: list[str]) -> LogFacts:
         port=int(port.group(1) or port.group(2)) if port else None,
         was_ready=was_ready,
         saw_loading=saw_loading,
+        cpu_features=_cpu_features(lines),
     )

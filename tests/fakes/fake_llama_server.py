@@ -6,6 +6,8 @@ then behaves according to FAKE_LLAMA_MODE:
   hang      bind the port and answer 503 "Loading model" forever (a load that never finishes)
   sleep     print one line and sleep without ever binding
   segv      become ready (/health 200), then die of SIGSEGV 0.3 s later (for the crash-loop guard)
+  sigill    print a system_info line naming an instruction set this CPU cannot run (FAKE_LLAMA_FEATURE, a ggml
+            system_info name such as AVX512), then execute that instruction set's code: a real SIGILL
 """
 
 from __future__ import annotations
@@ -73,6 +75,17 @@ def _serve(host: str, port: int, ready: bool) -> http.server.HTTPServer:
     return server
 
 
+def _illegal_instruction(system_info_name: str) -> None:
+    sys.path.insert(0, str(HERE.parents[1]))
+    from app.core.engine import cpu_isa
+
+    feature = next(f for f in cpu_isa.FEATURES if f.name == cpu_isa.SYSTEM_INFO_NAMES[system_info_name])
+    print("system_info: n_threads = 1 (n_threads_batch = 1) / 2 | CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | "
+          f"AVX2 = 1 | F16C = 1 | FMA = 1 | {system_info_name} = 1 | OPENMP = 1 | REPACK = 1 |", file=sys.stderr)
+    print("main: loading model", file=sys.stderr, flush=True)
+    cpu_isa.execute(feature.code + cpu_isa.RET)
+
+
 def main() -> int:
     if "--version" in sys.argv:
         print("version: 6000 (abcdef12)\nbuilt with cc (Ubuntu 13.2.0) for x86_64-linux-gnu", file=sys.stderr)
@@ -86,6 +99,8 @@ def main() -> int:
         for line in CUDA_OOM_STDERR:
             print(line.replace("{model}", model), file=sys.stderr, flush=True)
         os.abort()
+    if mode == "sigill":
+        _illegal_instruction(os.environ["FAKE_LLAMA_FEATURE"])
     host, port = _arg("--host", "127.0.0.1"), int(_arg("--port", "8080"))
     if mode == "segv":
         _serve(host, port, ready=True)

@@ -109,17 +109,15 @@ def library_incompatible(s: Situation) -> Parts:
 
 
 def illegal_instruction(s: Situation) -> Parts:
-    """SIGILL. When the engine's own system_info line names an instruction set the probe proved faults here,
-    say exactly that (it was built for this computer, which advertises more than it runs) and offer a rebuild."""
-    faulting = _compiled_but_faulting(s)
-    if faulting:
-        return _faulting_features(s, faulting)
+    """SIGILL. The engine's own system_info line says what it was compiled for; the instruction-set probe says
+    what runs here. Where they disagree, name the extension and offer the fix that works (rebuild, other engine)."""
+    faulting, missing = _compiled_but_unusable(s)
+    if faulting or missing:
+        return _unusable_features(s, faulting, missing)
     if s.backend != "llama-server" and _built_here():
         return (T("The built-in engine stopped on an instruction this processor cannot run, although it was built "
                   "on this computer.", "内置引擎遇到这台处理器无法运行的指令而停止，尽管它是在这台电脑上构建的。"),
-                T("Rebuild the built-in engine for this processor (a few minutes; the processor is tested again "
-                  "first); it then starts again.", "为这台处理器重新构建内置引擎（需要几分钟，会先重新测试处理器），之后会自动重新启动。"),
-                {REBUILD_ENGINE: BUILTIN}, False)
+                _rebuild_hint(), {REBUILD_ENGINE: BUILTIN}, False)
     return (T("The server program needs a processor feature (such as AVX2 or AVX-512) that this CPU does not have.",
               "服务器程序需要这颗 CPU 不具备的指令集（例如 AVX2 或 AVX-512）。"),
             _or_builtin(s, T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or rebuild it on this computer.",
@@ -133,33 +131,41 @@ def _built_here() -> bool:
     return build_record.for_engine(BUILTIN) is not None
 
 
-def _compiled_but_faulting(s: Situation) -> list[str]:
+def _compiled_but_unusable(s: Situation) -> tuple[list[str], list[str]]:
     if not s.facts.cpu_features:
-        return []
+        return [], []
     from app.core.engine import isa_cache
 
     try:
-        return isa_cache.compiled_but_faulting(s.facts.cpu_features, isa_cache.current_report())
+        return isa_cache.compiled_but_unusable(s.facts.cpu_features, isa_cache.current_report())
     except OSError as exc:  # the probe could not run: fall back to the general sentence
         log.warning("instruction-set probe unavailable for the diagnosis: %s", exc)
-        return []
+        return [], []
 
 
-def _faulting_features(s: Situation, faulting: list[str]) -> Parts:
+def _rebuild_hint() -> Text:
+    return T("Rebuild the built-in engine for this processor (a few minutes; the processor is tested first); "
+             "it then starts again.", "为这台处理器重新构建内置引擎（需要几分钟，会先测试处理器），之后会自动重新启动。")
+
+
+def _unusable_features(s: Situation, faulting: list[str], missing: list[str]) -> Parts:
     from app.core.engine.cpu_isa import label
 
-    names = ", ".join(dict.fromkeys(label(name) for name in faulting))
-    message = T("The engine was built to use {features}, which this processor advertises but cannot run here "
-                "(common in virtual machines), so it stopped at the first calculation.",
-                "引擎构建时使用了 {features}：这台处理器声称支持它，但在这里无法运行（虚拟机中常见），因此在第一次计算时就停止了。",
-                features=names)
+    names = ", ".join(dict.fromkeys(label(name) for name in faulting + missing))
+    if faulting:
+        message = T("The engine was built to use {features}, which this processor advertises but cannot run here "
+                    "(common in virtual machines), so it stopped at the first calculation.",
+                    "引擎构建时使用了 {features}：这台处理器声称支持它，但在这里无法运行（虚拟机中常见），因此在第一次计算时就停止了。",
+                    features=names)
+    else:
+        message = T("The engine was built for processors with {features}; this one does not have it, so it stopped "
+                    "at the first calculation.", "引擎是为具有 {features} 的处理器构建的；这台处理器没有，因此在第一次计算时就停止了。",
+                    features=names)
     if s.backend == "llama-server":
         return (message, T("Use the built-in engine, or a llama-server built without {features}.",
                            "改用内置引擎，或使用不含 {features} 的 llama-server。", features=names),
                 _switch_to_builtin(s), False)
-    return (message, T("Rebuild the built-in engine for this processor (a few minutes); it then starts again.",
-                       "为这台处理器重新构建内置引擎（需要几分钟），之后会自动重新启动。"),
-            {REBUILD_ENGINE: BUILTIN}, False)
+    return message, _rebuild_hint(), {REBUILD_ENGINE: BUILTIN}, False
 
 
 def assertion_failed(s: Situation) -> Parts:

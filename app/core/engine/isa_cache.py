@@ -9,7 +9,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
-from app.core.engine.cpu_isa import IsaReport, SYSTEM_INFO_NAMES, probe
+from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, IsaReport, Verdict, probe
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,15 @@ def current_report(*, refresh: bool = False) -> IsaReport:
     return report
 
 
-def compiled_but_faulting(system_info_flags: tuple[str, ...], report: IsaReport) -> list[str]:
-    """Feature names an engine was compiled to use (its system_info line) that fault on this processor."""
-    faulting = {feature.name for feature in report.unusable()}
-    return [SYSTEM_INFO_NAMES[flag] for flag in system_info_flags if SYSTEM_INFO_NAMES.get(flag) in faulting]
+def compiled_but_unusable(system_info_flags: tuple[str, ...], report: IsaReport) -> tuple[list[str], list[str]]:
+    """Of the features an engine was compiled to use (its system_info line): (advertised here but faulting,
+    not even advertised here). Both mean the engine cannot run on this processor."""
+    faulting, missing = [], []
+    for flag in system_info_flags:
+        name = SYSTEM_INFO_NAMES.get(flag)
+        verdict = report.verdicts.get(name) if name else None
+        if verdict is Verdict.FAULTS:
+            faulting.append(name)
+        elif verdict is Verdict.NOT_ADVERTISED:
+            missing.append(name)
+    return faulting, missing

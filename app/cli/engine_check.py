@@ -6,6 +6,7 @@ Exit 0 when every engine checked runs all test models, 1 when one does not (with
 from __future__ import annotations
 
 import argparse
+import sys
 
 from app.cli._output import print_check, print_json, report_user_error
 from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
@@ -19,6 +20,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="engine to test (default: embedded)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server to test (implies --backend llama-server)")
     parser.add_argument("--again", action="store_true", help="test again even if this build was tested here before")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="rebuild the built-in engine for this processor (minutes), then test it")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     return parser
 
@@ -37,10 +40,31 @@ def _server_path(user_path: str | None) -> str:
     return str(backend.path)
 
 
+def _rebuild() -> None:
+    from app.core.engine.rebuild import Phase, RebuildProgress, rebuild_embedded
+    from app.core.text import T
+
+    shown = {"percent": -1}
+
+    def progress(step: RebuildProgress) -> None:
+        if step.phase is Phase.BUILDING and step.fraction is not None:
+            percent = int(step.fraction * 100)
+            if percent >= shown["percent"] + 5:
+                shown["percent"] = percent
+                print(T("  building the engine: {percent} %", "  正在构建引擎：{percent} %", percent=percent), file=sys.stderr)
+        elif step.phase is not Phase.BUILDING:
+            print(T("  testing the processor ...", "  正在测试处理器……") if step.phase is Phase.PROBING
+                  else T("  testing the rebuilt engine ...", "  正在测试重新构建的引擎……"), file=sys.stderr)
+
+    rebuild_embedded(progress)
+
+
 def run(args: argparse.Namespace) -> int:
     from app.core.engine import report, selftest
 
     try:
+        if args.rebuild:
+            _rebuild()
         engines = _engines(args)
         checks = [(engine, path, selftest.run_check(engine, path, use_cache=not args.again)) for engine, path in engines]
     except UserError as error:

@@ -108,11 +108,11 @@ class BuildFailed(Exception):
 
 
 def build_wheel(spec: EngineSpec, cmake_args: tuple[str, ...], *, python: str, jobs: int,
-                progress: Callable[[int, int], None] | None = None) -> tuple[Path, bool]:
+                progress: Callable[[int, int], None] | None = None, reuse: bool = True) -> tuple[Path, bool]:
     """(wheel, reused): the kept wheel for exactly these flags, or a fresh build of it."""
     folder = wheelhouse() / wheel_key(spec, cmake_args, python_tag(python))
     wheel = kept_wheel(folder)
-    if wheel:
+    if wheel and reuse:
         return wheel, True
     partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
@@ -183,20 +183,23 @@ def installed_version(python: str, package: str) -> str | None:
 
 def ensure_engines(python: str, *, with_test: bool, force: bool = False, report: cpu_isa.IsaReport | None = None,
                    say: Callable[[str], None] = print,
-                   progress: Callable[[EngineSpec, int, int], None] | None = None) -> BuildChoice:
+                   progress: Callable[[EngineSpec, int, int], None] | None = None,
+                   only: str | None = None) -> BuildChoice:
     """Build (or reuse) and install every pinned engine for this processor; returns the flags used."""
     report = report or cpu_isa.probe()
     choice = choose(report)
     say(summary_line(choice))
     jobs = build_jobs()
     for spec in pinned_engines(with_test=with_test):
+        if only and spec.package != only:
+            continue
         cmake_args = choice.cmake_args(server=spec.server)
         if not force and _record_matches(python, spec, cmake_args) and installed_version(python, spec.package):
             continue
         started = time.monotonic()
         say(f"Building {spec.requirement} for this processor ({jobs} parallel jobs) ...")
         step = (lambda done, total, spec=spec: progress(spec, done, total)) if progress else None
-        wheel, reused = build_wheel(spec, cmake_args, python=python, jobs=jobs, progress=step)
+        wheel, reused = build_wheel(spec, cmake_args, python=python, jobs=jobs, progress=step, reuse=not force)
         install_wheel(wheel, python=python)
         write_record(python, spec, choice, cmake_args, report)
         how = "reused the wheel built earlier with the same flags" if reused else "built"
@@ -219,9 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to install into")
     parser.add_argument("--test", action="store_true", help="also the test-only llama-server")
     parser.add_argument("--force", action="store_true", help="rebuild even when the installed build matches")
+    parser.add_argument("--only", metavar="PACKAGE", help="build just this engine package")
+    parser.add_argument("--progress", action="store_true", help="print 'progress DONE TOTAL PACKAGE' lines")
     args = parser.parse_args(argv)
+
+    def progress(spec: EngineSpec, done: int, total: int) -> None:
+        print(f"progress {done} {total} {spec.package}", flush=True)
+
     try:
-        ensure_engines(args.python, with_test=args.test, force=args.force)
+        ensure_engines(args.python, with_test=args.test, force=args.force, only=args.only,
+                       say=lambda line: print(line, flush=True), progress=progress if args.progress else None)
     except BuildFailed as exc:
         print(exc.tail, file=sys.stderr)
         print(f"Building {exc.spec.requirement} failed. The whole log is in {exc.log_path}.", file=sys.stderr)

@@ -159,7 +159,7 @@ def selftest_models(quants: tuple[str, ...] = SELFTEST_QUANTS) -> dict[str, Path
     for quant in quants:
         target = folder / f"selftest-{quant}.gguf"
         if not target.is_file():
-            quantize(source, target, quant)
+            quantize(source, quant, target)
         models[quant] = target
     return models
 

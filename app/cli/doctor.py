@@ -110,6 +110,18 @@ def _print_text(hw_lines: list[str], backend: dict[str, Any], report) -> None:
         print_check(check)
 
 
+def _engine_row(backend: dict[str, Any]) -> Check:
+    """Whether the engine's quantized CPU kernels run on this processor (tested once per build, then cached)."""
+    from app.core.engine import report, selftest
+
+    engine, path = backend["kind"], backend.get("path")
+    try:
+        check = selftest.run_check(engine, path)
+    except UserError as error:  # the test models could not be made: say so, the file checks still count
+        return Check(report.CHECK_ID, Status.WARNING, error.message, error.fix, tuple(error.evidence))
+    return report.check_row(check, engine, path)
+
+
 def run(args) -> int:
     try:
         supported, backend, backend_check = _backend_types(args)
@@ -121,6 +133,8 @@ def run(args) -> int:
         return report_user_error(error)
     if backend_check is not None:
         report.checks.insert(0, backend_check)
+    else:
+        report.checks.insert(0, _engine_row(backend))
     if args.json:
         print_json({"hardware": hardware, "backend": backend, "model": _model_dict(report),
                     "status": report.status.value, "checks": [c.to_dict() for c in report.checks]})

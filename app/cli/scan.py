@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli._output import print_json
+from app.cli._output import print_check, print_json
 from app.core.hardware import GpuInfo, HardwareReport, scan_hardware
 from app.core.text import T, human_bytes
 
@@ -17,11 +17,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     report = scan_hardware()
+    engine = _engine_row()
     if args.json:
-        print_json(report.to_dict())
+        print_json(dict(report.to_dict(), engine_check=engine.to_dict()))
     else:
         print("\n".join(describe(report)))
+        print(str(T("Engine:", "引擎：")))
+        print_check(engine)
     return 0
+
+
+def _engine_row():
+    """The built-in engine's last self-test on this processor (scan stays quick: it never runs the test)."""
+    from app.core.engine import report, selftest
+
+    return report.check_row(selftest.cached("embedded"), "embedded")
 
 
 def describe(report: HardwareReport) -> list[str]:

@@ -31,7 +31,7 @@ from app.core.engine.build_flags import BuildChoice, choose, summary_line
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORD_NAME = "gguf-launcher-engines.json"  # in the venv (sys.prefix): how each engine there was built
-_STEP = re.compile(rb"\[(\d+)/(\d+)\]")
+_STEP = re.compile(rb"\[(\d+)/(\d+)\]|\[\s*(\d+)%\]")  # ninja's [12/193] or make's [ 7%]
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,8 @@ def _run_logged(argv: list[str], env: dict[str, str], log_path: Path,
             log.write(line)
             match = _STEP.search(line)
             if match and progress:
-                progress(int(match.group(1)), int(match.group(2)))
+                done, total = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), b"100")
+                progress(int(done), int(total))
         return child.wait()
 
 

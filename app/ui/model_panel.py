@@ -1,6 +1,6 @@
 """Step 2, Model: choose a .gguf (dialog, drag and drop, recent list, demo), see every check as a row.
 
-Validation, hashing, copying and demo generation all run in workers; this module only renders the
+Validation, hashing, copying and fetching the demo model all run in workers; this module only renders the
 ``ValidationReport`` the core returns and offers the fix a check carries.
 """
 
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import model_actions as actions
 from app.ui.widgets.check_list import CheckList
+from app.ui.widgets.demo_row import DemoRow
 from app.ui.widgets.hash_row import HashRow
 from app.ui.workers import Task, run_task
 from app.ui.widgets import look
@@ -36,6 +37,8 @@ class ModelPanel(QWidget):
         self.report: Any = None
         self.recent: list[str] = []
         self._task: Task | None = None
+        self.demo_result: Any = None  # the last DemoResult: says why the demo is the random fallback
+        self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
         self.setAcceptDrops(True)
         self._build()
         self.retranslateUi()
@@ -50,6 +53,9 @@ class ModelPanel(QWidget):
         self.recent_button.setMenu(self.recent_menu)
         self.demo_button = QPushButton(self)
         self.demo_button.clicked.connect(self.make_demo)
+        self.demo_row = DemoRow(self)
+        self.demo_row.ready.connect(self._on_demo_ready)
+        self.demo_row.finished.connect(lambda: self.demo_button.setEnabled(True))
         self.demo_hint = QLabel(self)
         look.hint(self.demo_hint)
         self.demo_hint.setWordWrap(True)
@@ -71,6 +77,7 @@ class ModelPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
+        layout.addWidget(self.demo_row)
         layout.addWidget(self.demo_hint)
         layout.addWidget(self.summary)
         layout.addWidget(self.checks)
@@ -87,14 +94,18 @@ class ModelPanel(QWidget):
         self.open_button.setText(self.tr("Open a GGUF model…"))
         self.recent_button.setText(self.tr("Recent"))
         self.demo_button.setText(self.tr("Try the demo model"))
-        self.demo_hint.setText(self.tr(
-            "The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense."))
         self.set_recent(self.recent)
         self._render()
 
     def _render(self) -> None:
-        has_model = self.path is not None
-        self.demo_hint.setVisible(not has_model or actions.is_demo_model(self.path))
+        if self.path is None:
+            self.demo_hint.setText(self.tr(
+                "The demo model is SmolLM2-135M-Instruct, a small real model that answers in plain words (about "
+                "100 MB, fetched once). Without internet a tiny random model is used instead: it proves the "
+                "set-up works but writes nonsense."))
+        else:
+            self.demo_hint.setText(actions.demo_hint_text(self.path, self.demo_result))
+        self.demo_hint.setVisible(bool(self.demo_hint.text()))
         self.summary.setText(actions.summary_text(self.path, self.report))
         self.checks.set_checks(self.report.checks if self.report is not None else [])
 
@@ -152,17 +163,15 @@ class ModelPanel(QWidget):
         self.modelChecked.emit(report)
 
     def make_demo(self) -> None:
+        """Fetch the demo model once (progress and Cancel in the demo row), then open it like any model."""
+        if self.demo_row.busy:
+            return
         self.demo_button.setEnabled(False)
-        self.summary.setText(self.tr("Making the demo model…"))
-        run_task(actions.write_demo_model, on_done=self._on_demo_ready, on_error=self._on_demo_failed)
+        self.demo_row.start(self.demo_options)
 
-    def _on_demo_ready(self, path: Path) -> None:
-        self.demo_button.setEnabled(True)
-        self.open_model(str(path))
-
-    def _on_demo_failed(self, error: BaseException) -> None:
-        self.demo_button.setEnabled(True)
-        self.summary.setText(self.tr("Could not make the demo model: {error}").format(error=actions.error_text(error)))
+    def _on_demo_ready(self, result: Any) -> None:
+        self.demo_result = result
+        self.open_model(str(result.path))
 
     # --- fixes -----------------------------------------------------------------------------------
 

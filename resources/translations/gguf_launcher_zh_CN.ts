@@ -382,6 +382,29 @@
     </message>
 </context>
 <context>
+    <name>DemoRow</name>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Getting the demo model…</source>
+        <translation>正在获取演示模型…</translation>
+    </message>
+    <message>
+        <source>The demo model was not fetched: cancelled, nothing was kept.</source>
+        <translation>演示模型没有下载：已取消，没有保留任何文件。</translation>
+    </message>
+    <message>
+        <source>Could not get the demo model: {error}</source>
+        <translation>无法获取演示模型：{error}</translation>
+    </message>
+</context>
+<context>
     <name>HashRow</name>
     <message>
         <source>Expected SHA-256:</source>
@@ -620,8 +643,8 @@
         <translation>试用演示模型</translation>
     </message>
     <message>
-        <source>The demo model is tiny and made up on this computer: it shows that everything works; it writes nonsense.</source>
-        <translation>演示模型很小，是在本机上随机生成的：它能证明一切正常，但只会输出无意义的文字。</translation>
+        <source>The demo model is SmolLM2-135M-Instruct, a small real model that answers in plain words (about 100 MB, fetched once). Without internet a tiny random model is used instead: it proves the set-up works but writes nonsense.</source>
+        <translation>演示模型是 SmolLM2-135M-Instruct，一个能用文字回答的小型真实模型（约 100 MB，只需下载一次）。没有网络时改用一个很小的随机模型：它能证明一切正常运行，但输出的是无意义的文字。</translation>
     </message>
     <message>
         <source>Open a GGUF model</source>
@@ -634,14 +657,6 @@
     <message>
         <source>Checking {name}…</source>
         <translation>正在检查 {name}…</translation>
-    </message>
-    <message>
-        <source>Making the demo model…</source>
-        <translation>正在生成演示模型…</translation>
-    </message>
-    <message>
-        <source>Could not make the demo model: {error}</source>
-        <translation>无法生成演示模型：{error}</translation>
     </message>
     <message>
         <source>Copying the model to a folder with a plain path…</source>

@@ -85,10 +85,3 @@ def test_missing_llama_server_binary_is_a_sentence_not_a_crash(qtbot, window, ti
     assert "llama-server" in shown
     assert window.control.supervisor is None or window.control.supervisor.pid is None
 
-
-def test_demo_model_is_generated_in_the_data_dir_and_checks_green(qtbot, window, app_home):
-    qtbot.mouseClick(window.model.demo_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.model.report is not None, timeout=LONG)
-    assert window.model.path.startswith(str(app_home))
-    assert "writes nonsense" in window.model.demo_hint.text() and window.model.demo_hint.isVisible()
-    assert all(c.status is Status.OK for c in window.model.report.checks)

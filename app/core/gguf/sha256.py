@@ -75,6 +75,16 @@ def _store(key: str, size: int, mtime_ns: int, digest: str) -> None:
         pass  # a cache that cannot be written only costs time next run
 
 
+def remember_sha256(path: str | os.PathLike[str], digest: str) -> None:
+    """Record a digest computed while the file was written (e.g. streamed out of an archive): the next
+    ``file_sha256``/``cached_sha256`` of the unchanged file is then instant, without reading it again."""
+    try:
+        key, size, mtime_ns = _cache_key(Path(path))
+    except OSError:
+        return
+    _store(key, size, mtime_ns, digest.lower())
+
+
 def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None,
                 cancel: CancelFn | None = None, chunk_size: int = CHUNK) -> str:
     """SHA-256 hex digest of a file, uncached. Raises HashCancelled when ``cancel()`` turns true."""

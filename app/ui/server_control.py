@@ -3,16 +3,20 @@
 One ``Supervisor`` per model: a new model (or the first Start) builds one in a worker (it opens its log
 file), later Starts and Restarts hand it the current settings first. All actions go through the
 ``SupervisorBridge``'s single action thread, so they run in click order and never on the GUI thread.
+
+It also owns the window's one engine rebuild (``engine_rebuild``; its step is ``rebuild_step``): "Rebuild the engine
+and restart" rebuilds the built-in engine in a worker, then restarts the server with the settings it crashed with.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.launch_config import LaunchConfig
+from app.core.launch_config import BACKEND_EMBEDDED, LaunchConfig
+from app.ui.engine_rebuild import REBUILD_KEY, EngineRebuild
 from app.ui.workers import run_task
 
 IDLE_STATES = {"stopped", "failed"}
@@ -46,7 +50,8 @@ def config_for(path: str, info: Any, stored: dict | None) -> LaunchConfig:
 
 
 def fix_for_settings(fix: dict) -> dict:
-    """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number)."""
+    """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number).
+    Keys that are no setting ("rebuild_engine") are left out."""
     changes = {k: v for k, v in fix.items() if k in LaunchConfig.__dataclass_fields__}
     if changes.get("port") == 0:
         changes.pop("port")
@@ -67,11 +72,25 @@ def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
 class ServerControl(QObject):
     message = Signal(str)
 
-    def __init__(self, bridge: Any, settings_panel: Any, parent: QObject | None = None) -> None:
+    def __init__(self, bridge: Any, settings_panel: Any, parent: QObject | None = None, *,
+                 rebuild_step: Callable[..., Any] | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.settings_panel = settings_panel
         self._retired: list[Any] = []
+        self.engine_rebuild = EngineRebuild(rebuild_step, self)
+        self.engine_rebuild.finished.connect(self._on_engine_rebuilt)
+        self.engine_rebuild.failed.connect(self._on_engine_rebuild_failed)
+        self._restart_after_rebuild = False
+
+    @property
+    def rebuild_step(self) -> Callable[..., Any]:
+        """``step(progress, cancel) -> EngineCheck``, run in a worker (default: core's ``rebuild_embedded``)."""
+        return self.engine_rebuild.step
+
+    @rebuild_step.setter
+    def rebuild_step(self, step: Callable[..., Any]) -> None:
+        self.engine_rebuild.step = step
 
     @property
     def supervisor(self) -> Any:
@@ -141,8 +160,35 @@ class ServerControl(QObject):
         self.bridge.restart()
 
     def apply_fix(self, fix: dict) -> None:
+        if REBUILD_KEY in fix:
+            self.rebuild_and_restart()  # no setting changes: the engine itself does
+            return
         self.settings_panel.apply_changes(fix_for_settings(fix))
         self.bridge.apply_fix_and_restart(dict(fix))
+
+    # --- the engine rebuild ------------------------------------------------------------------------
+
+    def rebuild_engine(self) -> None:
+        """Rebuild the built-in engine (the Machine step's button); the server is not restarted."""
+        self.engine_rebuild.start()
+
+    def rebuild_and_restart(self) -> None:
+        """Rebuild the built-in engine, then restart the server with the same settings (the crash card's fix)."""
+        self._restart_after_rebuild = True
+        self.engine_rebuild.start()  # already running (started from the Machine step): restart when it is done
+
+    def _on_engine_rebuilt(self, _check: Any) -> None:
+        restart, self._restart_after_rebuild = self._restart_after_rebuild, False
+        sup = self.supervisor
+        if sup is None:
+            return
+        if restart:
+            self.bridge.restart()
+        elif self.state() not in IDLE_STATES and sup.config.backend == BACKEND_EMBEDDED:
+            self.message.emit(self.tr("The engine was rebuilt; the server uses it after its next restart."))
+
+    def _on_engine_rebuild_failed(self, _error: BaseException) -> None:
+        self._restart_after_rebuild = False  # the card shows why; the server stays as it is
 
     def shutdown_blocking(self) -> None:
         """Only after the event loop ended: stop every server this window started, waiting for each."""

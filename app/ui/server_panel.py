@@ -9,6 +9,10 @@ Two ways to wire it (pick one):
 - ``ServerPanel(bridge, wire_actions=False)``: the panel still follows the bridge's state, but buttons
   only emit ``startRequested`` / ``stopRequested`` / ``restartRequested`` / ``applyFixRequested(dict)``;
   the owner performs the action (e.g. builds a new Supervisor from the current settings first).
+
+Either way, "Rebuild the engine and restart" (a crash whose fix is rebuilding the engine) only emits
+``rebuildRequested``: the owner runs the rebuild (``ServerControl.rebuild_and_restart``) and hands the panel the
+rebuild job to follow (``follow_rebuild``); Start and Restart wait while it runs.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class ServerPanel(QWidget):
     stopRequested = Signal()
     restartRequested = Signal()
     applyFixRequested = Signal(dict)
+    rebuildRequested = Signal()
 
     def __init__(self, bridge: Any = None, parent: QWidget | None = None, *, wire_actions: bool = True) -> None:
         super().__init__(parent)
@@ -57,6 +62,7 @@ class ServerPanel(QWidget):
         self.url = ""
         self._ready_since: float | None = None
         self._pending_action = ""
+        self._rebuilding = False
         self._wire_actions = False
         self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
         self._build()
@@ -80,6 +86,7 @@ class ServerPanel(QWidget):
         self.error_label.hide()
         self.crash_card = CrashCard(self)
         self.crash_card.applyFixRequested.connect(self._on_apply_fix)
+        self.crash_card.rebuildRequested.connect(self._on_rebuild)
         self.crash_card.hide()
 
         buttons = QHBoxLayout()
@@ -143,6 +150,18 @@ class ServerPanel(QWidget):
         bridge.supervisorChanged.connect(self._on_supervisor_changed)
         self._on_supervisor_changed(bridge.supervisor)
 
+    def follow_rebuild(self, rebuild: Any) -> None:
+        """Follow the window's engine rebuild (``EngineRebuild``): the crash card shows it, Start waits for it."""
+        self.crash_card.follow_rebuild(rebuild)
+        rebuild.started.connect(lambda: self._set_rebuilding(True))
+        rebuild.finished.connect(lambda _check: self._set_rebuilding(False))
+        rebuild.failed.connect(lambda _error: self._set_rebuilding(False))
+        self._set_rebuilding(rebuild.running)
+
+    def _set_rebuilding(self, rebuilding: bool) -> None:
+        self._rebuilding = rebuilding
+        self._render_state()
+
     @Slot(object)
     def _on_supervisor_changed(self, supervisor: Any) -> None:
         """Another model's supervisor (or none): show its state from scratch."""
@@ -194,7 +213,7 @@ class ServerPanel(QWidget):
         self.badge.setStyleSheet(
             f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
         )
-        busy = bool(self._pending_action)
+        busy = bool(self._pending_action) or self._rebuilding  # no start while the engine is being replaced
         self.start_button.setEnabled(self.state in START_STATES and not busy)
         self.stop_button.setEnabled(self.state in STOP_STATES and self._pending_action != "stop")
         self.restart_button.setEnabled(self.state in RESTART_STATES and not busy)
@@ -264,6 +283,10 @@ class ServerPanel(QWidget):
 
     def _on_restart(self) -> None:
         self._request("restart", self.restartRequested, lambda: self.bridge.restart())
+
+    def _on_rebuild(self) -> None:
+        self.error_label.hide()
+        self.rebuildRequested.emit()
 
     def _on_apply_fix(self, fix: dict) -> None:
         self._request("apply_fix", self.applyFixRequested, lambda f: self.bridge.apply_fix_and_restart(f), dict(fix))

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from app.core.launch_config import LaunchConfig
+from app.core.launch_config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.ui import settings_preview as preview
 from app.ui.widgets.advanced_form import AdvancedForm
 from app.ui.widgets.collapsible import Collapsible
@@ -28,9 +28,11 @@ CTX_STEP = 256
 
 class SettingsPanel(QWidget):
     """Signals: ``configChanged(LaunchConfig)`` after any edit; ``planReady(plan)`` when a plan is back;
-    ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile)."""
+    ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
+    ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes (also without a model)."""
 
     configChanged = Signal(object)
+    engineChanged = Signal(str, object)
     planReady = Signal(object)
     probeFinished = Signal(object)
 
@@ -43,6 +45,7 @@ class SettingsPanel(QWidget):
         self._base: LaunchConfig | None = None
         self._plan_task: Task | None = None
         self._replan_again = False
+        self._engine: tuple[str, str | None] | None = None
         self._debouncer = Debouncer(self._start_preview, debounce_ms, self)
         self._build()
         self.retranslateUi()
@@ -174,6 +177,7 @@ class SettingsPanel(QWidget):
                 widget.blockSignals(False)
         self.advanced.set_values(config)
         self._render_layers_label()
+        self._emit_engine()
 
     def _sync_layer_range(self) -> None:
         n_layer = int(getattr(self.info, "block_count", 0) or 0)
@@ -202,8 +206,27 @@ class SettingsPanel(QWidget):
         if self.plan is not None and self.plan.recommended_ctx:
             self.apply_changes({"ctx": self.plan.recommended_ctx, "gpu_layers": self.plan.recommended_gpu_layers})
 
+    def engine(self) -> tuple[str, str | None]:
+        """(backend, server_bin) as the Advanced settings show them, with or without a model."""
+        values = self.advanced.values()
+        return values["backend"], values["server_bin"]
+
+    def set_engine(self, backend: str) -> None:
+        """Choose the engine (e.g. the Machine step's "use the other engine"); saved with the model's settings."""
+        if self.config() is not None:
+            self.apply_changes({"backend": backend})
+        else:
+            self.advanced.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
+
+    def _emit_engine(self) -> None:
+        engine = self.engine()
+        if engine != self._engine:
+            self._engine = engine
+            self.engineChanged.emit(*engine)
+
     def _edited(self, *_: Any) -> None:
         self._render_layers_label()
+        self._emit_engine()
         config = self.config()
         if config is not None:
             self._base = config

@@ -235,6 +235,22 @@
         <translation>打开第一部分</translation>
     </message>
     <message>
+        <source>Rebuild the engine for this processor</source>
+        <translation>为这台处理器重新构建引擎</translation>
+    </message>
+    <message>
+        <source>Use the llama-server engine</source>
+        <translation>改用 llama-server 引擎</translation>
+    </message>
+    <message>
+        <source>Use the built-in engine</source>
+        <translation>改用内置引擎</translation>
+    </message>
+    <message>
+        <source>Test the engine</source>
+        <translation>测试引擎</translation>
+    </message>
+    <message>
         <source>All {n} checks passed.</source>
         <translation>全部 {n} 项检查通过。</translation>
     </message>
@@ -287,6 +303,14 @@
     <message>
         <source>Log lines behind this diagnosis ({count})</source>
         <translation>这个诊断所依据的日志行（{count}）</translation>
+    </message>
+    <message>
+        <source>Rebuild the engine and restart</source>
+        <translation>重新构建引擎并重启</translation>
+    </message>
+    <message>
+        <source>Use the other engine and restart</source>
+        <translation>改用另一个引擎并重启</translation>
     </message>
     <message>
         <source>Apply fix and restart</source>
@@ -505,6 +529,14 @@
         <translation>无法读取本机硬件信息：{error}</translation>
     </message>
     <message>
+        <source>Testing the engine on this processor (a few seconds)…</source>
+        <translation>正在这台处理器上测试引擎（只需几秒）…</translation>
+    </message>
+    <message>
+        <source>Choose the llama-server program in Settings (Advanced), or use the built-in engine.</source>
+        <translation>请在设置（高级）中选择 llama-server 程序，或改用内置引擎。</translation>
+    </message>
+    <message>
         <source>Looking at this machine…</source>
         <translation>正在查看本机…</translation>
     </message>
@@ -610,6 +642,10 @@
     <message>
         <source>Logs</source>
         <translation>日志</translation>
+    </message>
+    <message>
+        <source>The engine was changed in Settings; the next start uses it.</source>
+        <translation>已在设置中更换引擎；下次启动时生效。</translation>
     </message>
     <message>
         <source>The server keeps its settings until you press Restart.</source>
@@ -774,6 +810,49 @@
     </message>
 </context>
 <context>
+    <name>RebuildBox</name>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Cancelling the rebuild…</source>
+        <translation>正在取消重新构建…</translation>
+    </message>
+    <message>
+        <source>The engine was rebuilt for this processor and passed its test.</source>
+        <translation>引擎已为这台处理器重新构建，并通过了测试。</translation>
+    </message>
+    <message>
+        <source>Rebuilding the engine: testing which instructions this processor runs…</source>
+        <translation>正在重新构建引擎：正在测试这台处理器能运行哪些指令…</translation>
+    </message>
+    <message>
+        <source>Rebuilding the engine for this processor: {percent} %</source>
+        <translation>正在为这台处理器重新构建引擎：{percent} %</translation>
+    </message>
+    <message>
+        <source>Rebuilding the engine for this processor…</source>
+        <translation>正在为这台处理器重新构建引擎…</translation>
+    </message>
+    <message>
+        <source>Rebuilding the engine: testing the new engine on this processor…</source>
+        <translation>正在重新构建引擎：正在这台处理器上测试新引擎…</translation>
+    </message>
+    <message>
+        <source>Rebuilding the engine for this processor (a few minutes)…</source>
+        <translation>正在为这台处理器重新构建引擎（需要几分钟）…</translation>
+    </message>
+    <message>
+        <source>The engine could not be rebuilt: {error}</source>
+        <translation>无法重新构建引擎：{error}</translation>
+    </message>
+    <message>
+        <source>Next step: {fix}</source>
+        <translation>下一步：{fix}</translation>
+    </message>
+</context>
+<context>
     <name>SavedPicker</name>
     <message>
         <source>Saved conversations ({count})</source>
@@ -793,6 +872,10 @@
     <message>
         <source>Open a model that passes its checks first.</source>
         <translation>请先打开一个通过检查的模型。</translation>
+    </message>
+    <message>
+        <source>The engine was rebuilt; the server uses it after its next restart.</source>
+        <translation>引擎已重新构建；服务器下次重启后使用它。</translation>
     </message>
 </context>
 <context>

@@ -1,7 +1,8 @@
 """Rows of check results: a status icon, the sentence, the next step, and a fix button when one exists.
 
 Passed checks fold behind one summary line ("11 checks passed · Show details") so a clean model takes one
-line; warnings and errors always show, each with its next step.
+line; warnings and errors always show, each with its next step. A short list (``fold_passed=False``, the
+Machine step's engine row) shows every row without the summary line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ def fix_button_text(fix_action: dict[str, Any] | None) -> str:
         return QCoreApplication.translate("CheckList", "Copy to a safe folder")
     if action == "use_first_shard":
         return QCoreApplication.translate("CheckList", "Open the first part")
+    if action == "rebuild_engine":
+        return QCoreApplication.translate("CheckList", "Rebuild the engine for this processor")
+    if action == "switch_engine":
+        if (fix_action or {}).get("engine") == "llama-server":
+            return QCoreApplication.translate("CheckList", "Use the llama-server engine")
+        return QCoreApplication.translate("CheckList", "Use the built-in engine")
+    if action == "test_engine":
+        return QCoreApplication.translate("CheckList", "Test the engine")
     return ""  # no button: the sentence says what to do (e.g. download the missing parts)
 
 
@@ -31,8 +40,10 @@ def _status(check: Any) -> str:
 class CheckList(QWidget):
     fixRequested = Signal(object)  # the Check whose fix button was pressed
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, fold_passed: bool = True) -> None:
+        """``fold_passed=False``: every row shows, with no summary line (a list of one or two checks)."""
         super().__init__(parent)
+        self.fold_passed = fold_passed
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 2, 0, 2)
         self._grid.setHorizontalSpacing(8)
@@ -75,7 +86,7 @@ class CheckList(QWidget):
         passed = sum(1 for c in self._checks if _status(c) == "ok")
         total = len(self._checks)
         for widget in (self.summary_icon, self.summary, self.details):
-            widget.setVisible(passed > 0)
+            widget.setVisible(passed > 0 and self.fold_passed)
         self.summary_icon.set_status("ok")
         if passed == total:
             summary = QCoreApplication.translate("CheckList", "All {n} checks passed.").format(n=total)
@@ -87,7 +98,7 @@ class CheckList(QWidget):
                       QCoreApplication.translate("CheckList", "Show details"))
         self.details.setText(hide if self.expanded else show)
         for check, (icon, label, button) in zip(self._checks, self.rows):
-            shown = self.expanded or _status(check) != "ok"
+            shown = self.expanded or not self.fold_passed or _status(check) != "ok"
             for widget in (icon, label, button):
                 if widget is not None:
                     widget.setVisible(shown)

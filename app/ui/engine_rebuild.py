@@ -1,0 +1,89 @@
+"""The one "rebuild the engine for this processor" job of the window, run off the GUI thread.
+
+The Machine step and the crash card both show it (progress, Cancel, the outcome), but there is only ever one
+rebuild at a time: ``EngineRebuild`` runs the rebuild step in a worker and re-emits what it reports. The step is
+an attribute (``step``) so that the controller that owns it can be given another one (tests pass a slow fake).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from app.ui.workers import Task, run_task
+
+# The diagnosis fix key that is no setting (app.core.diagnosis.causes_runtime.REBUILD_ENGINE). Kept here as a
+# plain string: importing the diagnosis package would slow down the window's start-up.
+REBUILD_KEY = "rebuild_engine"
+REBUILT_ENGINE = "embedded"  # the only engine this app can rebuild: the built-in one
+
+
+def rebuild_embedded(progress: Callable[[Any], None], cancel: Callable[[], bool]) -> Any:  # worker thread
+    from app.core.engine.rebuild import rebuild_embedded as rebuild
+
+    return rebuild(progress, cancel)
+
+
+def cannot_rebuild_reason() -> Any:
+    """Why this installation cannot rebuild its engine (a core ``Text``), or None when it can."""
+    from app.core.engine.rebuild import cannot_rebuild_reason as reason
+
+    return reason()
+
+
+def other_engine(engine: str) -> str:
+    return "llama-server" if engine == REBUILT_ENGINE else REBUILT_ENGINE
+
+
+class EngineRebuild(QObject):
+    """Signals (GUI thread): ``started()``, ``progress(RebuildProgress)``, ``finished(EngineCheck)`` and
+    ``failed(error)`` (a ``UserError`` with a sentence and a next step, also when cancelled)."""
+
+    started = Signal()
+    progress = Signal(object)
+    finished = Signal(object)
+    failed = Signal(object)
+
+    def __init__(self, step: Callable[..., Any] | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.step: Callable[..., Any] = step or rebuild_embedded
+        self._task: Task | None = None
+        self.last_progress: Any = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    @property
+    def cancelling(self) -> bool:
+        return self._task is not None and self._task.cancelled
+
+    def start(self) -> bool:
+        """Begin the rebuild; False when one is already running (it is not started twice)."""
+        if self._task is not None:
+            return False
+        self.last_progress = None
+        self._task = run_task(self.step, wants_progress=True, wants_cancel=True, on_progress=self._on_progress,
+                              on_done=self._on_done, on_error=self._on_error)
+        self.started.emit()
+        return True
+
+    def cancel(self) -> None:
+        if self._task is not None and not self._task.cancelled:
+            self._task.cancel()
+            self.progress.emit(self.last_progress)  # followers re-render as "cancelling"
+
+    def _on_progress(self, step: Any) -> None:
+        if self._task is None:
+            return
+        self.last_progress = step
+        self.progress.emit(step)
+
+    def _on_done(self, check: Any) -> None:
+        self._task = None
+        self.finished.emit(check)
+
+    def _on_error(self, error: BaseException) -> None:
+        self._task = None
+        self.failed.emit(error)

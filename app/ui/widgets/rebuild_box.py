@@ -1,0 +1,143 @@
+"""What the engine rebuild is doing: the phase in words, a progress bar (a percentage while compiling, busy
+otherwise), Cancel, and afterwards the outcome (the error's sentence and next step when it failed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+
+
+def _phase(step: Any) -> str:
+    phase = getattr(step, "phase", None)
+    return str(getattr(phase, "value", phase) or "")
+
+
+class RebuildBox(QWidget):
+    """Follows an ``EngineRebuild`` (``follow``); hidden until a rebuild starts, or while not ``relevant``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rebuild: Any = None
+        self.state = "idle"  # idle | running | cancelling | failed | done
+        self._step: Any = None
+        self._error: Any = None
+        self.relevant = True
+        self.status = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.progress = QProgressBar(self)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(10)
+        self.cancel_button = QPushButton(self)
+        self.cancel_button.clicked.connect(self._cancel)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.status)
+        layout.addLayout(row)
+        self.retranslateUi()
+
+    def follow(self, rebuild: Any) -> None:
+        self.rebuild = rebuild
+        rebuild.started.connect(self._on_started)
+        rebuild.progress.connect(self._on_progress)
+        rebuild.finished.connect(self._on_finished)
+        rebuild.failed.connect(self._on_failed)
+        if rebuild.running:
+            self._on_started()
+
+    def set_relevant(self, relevant: bool) -> None:
+        self.relevant = relevant
+        self._render()
+
+    def clear(self) -> None:
+        """Forget a finished rebuild's outcome (a running one keeps showing)."""
+        if self.state in ("failed", "done"):
+            self.state, self._error = "idle", None
+            self._render()
+
+    # --- the rebuild's reports -------------------------------------------------------------------
+
+    def _on_started(self) -> None:
+        self.state, self._step, self._error = "running", None, None
+        self._render()
+
+    def _on_progress(self, step: Any) -> None:
+        if step is not None:
+            self._step = step
+        if self.rebuild is not None and self.rebuild.cancelling:
+            self.state = "cancelling"
+        self._render()
+
+    def _on_finished(self, _check: Any) -> None:
+        self.state = "done"
+        self._render()
+
+    def _on_failed(self, error: Any) -> None:
+        self.state, self._error = "failed", error
+        self._render()
+
+    def _cancel(self) -> None:
+        if self.rebuild is not None:
+            self.rebuild.cancel()
+
+    # --- rendering -------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.cancel_button.setText(self.tr("Cancel"))
+        self._render()
+
+    def _render(self) -> None:
+        active = self.state in ("running", "cancelling")
+        self.setVisible(self.relevant and self.state != "idle")
+        self.progress.setVisible(active)
+        self.cancel_button.setVisible(active)
+        self.cancel_button.setEnabled(self.state == "running")
+        fraction = getattr(self._step, "fraction", None)
+        if self.state == "running" and _phase(self._step) == "building" and fraction is not None:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
+        else:
+            self.progress.setRange(0, 0)  # busy: probing, testing, starting, cancelling
+        self.status.setText(self.status_text())
+
+    def status_text(self) -> str:
+        if self.state == "cancelling":
+            return self.tr("Cancelling the rebuild…")
+        if self.state == "done":
+            return self.tr("The engine was rebuilt for this processor and passed its test.")
+        if self.state == "failed":
+            return self._error_text(self._error)
+        if self.state != "running":
+            return ""
+        phase, fraction = _phase(self._step), getattr(self._step, "fraction", None)
+        if phase == "probing":
+            return self.tr("Rebuilding the engine: testing which instructions this processor runs…")
+        if phase == "building" and fraction is not None:
+            return self.tr("Rebuilding the engine for this processor: {percent} %").format(percent=int(fraction * 100))
+        if phase == "building":
+            return self.tr("Rebuilding the engine for this processor…")
+        if phase == "testing":
+            return self.tr("Rebuilding the engine: testing the new engine on this processor…")
+        return self.tr("Rebuilding the engine for this processor (a few minutes)…")
+
+    def _error_text(self, error: Any) -> str:
+        message, fix = getattr(error, "message", None), getattr(error, "fix", None)
+        if hasattr(message, "render"):
+            text = message.render()
+        else:
+            text = self.tr("The engine could not be rebuilt: {error}").format(error=error)
+        if hasattr(fix, "render"):
+            text += "\n" + self.tr("Next step: {fix}").format(fix=fix.render())
+        lines = list(getattr(error, "evidence", None) or ())
+        self.status.setToolTip("\n".join(lines[-20:]))
+        return text

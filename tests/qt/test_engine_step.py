@@ -60,7 +60,7 @@ def sigill_engine_check(app_home):
                QuantResult("Q4_1", Outcome.RUNS, "4 tokens in 0.05 s"))
     check = EngineCheck("embedded", selftest.build_fingerprint("embedded"), isa_cache.cpu_fingerprint(), results,
                         0.4, time.time())
-    selftest._store(check)
+    selftest.store(check)
     assert selftest.cached("embedded") == check
     return check
 

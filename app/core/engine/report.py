@@ -56,6 +56,9 @@ def illegal_instruction_row(engine: str, server_bin: str | None = None, evidence
     else:
         message = T("{engine} uses processor instructions that this computer cannot run, so every quantized model "
                     "stops it.", "{engine}使用了这台电脑无法运行的处理器指令，因此任何量化模型都会让它停止。", engine=name)
+    if engine != "embedded":  # only the built-in engine is built by this app; another llama-server is the user's
+        return Check(CHECK_ID, Status.ERROR, message, _other_engine_fix(engine), evidence=evidence,
+                     fix_action=dict(SWITCH_ACTION, engine=_other(engine)))
     fix = T("Rebuild the engine for this processor (a few minutes), or use the other engine.",
             "为这台处理器重新构建引擎（需要几分钟），或改用另一个引擎。")
     return Check(CHECK_ID, Status.ERROR, message, fix, evidence=evidence, fix_action=dict(REBUILD_ACTION, engine=engine))

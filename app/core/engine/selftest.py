@@ -130,7 +130,8 @@ def cached(engine: str, server_bin: str | None = None) -> EngineCheck | None:
         return None
 
 
-def _store(check: EngineCheck) -> None:
+def store(check: EngineCheck) -> None:
+    """Keep a self-test result as the one for its engine build and processor."""
     try:
         entries = json.loads(_cache_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -178,7 +179,7 @@ def run_check(engine: str, server_bin: str | None = None, *, use_cache: bool = T
         results = tuple(_check_llama_server(quant, path, server_bin) for quant, path in models.items())
     check = EngineCheck(engine, build_fingerprint(engine, server_bin), cpu_fingerprint(), results,
                         time.monotonic() - started, time.time())
-    _store(check)
+    store(check)
     return check
 
 

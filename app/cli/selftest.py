@@ -14,6 +14,7 @@ from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import context_size, gpu_layers, http_url, positive_int
 from app.core.chat.client import ChatClient
+from app.core.chat.errors import ChatError
 from app.core.chat.hooks import client_for_supervisor, ctx_per_slot
 from app.core.chat.selftest import RoundReport, SelftestReport, run_selftest
 from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
@@ -49,6 +50,8 @@ def run(args) -> int:
         report = _with_url(args, progress) if args.url else _with_model(args, progress)
     except UserError as error:
         return report_user_error(error)
+    except ChatError as error:  # e.g. the server died before the first round could be prepared
+        return report_user_error(_user_error(error))
     _print_report(report, args.json)
     return 0 if report.passed else 1
 
@@ -92,14 +95,20 @@ def _with_model(args, progress) -> SelftestReport:
 
 def _check_reachable(client: ChatClient) -> None:
     from app.core.chat.classify import ServerLoading
-    from app.core.chat.errors import ChatError
 
     try:
         client.server_info()
     except ServerLoading:
-        return  # the session waits for the model to load
+        return  # run_selftest waits for the model to load
     except ChatError as error:
-        raise UserError(error.message, error.next_step, list(error.evidence)) from None
+        raise _user_error(error) from None
+
+
+def _user_error(error: ChatError) -> UserError:
+    """A classified chat failure in the CLI's problem shape. For a crash the message and next step are the crash
+    diagnosis' own (ChatError took them over) and the evidence is the log lines the diagnosis picked."""
+    evidence = getattr(error.diagnosis, "evidence", None) or error.evidence
+    return UserError(error.message, error.next_step, list(evidence))
 
 
 def _print_round(result: RoundReport) -> None:
@@ -127,6 +136,9 @@ def _print_report(report: SelftestReport, as_json: bool) -> None:
     if as_json:
         print_json(report.to_dict())
         return
+    if report.skipped_rounds:
+        print(T("The server is gone, so the other {n} round(s) were not run.",
+                "服务器已不在运行，其余 {n} 轮没有进行。", n=report.skipped_rounds))
     if report.naive_overflowed:
         print(T("The full history outgrew the context ({ctx} tokens); older turns were trimmed as designed.",
                 "完整历史超出了上下文（{ctx} 个 token）；较早的轮次已按设计裁剪。", ctx=report.ctx_per_slot))

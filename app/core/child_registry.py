@@ -121,11 +121,15 @@ def kill_stale_child(child: StaleChild, *, grace_s: float = 3.0) -> bool:
     if not _same_process(child.pid, child.create_time, list(child.cmdline)):
         unregister(child.record)
         return False
-    process = psutil.Process(child.pid)
-    _signal_tree(process, polite=True)
-    if not _wait_gone(child, grace_s):
-        _signal_tree(process, polite=False)
-        _wait_gone(child, 3.0)
+    try:
+        process = psutil.Process(child.pid)
+    except psutil.NoSuchProcess:  # it died on its own since the check above
+        process = None
+    if process is not None:
+        _signal_tree(process, polite=True)
+        if not _wait_gone(child, grace_s):
+            _signal_tree(process, polite=False)
+            _wait_gone(child, 3.0)
     unregister(child.record)
     return not _same_process(child.pid, child.create_time)
 

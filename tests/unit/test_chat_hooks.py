@@ -26,3 +26,34 @@ def test_recent_crash_only_counts_crashes_since_the_server_was_last_ready():
     assert recent_crash(supervisor) is None
     old = Event("crash", time.time() - 3600, State.CRASHED, {"diagnosis": diagnosis})
     assert recent_crash(SimpleNamespace(state=State.LOADING, last_diagnosis=diagnosis, history=[old])) is None
+
+
+def test_crash_report_waits_for_the_diagnosis_of_a_child_that_is_already_gone():
+    import threading
+
+    from app.core.chat.hooks import crash_report
+
+    diagnosis = SimpleNamespace(cause="killed")
+    child = SimpleNamespace(running=False, stop_requested=False)
+    supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
+                                 history=[Event.now("state", State.READY)])
+
+    def report_late() -> None:  # the report comes a while after the child is gone, as on a busy machine
+        time.sleep(0.5)
+        supervisor.last_diagnosis = diagnosis
+        supervisor.history.append(Event.now("crash", State.CRASHED, diagnosis=diagnosis))
+
+    threading.Thread(target=report_late, daemon=True).start()
+    assert crash_report(supervisor, wait_s=30.0) is diagnosis
+
+
+def test_crash_report_does_not_wait_while_the_child_runs_or_was_asked_to_stop():
+    from app.core.chat.hooks import crash_report
+
+    for child in (SimpleNamespace(running=True, stop_requested=False),
+                  SimpleNamespace(running=False, stop_requested=True)):
+        supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
+                                     history=[Event.now("state", State.READY)])
+        started = time.monotonic()
+        assert crash_report(supervisor, wait_s=30.0) is None
+        assert time.monotonic() - started < 5.0

@@ -9,6 +9,7 @@ from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
 from app.core.launch_config import LaunchConfig
 
 RECENT_CRASH_S = 60.0
+CRASH_REPORT_WAIT_S = 15.0
 
 
 def ctx_per_slot(config: LaunchConfig) -> int | None:
@@ -34,11 +35,30 @@ def recent_crash(supervisor: Any, within_s: float = RECENT_CRASH_S) -> Any:
     return supervisor.last_diagnosis if state in ("crashed", "failed") else None
 
 
+def crash_report(supervisor: Any, wait_s: float = CRASH_REPORT_WAIT_S) -> Any:
+    """``recent_crash``, but once the server process has exited on its own, wait (at most ``wait_s``) for the
+    supervisor's diagnosis of that exit: it is sure to come, and on a busy machine it can take longer than the
+    client's own short wait, which would leave a dead server explained as merely "not answering"."""
+    diagnosis = recent_crash(supervisor)
+    child = getattr(supervisor, "child", None)
+    deadline = time.monotonic() + wait_s
+    while diagnosis is None and _exit_being_diagnosed(supervisor, child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        diagnosis = recent_crash(supervisor)
+    return diagnosis
+
+
+def _exit_being_diagnosed(supervisor: Any, child: Any) -> bool:
+    """The supervisor's current child is gone and nobody asked it to go: a crash report follows."""
+    return (child is not None and getattr(supervisor, "child", None) is child and not child.running
+            and not child.stop_requested)
+
+
 def client_for_supervisor(supervisor: Any, **options: Any) -> ChatClient:
     config: LaunchConfig = supervisor.config
     return ChatClient(
         lambda: supervisor.url, api_key=config.api_key, backend=config.backend, ctx_per_slot=ctx_per_slot(config),
-        crash_info=lambda: recent_crash(supervisor),
+        crash_info=lambda: crash_report(supervisor),
         log_tail=lambda n: [line.text for line in supervisor.tail(n)],
         **options,
     )

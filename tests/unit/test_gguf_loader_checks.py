@@ -53,16 +53,18 @@ def _tensors(layers: int, embd: int, ff: int, vocab: int) -> dict[str, tuple[int
 
 
 def mini(path: Path, *, arch: str = "llama", layers: int = 2, embd: int = 8, heads: int = 2, ff: int = 16,
-         kv: dict | None = None, drop_keys=(), tensors: dict | None = None, drop_tensors=(), big_endian=False) -> Path:
+         kv: dict | None = None, drop_keys=(), tensors: dict | None = None, drop_tensors=(), big_endian=False,
+         split_max_tensors: int = 0) -> Path:
     """A minimal GGUF: ``kv`` adds or replaces keys ((value, type[, item type])), ``drop_keys`` removes them,
-    ``tensors`` adds or replaces tensor shapes, ``drop_tensors`` removes tensors."""
+    ``tensors`` adds or replaces tensor shapes, ``drop_tensors`` removes tensors. With ``split_max_tensors``
+    gguf-py writes parts named ``<stem>-0000N-of-0000M.gguf`` next to ``path`` instead."""
     keys = _kv(arch, layers, embd, heads, ff) | (kv or {})
     for key in drop_keys:
         keys.pop(key, None)
     vocab = len(keys["tokenizer.ggml.tokens"][0]) if "tokenizer.ggml.tokens" in keys else len(TOKENS)
     shapes = _tensors(layers, embd, ff, vocab) | (tensors or {})
     endian = gguf.GGUFEndian.BIG if big_endian else gguf.GGUFEndian.LITTLE
-    writer = gguf.GGUFWriter(str(path), arch, endianess=endian)
+    writer = gguf.GGUFWriter(str(path), arch, endianess=endian, split_max_tensors=split_max_tensors)
     if "general.architecture" in drop_keys:
         del writer.kv_data[0]["general.architecture"]
     for key, value in keys.items():
@@ -136,7 +138,7 @@ def test_key_of_the_wrong_type(tmp_path):
 
 def test_optional_key_of_the_wrong_type_also_stops_the_load(tmp_path):
     check = error(mini(tmp_path / "m.gguf", kv={"tokenizer.ggml.bos_token_id": (1, VT.INT32)}), "tokenizer")
-    assert "tokenizer.ggml.bos_token_id" in check.evidence[0]
+    assert "(beginning-of-text token)" in text(check) and "tokenizer.ggml.bos_token_id" in check.evidence[0]
 
 
 def test_unknown_and_missing_architecture(tmp_path):
@@ -283,7 +285,7 @@ def test_optional_bias_is_accepted_when_its_shape_is_right(tmp_path):
 
 def test_layer_beyond_the_declared_layers(tmp_path):
     check = error(mini(tmp_path / "m.gguf", tensors={"blk.2.attn_norm.weight": (8,)}), "tensor_names")
-    assert "layer 2, but the model has only 2 layers" in text(check)
+    assert "layer 2, but the model's layer count is 2" in text(check)
 
 
 def test_wrong_shape_names_the_part_and_both_sizes(tmp_path):
@@ -329,6 +331,16 @@ def test_architectures_with_varying_layers_are_not_compared(tmp_path):
     path = mini(tmp_path / "m.gguf", arch="jamba", layers=4, drop_tensors=("blk.2.attn_q.weight",))
     check = rows(path)["layers"]
     assert check.status is Status.OK and "not compared" in text(check)
+
+
+def test_split_model_is_judged_on_all_its_parts(tmp_path):
+    mini(tmp_path / "m.gguf", split_max_tensors=8)
+    parts = sorted(tmp_path.glob("m-*-of-*.gguf"))
+    assert len(parts) == 3
+    assert all(c.status is Status.OK for c in rows(parts[0]).values())
+    mini(tmp_path / "x.gguf", split_max_tensors=8, drop_tensors=("blk.1.ffn_up.weight",))  # in part 2
+    check = error(min(tmp_path.glob("x-*-of-*.gguf")), "layers")
+    assert "layer 1 lacks a part every other layer has" in text(check)
 
 
 def test_later_split_part_gets_no_loader_rows(tmp_path):

@@ -228,6 +228,17 @@ KEY_WORDS: dict[str, tuple[str, str]] = {
     "tokenizer.ggml.scores": ("token scores", "词元分数"),
     "tokenizer.ggml.token_type": ("token types", "词元类型"),
     "tokenizer.ggml.merges": ("tokenizer merges", "分词合并规则"),
+    "tokenizer.ggml.bos_token_id": ("beginning-of-text token", "文本开始词元"),
+    "tokenizer.ggml.eos_token_id": ("end-of-text token", "文本结束词元"),
+    "tokenizer.ggml.eot_token_id": ("end-of-turn token", "轮次结束词元"),
+    "tokenizer.ggml.unknown_token_id": ("unknown-word token", "未知词元"),
+    "tokenizer.ggml.padding_token_id": ("padding token", "填充词元"),
+    "tokenizer.ggml.seperator_token_id": ("separator token", "分隔词元"),
+    "tokenizer.ggml.mask_token_id": ("mask token", "掩码词元"),
+    "tokenizer.ggml.add_bos_token": ("whether to start text with a beginning-of-text token", "是否在文本开头加开始词元"),
+    "tokenizer.ggml.add_eos_token": ("whether to end text with an end-of-text token", "是否在文本末尾加结束词元"),
+    "general.name": ("model name", "模型名称"),
+    "general.file_type": ("file type", "文件类型"),
 }
 
 

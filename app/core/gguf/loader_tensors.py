@@ -79,9 +79,9 @@ def names_check(facts: TensorFacts, plan: Plan | None, n_layers: int | None) -> 
     if odd:
         first = odd[0]
         if first in beyond:
-            message = T("This file is damaged: it has a part for layer {layer}, but the model has only {n} layers "
-                        "(llama.cpp refuses files with parts it does not use).",
-                        "文件已损坏：它含有第 {layer} 层的部分，但模型只有 {n} 层（llama.cpp 会拒绝含有未使用部分的文件）。",
+            message = T("This file is damaged: it has a part for layer {layer}, but the model's layer count is {n} "
+                        "(layers are numbered from 0; llama.cpp refuses files with parts it does not use).",
+                        "文件已损坏：它含有第 {layer} 层的部分，但模型的层数为 {n}（层从 0 开始编号；llama.cpp 会拒绝含有未使用部分的文件）。",
                         layer=block_of(first)[0], n=n_layers)
         else:
             message = T("This file is damaged: it has a part llama.cpp does not know or use ({name}); llama.cpp refuses "

@@ -50,8 +50,8 @@ def _require_list(meta: Meta, key: str, item_types: tuple[int, ...]) -> None:
         found = TYPE_NAMES.get(meta.type_of(key), "?")
         if meta.type_of(key) == ARRAY:
             found = f"array of {TYPE_NAMES.get(meta.item_type(key), '?')}"
-        raise _list_problem(key, meta.arch, "This file is damaged: its {what} is not stored as the list llama.cpp "
-                            "expects.", "文件已损坏：其{what_zh}不是 llama.cpp 所需的列表格式。",
+        raise _list_problem(key, meta.arch, "This file is damaged: llama.cpp cannot read its {what} (stored as the "
+                            "wrong kind of list).", "文件已损坏：llama.cpp 无法读取其{what_zh}（列表格式不对）。",
                             f"{key} is {found}, expected array of " + "/".join(TYPE_NAMES[t] for t in item_types))
 
 

@@ -15,12 +15,17 @@ U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 TYPE_NAMES = {U8: "u8", I8: "i8", U16: "u16", I16: "i16", U32: "u32", I32: "i32", F32: "f32", BOOL: "bool",
               STRING: "string", ARRAY: "array", U64: "u64", I64: "i64", F64: "f64"}
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 MAX_LAYERS = 512  # LLAMA_MAX_LAYERS
 MAX_EXPERTS = 1024  # LLAMA_MAX_EXPERTS (b11312 and b11434)
 MAX_TOKENS_SCANNED = 4_000_000  # the token list is compared for duplicates up to this size (real vocabularies: < 300k)
 
 # llm_arch names (LLM_ARCH_NAMES); "clip" is a vision projector, never a main model.
-ARCHITECTURES = frozenset("""
+ARCHITECTURES = _words("""
 afmoe apertus arcee arctic arwkv7 baichuan bailingmoe bailingmoe2 bailingmoe3 bert bitnet bloom chameleon
 chatglm clef clip codeshell cogvlm cohere2 cohere2moe command-r dbrx deci deepseek deepseek2 deepseek2-ocr
 deepseek32 deepseek4 dflash dots1 dots3note dream eagle3 ernie4_5 ernie4_5-moe eurobert exaone exaone-moe
@@ -34,24 +39,24 @@ openelm orion paddleocr pangu-embedded phi2 phi3 phimoe plamo plamo2 plamo3 plm 
 qwen2vl qwen3 qwen35 qwen35moe qwen3moe qwen3next qwen3tts qwen3vl qwen3vlmoe qwen4exp refact rnd1 rwkv6
 rwkv6qwen2 rwkv7 seed_oss smallthinker smollm3 spark2_5 stablelm starcoder starcoder2 step35 t5 t5encoder
 talkie wavtokenizer-dec xverse
-""".split())
+""")
 
 # Architectures whose layers legitimately differ in which parts they have, decided by the file itself
 # (a layer is dense or MoE by the tensors present, recurrent or attention by a pattern or a per-layer
 # array, the first layer special, shared-KV or full-attention layers without some parts). Their layers
 # are not compared with each other; the other checks still apply.
-VARIABLE_LAYER_ARCHS = frozenset("""
+VARIABLE_LAYER_ARCHS = _words("""
 arwkv7 bailingmoe3 deci dflash dots3note falcon-h1 gemma3n gemma4 gemma4-assistant glm5-next granitehybrid
 grok hy_v4 jamba kimi-k3 kimi-linear lfm2 lfm2moe llama4 minimax-01 modern-bert nemotron_h nemotron_h_moe
 nomic-bert-moe openelm plamo2 qwen35 qwen35moe qwen3next qwen4exp rwkv7 deepseek4
-""".split())
+""")
 
 # tokenizer.ggml.model values the vocabulary loader accepts
-TOKENIZER_MODELS = frozenset("no_vocab none llama bert gpt2 hybriddna whitespace t5 rwkv test plamo2 gemma4".split())
+TOKENIZER_MODELS = _words("no_vocab none llama bert gpt2 hybriddna whitespace t5 rwkv test plamo2 gemma4")
 BPE_MODELS = frozenset({"gpt2", "hybriddna", "whitespace", "gemma4"})  # need tokenizer.ggml.merges
 
 # tokenizer.ggml.pre values a BPE vocabulary accepts (an empty or missing one means "default")
-PRE_TOKENIZERS = frozenset("""
+PRE_TOKENIZERS = _words("""
 a.x-4.0 afmoe bailingmoe bailingmoe2 bloom chameleon chatglm-bpe codeshell cohere2moe command-r dbrx
 deepseek-coder deepseek-llm deepseek-r1-qwen deepseek-v3 default exaone exaone-moe exaone4 f2llmv2 falcon
 falcon-h1 falcon3 gemma4 gigachat glm4 glm5 gpt-2 gpt-4o gpt3-finnish granite-docling granite-embed-multi-311m
@@ -60,7 +65,7 @@ jina-v2-de jina-v2-es jina-v5-nano joyai-llm kanana2 kimi-k2 kormo laguna lfm2 l
 llama3 llama4 megrez mellum mellum2 midm-2.0 minerva-7b minicpm5 minimax-m2 mmbert modern-bert mpt olmo phi-2
 pixtral poro-chat qwen2 qwen35 refact roberta-bpe sarvam-moe seed-coder smaug-bpe smollm solar-open spark2_5
 stablelm2 starcoder superbpe talkie tekken tiny_aya trillion ufakzeka viking whitespace youtu
-""".split())
+""")
 
 ROPE_SCALING_TYPES = frozenset({"none", "linear", "yarn", "longrope"})
 
@@ -78,7 +83,7 @@ TOKENIZER_BOOL_KEYS = tuple(f"tokenizer.ggml.{name}" for name in (
     "normalizer.lowercase", "normalizer.strip_accents"))
 
 # Tensor names (LLM_TENSOR_NAMES): whole names outside the blocks, then the part after "blk.N." inside them.
-GLOBAL_TENSORS = frozenset("""
+GLOBAL_TENSORS = _words("""
 altup_proj altup_unembd_proj cls cls.norm cls.output conf_proj conv1d d2t dec.output_norm decision.field_norm
 decision.hidden_norm decision.option_norm decision.option_summary_norm decision.proj_global decision.proj_memory
 decision.proj_option_context decision.proj_option_lexical decision.proj_option_question decision.proj_question
@@ -88,8 +93,8 @@ output_hc_base output_hc_down output_hc_fn output_hc_norm output_hc_scale output
 output_res_score per_layer_model_proj per_layer_proj_norm per_layer_token_embd position_embd rope_factors_long
 rope_factors_short rope_freqs selector_hidden selector_predecessor selector_successor token_embd token_embd_norm
 token_types
-""".split())
-BLOCK_TENSORS = frozenset("""
+""")
+BLOCK_TENSORS = _words("""
 altup_correct_coef altup_correct_scale altup_predict_coef altup_router altup_router_norm attn_compressor_ape
 attn_compressor_gate attn_compressor_kv attn_compressor_norm attn_conv_base attn_conv_proj attn_gate attn_k
 attn_k_b attn_k_norm attn_kv attn_kv_a_mqa attn_kv_a_norm attn_kv_b attn_norm attn_norm_2 attn_output
@@ -114,7 +119,7 @@ time_mix_gate time_mix_k_a time_mix_k_k time_mix_key time_mix_lerp_fused time_mi
 time_mix_lerp_r time_mix_lerp_v time_mix_lerp_w time_mix_lerp_x time_mix_ln time_mix_output time_mix_r_k
 time_mix_receptance time_mix_v0 time_mix_v1 time_mix_v2 time_mix_value time_mix_w0 time_mix_w1 time_mix_w2
 vis_attn_output vis_attn_qkv vis_down vis_gate vis_up
-""".split())
+""")
 # numbered names of other shapes: experts stored one by one, encoder/decoder blocks, vocoder blocks
 _OTHER_NUMBERED = re.compile(
     r"^(?:blk\.\d+\.ffn_(?:gate|down|up)\.\d+"

@@ -22,7 +22,7 @@ from app.core.gguf.loader_hparams import HParams
 from app.core.gguf.loader_meta import DAMAGED_FIX, LoadStop, Meta
 from app.core.gguf.model_info import TensorInfo
 from app.core.problem import Check, Status
-from app.core.text import T
+from app.core.text import T, Text
 
 _MAX_LISTED = 5
 
@@ -97,7 +97,7 @@ def names_check(facts: TensorFacts, plan: Plan | None, n_layers: int | None) -> 
 # --- layers ---------------------------------------------------------------------------------------------
 
 
-def _lacking_sentence(layer: int, name: str, everywhere_else: bool) -> T:
+def _lacking_sentence(layer: int, name: str, everywhere_else: bool) -> Text:
     en, zh = _part(name)
     if everywhere_else:
         return T("This file is damaged: layer {layer} lacks a part every other layer has ({part}).",

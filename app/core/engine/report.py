@@ -43,25 +43,33 @@ def illegal_instruction_row(engine: str, server_bin: str | None = None, evidence
     """The true sentence for SIGILL: which instruction set, whether it was built here, and the way out."""
     name = engine_name(engine)
     record = build_record.for_engine(engine, server_bin)
-    if record is not None and record.left_out:
-        message = T("{engine} stops with an illegal instruction on this processor although it was built without "
-                    "{features}. Its build may be damaged.",
-                    "{engine}在这台电脑的处理器上因非法指令而停止，尽管它构建时已经去掉了 {features}。它的构建可能已损坏。",
-                    engine=name, features=", ".join(record.left_out))
-    elif record is not None:
-        message = T("{engine} was built on this computer, but for instructions this processor cannot run here "
-                    "(it advertises more than its virtual machine allows).",
-                    "{engine}是在这台电脑上构建的，但使用了这台处理器在此无法运行的指令（处理器声明的功能多于虚拟机允许的）。",
-                    engine=name)
-    else:
+    faulting = ", ".join(feature.label for feature in _faulting_here())
+    if record is None:
         message = T("{engine} uses processor instructions that this computer cannot run, so every quantized model "
                     "stops it.", "{engine}使用了这台电脑无法运行的处理器指令，因此任何量化模型都会让它停止。", engine=name)
+    elif faulting:
+        message = T("{engine} was built on this computer, yet quantized models stop it with an illegal instruction: "
+                    "this processor advertises {features} but cannot run it here.",
+                    "{engine}是在这台电脑上构建的，但量化模型仍因非法指令让它停止：这台处理器声称支持 {features}，但在这里无法运行。",
+                    engine=name, features=faulting)
+    else:
+        message = T("{engine} was built on this computer, yet quantized models stop it with an illegal instruction.",
+                    "{engine}是在这台电脑上构建的，但量化模型仍因非法指令让它停止。", engine=name)
     if engine != "embedded":  # only the built-in engine is built by this app; another llama-server is the user's
         return Check(CHECK_ID, Status.ERROR, message, _other_engine_fix(engine), evidence=evidence,
                      fix_action=dict(SWITCH_ACTION, engine=_other(engine)))
     fix = T("Rebuild the engine for this processor (a few minutes), or use the other engine.",
             "为这台处理器重新构建引擎（需要几分钟），或改用另一个引擎。")
     return Check(CHECK_ID, Status.ERROR, message, fix, evidence=evidence, fix_action=dict(REBUILD_ACTION, engine=engine))
+
+
+def _faulting_here() -> list:
+    from app.core.engine import isa_cache
+
+    try:
+        return isa_cache.current_report().unusable()
+    except OSError:
+        return []
 
 
 def _other(engine: str) -> str:

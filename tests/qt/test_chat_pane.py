@@ -13,6 +13,7 @@ import os
 import signal
 
 import pytest
+import shiboken6
 
 from app.core.chat import ChatClient, ChatParams, list_conversations
 from app.core.demo_model import TinyModelSpec, write_tiny_llama
@@ -51,16 +52,23 @@ def chat_server(tmp_path_factory):
 
 @pytest.fixture
 def pane(qtbot):
+    # Not qtbot.addWidget: pytest-qt closes and deletes registered widgets *before* fixture teardown, so the
+    # waits below would run the deferred delete while the last reply's worker is still finishing (replyFinished
+    # fires before the worker's own result comes back; under load that can be a while). The workers then rightly
+    # skip the callbacks of the deleted pane and is_streaming() stays True for good. The pane lives until every
+    # task has reported back, and is deleted here.
     widget = ChatPane()
-    qtbot.addWidget(widget)
     yield widget
     widget.stop()
     qtbot.waitUntil(lambda: not widget.is_streaming(), timeout=REPLY_MS)
-    try:  # no callback may reach the widget after the test deleted it
+    try:  # no callback may reach the widget after it is deleted
         qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=REPLY_MS)
     except qtbot.TimeoutError:
         raise AssertionError(f"pool tasks still running: {[task._fn for task in workers._live]}") from None
     widget.shutdown()
+    widget.close()
+    widget.deleteLater()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(widget), timeout=5_000)
 
 
 def connect(pane: ChatPane, supervisor: Supervisor, max_tokens: int) -> list[str]:

@@ -11,7 +11,9 @@ run takes minutes per build and later runs only measure. A variant whose flags a
 is not built twice: the report says it is the same build. Targets: chosen >= 0.95x native and >= 1.0x
 portable (within noise), and chosen well above baseline where the CPU has AVX2.
 
-Run: .venv/bin/python benchmarks/bench_engine_build.py [--rounds 3] [--variants chosen,portable,native,baseline]
+Run: .venv/bin/python benchmarks/bench_engine_build.py [--rounds 3] [--threads N] [--variants chosen,portable,...]
+Run it on an otherwise idle machine: with every core busy elsewhere, llama.cpp's threads wait on each other and
+the figures swing by several times.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default="chosen,portable,native,baseline")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="engine threads (default: every core; on a busy machine 1 is far less noisy)")
     args = parser.parse_args()
     report = cpu_isa.probe()
     chosen = build_flags.choose(report)
@@ -118,7 +122,7 @@ def main() -> int:
     spec = next(s for s in build.pinned_engines() if s.package == "llama-cpp-python")
     portable_same = {f.name for f in report.usable()} == PORTABLE_SET
     candidates = {"chosen": chosen, "portable": build_flags.portable(), "native": NATIVE, "baseline": BASELINE}
-    threads = os.cpu_count() or 1
+    threads = args.threads
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         work = Path(tmp)
         libs = {}

@@ -94,7 +94,10 @@ def _stat_key(path: Path) -> str:
 
 
 def engine_files(engine: str, server_bin: str | None) -> list[Path]:
-    """The files whose change means another build: the library or binary and its ggml libraries."""
+    """The files whose change means another build: the library or binary and its ggml libraries.
+
+    ``server_bin`` counts only for the llama-server engine: the built-in engine is the same build whatever
+    llama-server the settings also name (else switching back to it would re-run a self-test it already passed)."""
     if engine == "embedded":
         import importlib.util
 
@@ -105,7 +108,7 @@ def engine_files(engine: str, server_bin: str | None) -> list[Path]:
     else:
         folder = Path(server_bin or "").resolve().parent
     files = sorted(p for p in folder.glob("*") if "ggml" in p.name or "llama" in p.name) if folder.is_dir() else []
-    if server_bin:
+    if server_bin and engine != "embedded":
         files.insert(0, Path(server_bin).resolve())
     return files
 

@@ -2,36 +2,96 @@
 
 The self-test (quantize a tiny model, load it, generate) runs once per session for the built-in engine; each
 test's fresh home gets a copy of its cache files, so `doctor` and the Machine step read a real result instead
-of spending seconds re-running it in every test. A test that wants no result deletes the file."""
+of spending seconds re-running it in every test. A test that wants no result deletes the file.
+
+The self-test takes about 3 s of child processes. It starts in its own child as the session starts, so it runs
+alongside collection (which keeps the other core busy) instead of before the first test; the first test that
+needs it waits for it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 SEEDED = ("engine-check.json", "isa-probe.json")
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT_S = 300  # a cold quantize + load on 2 busy cores takes seconds; this is only a guard against a hang
+_SEED = """
+import json
+from app.core.engine import isa_cache, selftest
+isa_cache.current_report()
+check = selftest.run_check("embedded")
+print(json.dumps({"ok": check.ok, "check": check.to_dict()}))
+"""
+
+
+class _Seed:
+    """The self-test child: its own app home, and its own process group (it starts children of its own)."""
+
+    def __init__(self) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="gguf-launcher-engine-check-"))
+        env = dict(os.environ, GGUF_LAUNCHER_HOME=str(self.home))
+        self.proc = subprocess.Popen([sys.executable, "-c", _SEED], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def wait(self) -> Path:
+        """The seeded cache folder, once the self-test passed (a failure that says why otherwise)."""
+        try:
+            out, err = self.proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail(f"the engine self-test did not finish within {TIMEOUT_S} s", pytrace=False)
+        try:
+            result = json.loads(out.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            pytest.fail(f"the engine self-test child failed (exit {self.proc.returncode}): {err[-3000:]}",
+                        pytrace=False)
+        assert result["ok"], f"the built-in engine fails its self-test on this processor: {result['check']}"
+        return self.home / "cache"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+_seed: _Seed | None = None
+
+
+def pytest_sessionstart(session) -> None:
+    global _seed
+    if not session.config.option.collectonly:
+        _seed = _Seed()
+
+
+def pytest_sessionfinish(session) -> None:
+    global _seed
+    if _seed is not None:
+        _seed.remove()
+        _seed = None
 
 
 @pytest.fixture(scope="session")
-def engine_check_home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("engine-check-home")
-    previous = os.environ.get("GGUF_LAUNCHER_HOME")
-    os.environ["GGUF_LAUNCHER_HOME"] = str(home)
-    try:
-        from app.core.engine import isa_cache, selftest
-
-        isa_cache.current_report()
-        check = selftest.run_check("embedded")
-        assert check.ok, f"the built-in engine fails its self-test on this processor: {check.to_dict()}"
-    finally:
-        if previous is None:
-            os.environ.pop("GGUF_LAUNCHER_HOME", None)
-        else:
-            os.environ["GGUF_LAUNCHER_HOME"] = previous
-    return home / "cache"
+def engine_check_home() -> Path:
+    global _seed
+    if _seed is None:  # pytest_sessionstart did not run here (this file loaded late): start it now
+        _seed = _Seed()
+    return _seed.wait()
 
 
 @pytest.fixture(autouse=True)

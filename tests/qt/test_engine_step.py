@@ -86,6 +86,7 @@ def test_the_fix_key_the_ui_knows_is_the_diagnosis_key():
 # --- the Machine step's engine row ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the real engine self-test
 def test_machine_row_runs_the_real_engine_test_once_when_nothing_is_cached(qtbot, no_engine_check):
     panel = MachinePanel(live=False)
     qtbot.addWidget(panel)
@@ -138,6 +139,7 @@ def test_window_machine_step_shows_the_engine_result_and_follows_the_settings_en
                     and machine.engine_row.status is Status.OK, timeout=LONG)
 
 
+@pytest.mark.slow  # the rebuild runs the real engine self-test
 def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot, sigill_engine_check, window):
     machine = window.machine
     qtbot.waitUntil(lambda: machine.engine_state == "done" and machine.engine_row is not None, timeout=LONG)
@@ -196,6 +198,7 @@ def test_crash_card_offers_the_other_engine_where_no_rebuild_is_possible(qtbot, 
     assert blocker.args == [{"backend": "llama-server"}]
 
 
+@pytest.mark.slow  # starts a real server from the window
 def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qtbot, window, tiny_model):
     if cannot_rebuild_reason() is not None:
         pytest.skip("this computer cannot rebuild the engine (no compiler): the card offers the other engine")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psutil
+import pytest
 from PySide6.QtCore import Qt
 
 from tests.qt.conftest import LONG, open_and_wait, wait_for_plan
@@ -21,6 +22,7 @@ def _probe_children() -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.slow  # the probe loads the model in real test servers
 def test_probe_runs_right_after_opening_a_model(qtbot, window, make_model):
     model = make_model("short.gguf", ctx_train=1024)
     open_and_wait(qtbot, window, model)

@@ -141,6 +141,7 @@ def test_missing_server_binary_shows_a_failed_card(qtbot, tmp_path, tiny_model):
         supervisor.close()
 
 
+@pytest.mark.slow  # starts a real server
 def test_real_server_start_crash_auto_restart_restart_stop(qtbot, tiny_model):
     config = LaunchConfig(model=str(tiny_model), ctx=512, threads=1, port=find_free_port())
     supervisor = Supervisor(config, backoff_s=(0.2,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
@@ -126,6 +127,7 @@ def test_run_gui_opens_the_window_and_returns_0(tmp_path):
     assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
 
 
+@pytest.mark.slow  # two whole apps in child processes, 6 s
 def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
     import os
     import signal

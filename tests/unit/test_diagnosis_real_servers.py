@@ -1,7 +1,8 @@
 """The crash decoder on the real last words of llama-server and llama-cpp-python when they refuse to start.
 
 Each case starts the real program on a broken input (truncated / foreign / version-1 file, busy port, bad flag,
-memory limit); all of them exit within seconds without ever serving, so these stay unit-fast.
+memory limit); all of them exit within seconds without ever serving, but each is a real engine start (about 1 s
+on 2 cores), so the module is in the slow lane.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import psutil
 from app.core.diagnosis import diagnose, oom_evidence_since, snapshot_oom_counters
 from app.core.launch_config import LaunchConfig
 from tests.unit.test_diagnosis_oom_and_processes import join_cgroup, memory_cgroup_for_test
+
+pytestmark = pytest.mark.slow  # real llama-server / llama-cpp-python starts
 
 TIMEOUT_S = 60
 

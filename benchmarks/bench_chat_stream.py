@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.chat.client import ChatClient  # noqa: E402
 from app.core.chat.params import ChatParams  # noqa: E402
-from app.core.demo_model import TinyModelSpec, write_tiny_llama  # noqa: E402
-from tests.integration.test_chat_harness import ASCII_ONLY, start_server  # noqa: E402
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama  # noqa: E402
+from tests.integration.chat.test_harness import ASCII_ONLY, start_server  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Tell me a long story about a river."}]
 NO_EOS = ASCII_ONLY  # random weights: ASCII only, no end-of-text: every reply streams max_tokens pieces

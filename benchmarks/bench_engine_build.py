@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.engine import build, build_flags, cpu_isa  # noqa: E402
-from app.core.engine.build_flags import LEAN_ARGS, BuildChoice  # noqa: E402
+from app.core.engine.build_flags import BuildChoice  # noqa: E402
 
 BASELINE = BuildChoice(cpu_args=("-DGGML_NATIVE=OFF", "-DGGML_SSE42=ON", "-DGGML_AVX=OFF", "-DGGML_AVX2=OFF",
                                  "-DGGML_FMA=OFF", "-DGGML_F16C=OFF", "-DGGML_BMI2=OFF"),
@@ -90,8 +90,8 @@ def measure(lib: Path, model: Path, threads: int) -> dict[str, float]:
 
 
 def models(work: Path) -> dict[str, Path]:
-    from app.core.demo_model import TinyModelSpec, write_tiny_llama
     from app.core.gguf.quantize import quantize
+    from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
     found = {}
     wheel_dir = work / "wheel"

@@ -27,13 +27,13 @@ os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-log-p
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psutil  # noqa: E402
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Qt, Signal  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal  # noqa: E402
 from PySide6.QtWidgets import QApplication, QPlainTextEdit  # noqa: E402
 
-from app.core.server_log import LogLine, ServerLog  # noqa: E402
-from app.core.supervisor_events import Event, State  # noqa: E402
-from app.ui.log_pane import LogPane  # noqa: E402
-from app.ui.supervisor_bridge import SupervisorBridge  # noqa: E402
+from app.core.server.events import Event, State  # noqa: E402
+from app.core.server.log import LogLine, ServerLog  # noqa: E402
+from app.ui.logs.log_pane import LogPane  # noqa: E402
+from app.ui.steps.server.supervisor_bridge import SupervisorBridge  # noqa: E402
 
 MAX_LINES = 10_000
 SAMPLE_LINES = (
@@ -222,7 +222,7 @@ sys.stdout.write("last line %d\n" % sent)
 
 
 def bench_child_flood(app: QApplication, rate: int, seconds: float) -> dict:
-    from app.core.child_process import ChildProcess
+    from app.core.process.child import ChildProcess
 
     source = EventSource()
     bridge = SupervisorBridge(source)

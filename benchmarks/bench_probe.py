@@ -24,16 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.demo_model import TinyModelSpec, write_tiny_llama  # noqa: E402
 from app.core.gguf import read_model_info  # noqa: E402
-from app.core.hardware import scan_hardware  # noqa: E402
-from app.core.launch_config import LaunchConfig  # noqa: E402
-from app.core.plan import make_plan  # noqa: E402
-from app.core.plan_budget import Margins, device_budgets  # noqa: E402
-from app.core.plan_estimate import estimate_devices  # noqa: E402
-from app.core.ports import find_free_port  # noqa: E402
+from app.core.hardware.scan import scan_hardware  # noqa: E402
+from app.core.launch.config import LaunchConfig  # noqa: E402
+from app.core.launch.ports import find_free_port  # noqa: E402
+from app.core.plan.budget import Margins, device_budgets  # noqa: E402
+from app.core.plan.estimate import estimate_devices  # noqa: E402
+from app.core.plan.memory import make_plan  # noqa: E402
 from app.core.probe import AttemptLimits, run_attempt, run_probe, search_highest  # noqa: E402
-from app.core.supervisor import State, Supervisor  # noqa: E402
+from app.core.server.supervisor import State, Supervisor  # noqa: E402
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama  # noqa: E402
 
 GiB, MiB = 1024**3, 1024**2
 NO_MARGIN = Margins(ram_min_bytes=0, ram_fraction=0.0)
@@ -191,9 +191,9 @@ ACCURACY_SHAPES = {
 def resident_after_prompt(info, config, ram, prompt_tokens: int) -> int:
     """The plan's worst case minus what only a full context touches: the rest of the compute buffer
     (attention scores grow with the cells in use) and the embedded server's per-token logits rows."""
-    from app.core.plan_compute import all_logits_bytes, compute_buffer_bytes
-    from app.core.plan_estimate import kv_cells
-    from app.core.plan_kv import padded_cells
+    from app.core.plan.compute import all_logits_bytes, compute_buffer_bytes
+    from app.core.plan.estimate import kv_cells
+    from app.core.plan.kv import padded_cells
 
     cells, used = kv_cells(config, config.ctx), padded_cells(prompt_tokens)
     untouched_compute = ram.compute_bytes - compute_buffer_bytes(info, config, used)

@@ -44,7 +44,7 @@ app.exec()
 """
 
 APP = _PAINT_HOOK + """
-from app.ui.main import run_gui
+from app.ui.shell.main import run_gui
 run_gui()
 """
 

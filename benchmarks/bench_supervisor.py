@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-supervisor-"))
 
-from app.core.demo_model import write_tiny_llama  # noqa: E402
-from app.core.launch_config import LaunchConfig  # noqa: E402
-from app.core.ports import find_free_port  # noqa: E402
-from app.core.supervisor import State, Supervisor  # noqa: E402
+from app.core.launch.config import LaunchConfig  # noqa: E402
+from app.core.launch.ports import find_free_port  # noqa: E402
+from app.core.server.supervisor import State, Supervisor  # noqa: E402
+from app.core.synthetic.tiny_llama import write_tiny_llama  # noqa: E402
 
 
 def find_server_bin(explicit: str | None) -> str | None:

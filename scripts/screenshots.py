@@ -59,7 +59,7 @@ def main() -> int:
 
     from app.core.settings import load_settings
     from app.ui import i18n, workers
-    from app.ui.main_window import MainWindow
+    from app.ui.shell.main_window import MainWindow
 
     app = QApplication(["gguf-launcher"])
     OUT.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.demo_model import TinyModelSpec, write_tiny_llama
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["tests.engine_check_seed", "tests.lanes"]

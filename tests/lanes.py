@@ -16,7 +16,7 @@ SLOW_FOLDERS = ("integration",)
 SLOW_FIXTURES = frozenset({
     # a real server or the real llama-server binary
     "running_server", "server_config", "llama_server_bin", "fake_server_bin", "real_window_server",
-    "chat_server",  # tests/qt/test_chat_pane.py: one real embedded server per module
+    "chat_server",  # tests/ui/chat/test_chat_pane.py: one real embedded server per module
     # real models: fetched with pip, or quantized by llama.cpp
     "smollm2_model", "quantized_models",
     # the real pip in a child process (every test that runs it asks for a pip without this machine's config)

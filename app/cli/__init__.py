@@ -12,6 +12,7 @@ import pkgutil
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import ModuleType
 
 from app import __version__
@@ -52,13 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, open_window: Callable[[], int] | None = None) -> int:
+    """Run one command. With none, ``open_window`` opens the desktop app (``app.__main__`` passes it, so this
+    package never imports the UI); without it, the usage is printed."""
     argv = sys.argv[1:] if argv is None else argv
     _set_language_early(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        return _open_window()
+        if open_window is None:
+            parser.print_help()
+            return 0
+        return open_window()
     previous = _interrupt_on_stop_signals()
     try:
         return int(args._run(args) or 0)
@@ -67,28 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        from app.core.child_registry import stop_own_children
+        from app.core.process.registry import stop_own_children
 
         stop_own_children()  # an interrupt between a spawn and its bookkeeping must not leave a server behind
-
-
-def _open_window() -> int:
-    """The desktop app; a machine without the system libraries Qt needs gets a sentence, not a traceback."""
-    try:
-        from app.ui.main import run_gui
-    except ImportError as exc:
-        from app.cli._output import report_user_error
-        from app.core.problem import UserError
-        from app.core.text import T
-
-        return report_user_error(UserError(
-            T("The window cannot open: a system library that Qt needs is missing ({detail}).",
-              "无法打开窗口：缺少 Qt 需要的系统库（{detail}）。", detail=str(exc)),
-            T("On Debian/Ubuntu run: sudo apt-get install libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 "
-              "libglib2.0-0 libxcb-cursor0 libdbus-1-3 — the command-line tools (gguf-launcher --help) work meanwhile.",
-              "在 Debian/Ubuntu 上运行：sudo apt-get install libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 "
-              "libglib2.0-0 libxcb-cursor0 libdbus-1-3；在此期间命令行工具（gguf-launcher --help）仍可使用。")))
-    return run_gui()
 
 
 def _set_language_early(argv: list[str]) -> None:

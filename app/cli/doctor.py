@@ -12,7 +12,7 @@ from typing import Any
 from app.cli._output import print_check, print_json, report_user_error
 from app.core.gguf import validate
 from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
-from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.problem import Check, Status, UserError
 from app.core.text import T, human_bytes
 
@@ -34,7 +34,7 @@ def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]
     if args.backend == BACKEND_EMBEDDED:
         return embedded_supported_types(), {"kind": BACKEND_EMBEDDED, "build": embedded_build()}, None
     try:
-        from app.core.backends import resolve_backend
+        from app.core.launch.backends import resolve_backend
 
         backend = resolve_backend(LaunchConfig(model=args.model, backend=BACKEND_LLAMA_SERVER, server_bin=args.server_bin))
     except UserError as error:
@@ -45,7 +45,7 @@ def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]
 
 
 def _hardware() -> tuple[dict[str, Any], list[str]]:
-    from app.core.hardware import scan_hardware
+    from app.core.hardware.scan import scan_hardware
 
     report = scan_hardware()
     lines = [

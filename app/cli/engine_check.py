@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from app.cli._output import print_check, print_json, report_user_error
-from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
 from app.core.problem import Status, UserError
 
 
@@ -33,8 +33,8 @@ def _engines(args) -> list[tuple[str, str | None]]:
 
 
 def _server_path(user_path: str | None) -> str:
-    from app.core.backends import resolve_backend
-    from app.core.launch_config import LaunchConfig
+    from app.core.launch.backends import resolve_backend
+    from app.core.launch.config import LaunchConfig
 
     backend = resolve_backend(LaunchConfig(model="", backend=BACKEND_LLAMA_SERVER, server_bin=user_path))
     return str(backend.path)

@@ -12,10 +12,11 @@ import argparse
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import context_size, gpu_layers, parse_bytes, positive_int
-from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
-from app.core.plan_kv import CACHE_TYPE_BYTES
+from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
+from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
 from app.core.text import human_bytes
+
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default: int | None) -> None:
     """Options shared by `plan` and `probe`."""
@@ -42,7 +43,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
 
 
 def margins_from_args(args):
-    from app.core.plan_budget import Margins
+    from app.core.plan.budget import Margins
 
     return Margins(vram_min_bytes=args.keep_vram, ram_min_bytes=args.keep_ram)
 
@@ -85,8 +86,8 @@ def _print_plan(plan) -> None:
 
 
 def run(args) -> int:
-    from app.core.hardware import scan_hardware
-    from app.core.plan import make_plan
+    from app.core.hardware.scan import scan_hardware
+    from app.core.plan.memory import make_plan
 
     try:
         info = read_model(args.model)

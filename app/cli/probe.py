@@ -47,7 +47,7 @@ def _print_attempt(attempt) -> None:
 
 
 def run(args) -> int:
-    from app.core.hardware import scan_hardware
+    from app.core.hardware.scan import scan_hardware
     from app.core.probe import run_probe
 
     try:

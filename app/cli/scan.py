@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app.cli._output import print_check, print_json
-from app.core.hardware import GpuInfo, HardwareReport, scan_hardware
+from app.core.hardware.scan import GpuInfo, HardwareReport, scan_hardware
 from app.core.text import T, human_bytes
 
 

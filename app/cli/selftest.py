@@ -17,7 +17,7 @@ from app.core.chat.client import ChatClient
 from app.core.chat.errors import ChatError
 from app.core.chat.hooks import client_for_supervisor, ctx_per_slot
 from app.core.chat.selftest import RoundReport, SelftestReport, run_selftest
-from app.core.launch_config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.problem import UserError
 from app.core.text import T, human_bytes
 
@@ -66,8 +66,8 @@ def _with_url(args, progress) -> SelftestReport:
 
 
 def _with_model(args, progress) -> SelftestReport:
-    from app.core.ports import find_free_port
-    from app.core.supervisor import State, Supervisor
+    from app.core.launch.ports import find_free_port
+    from app.core.server.supervisor import State, Supervisor
 
     config = LaunchConfig(model=args.model, backend=args.backend or BACKEND_EMBEDDED, server_bin=args.server_bin,
                           ctx=args.ctx or 4096, gpu_layers=args.gpu_layers, api_key=args.api_key,

@@ -10,10 +10,10 @@ from pathlib import Path
 from app.cli._model import read_model
 from app.cli._output import print_json_line, report_user_error
 from app.cli._types import context_size, gpu_layers, port_number, positive_int
-from app.core.child_registry import find_stale_children, kill_stale_child
-from app.core.launch_config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
+from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
-from app.core.supervisor import Event, State, Supervisor
+from app.core.process.registry import find_stale_children, kill_stale_child
+from app.core.server.supervisor import Event, State, Supervisor
 from app.core.text import T
 
 _print_lock = threading.Lock()

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
-from app.core.launch_config import LaunchConfig
-from app.core.ports import find_free_port
-from app.core.supervisor import State, Supervisor
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import find_free_port
+from app.core.server.supervisor import State, Supervisor
+from tests.paths import FAKES
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
 READY_WAIT_S = 60.0  # python -m llama_cpp.server needs ~2 s to import on an idle machine, far more on a busy one
 
 

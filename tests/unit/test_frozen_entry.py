@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
-from app.core import backends
-from app.core.launch_config import EMBEDDED_SERVER_SWITCH
+from app.core.launch import backends
+from app.core.launch.config import EMBEDDED_SERVER_SWITCH
 
 
 def test_frozen_app_relaunches_itself_as_embedded_server(monkeypatch):

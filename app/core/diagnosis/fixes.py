@@ -29,7 +29,7 @@ def current_gpu_layers(config: Any, facts: LogFacts, block_count: int | None) ->
 
 
 def _plan_limit(plan: Any, name: str) -> int | None:
-    """What the memory plan (app.core.plan.MemoryPlan) estimated still fits, when one is given."""
+    """What the memory plan (app.core.plan.memory.MemoryPlan) estimated still fits, when one is given."""
     value = getattr(plan, name, None) if plan is not None else None
     return value if isinstance(value, int) and value >= 0 else None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from app.core.diagnosis.cgroup import own_cgroup_events_path
+from app.core.hardware.cgroup import own_cgroup_events_path
 
 VMSTAT_PATH = "/proc/vmstat"
 KMSG_PATH = "/dev/kmsg"

@@ -24,7 +24,7 @@ class Situation:
     oom: OomEvidence | None
     trend: RssTrend | None
     was_ready: bool | None
-    plan: Any = None  # app.core.plan.MemoryPlan for the failed config, when the caller has one
+    plan: Any = None  # app.core.plan.memory.MemoryPlan for the failed config, when the caller has one
 
     def group(self, name: str) -> str | None:
         """A named group of the matched signature, if it has one."""

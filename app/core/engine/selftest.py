@@ -150,8 +150,8 @@ def selftest_models(quants: tuple[str, ...] = SELFTEST_QUANTS) -> dict[str, Path
     """A tiny generated llama quantized by llama.cpp's quantizer; made once and kept in the cache folder.
 
     Rows of 256 values, because K-quants need them (llama.cpp falls back to another type otherwise)."""
-    from app.core.demo_model import TinyModelSpec, write_tiny_llama
     from app.core.gguf.quantize import quantize
+    from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
     folder = paths.cache_dir() / "engine-check-models"
     folder.mkdir(parents=True, exist_ok=True)
@@ -244,9 +244,9 @@ def _embedded_child(specs: list[str]) -> None:
 def _check_llama_server(quant: str, path: Path, server_bin: str | None) -> QuantResult:
     import httpx
 
-    from app.core.launch_config import LaunchConfig
-    from app.core.ports import find_free_port
-    from app.core.supervisor import State, Supervisor
+    from app.core.launch.config import LaunchConfig
+    from app.core.launch.ports import find_free_port
+    from app.core.server.supervisor import State, Supervisor
 
     config = LaunchConfig(model=str(path), backend="llama-server", server_bin=server_bin, ctx=128, threads=1,
                           port=find_free_port())

@@ -109,7 +109,7 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
 def _run_child(python: str, src: Path, out: Path, ftype: int, threads: int,
                timeout_s: float) -> tuple[int | None, list[str]]:
     """Run the child; (exit status or None on timeout, its output lines)."""
-    from app.core.child_process import ChildProcess
+    from app.core.process.child import ChildProcess
 
     lines: deque[str] = deque(maxlen=400)
     done = threading.Event()

@@ -12,8 +12,15 @@ from app.core.gguf.errors import GGUFError
 from app.core.gguf.model_info import ModelInfo
 from app.core.gguf.path_checks import path_checks
 from app.core.gguf.reader import read_model_info
-from app.core.gguf.sha256 import (CancelFn, HashCancelled, ProgressFn, cached_sha256, expected_sha256_for,
-                                  file_sha256, normalize_digest)
+from app.core.gguf.sha256 import (
+    CancelFn,
+    HashCancelled,
+    ProgressFn,
+    cached_sha256,
+    expected_sha256_for,
+    file_sha256,
+    normalize_digest,
+)
 from app.core.gguf.split import split_checks
 from app.core.problem import Check, Status, worst_status
 from app.core.text import T

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from app.core.launch_config import LaunchConfig
-from app.core.plan_budget import Margins
-from app.core.ports import find_free_port
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import find_free_port
+from app.core.plan.budget import Margins
 from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, reported_cpu_compute_bytes
 from app.core.probe.margins import FreeNow, margin_problem, read_free_now
 from app.core.probe.request import RequestFailed, evaluate_once
@@ -92,14 +92,14 @@ def is_cancelled(cancel: Any) -> bool:
 
 def _vram_reader() -> Callable[[int], int | None] | None:
     try:
-        from app.core.hardware import process_vram_bytes
+        from app.core.hardware.scan import process_vram_bytes
     except ImportError:
         return None
     return process_vram_bytes
 
 
 def _wait_ready(supervisor: Any, limits: AttemptLimits, cancel: Any) -> bool:
-    from app.core.supervisor import State
+    from app.core.server.supervisor import State
 
     final = {State.READY, State.FAILED, State.CRASHED, State.STOPPED}
     deadline = time.monotonic() + limits.load_timeout_s
@@ -114,7 +114,7 @@ def _wait_ready(supervisor: Any, limits: AttemptLimits, cancel: Any) -> bool:
 
 def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = None) -> Attempt:
     """Load ``config`` (its gpu_layers and ctx are the candidate) in a child and judge it."""
-    from app.core.supervisor import Supervisor
+    from app.core.server.supervisor import Supervisor
 
     config = config.with_changes(host="127.0.0.1", port=find_free_port("127.0.0.1"), api_key=None)
     attempt = Attempt(config.gpu_layers, config.ctx)
@@ -199,7 +199,7 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
 def _wait_for_crash_report(supervisor: Any) -> None:
     """Let the supervisor diagnose the crash: briefly while the child still runs (the connection may have broken
     for another reason), longer once it is gone, since a busy machine can take a while to report it."""
-    from app.core.supervisor import State
+    from app.core.server.supervisor import State
 
     crashed = {State.CRASHED, State.FAILED}
     if supervisor.wait_for(crashed, 2.0) in crashed:

@@ -8,9 +8,10 @@ the margin of the device's total memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import psutil
 
-from app.core.plan_budget import Margins
+from app.core.plan.budget import Margins
 from app.core.text import T, Text, human_bytes
 
 
@@ -25,7 +26,7 @@ def read_free_now() -> FreeNow:
     memory = psutil.virtual_memory()
     available, total = int(memory.available), int(memory.total)
     try:
-        from app.core.hardware_system import read_cgroup_memory
+        from app.core.hardware.system import read_cgroup_memory
 
         cgroup = read_cgroup_memory()
         headroom = cgroup.headroom_bytes() if cgroup else None
@@ -35,7 +36,7 @@ def read_free_now() -> FreeNow:
         pass
     gpus = []
     try:
-        from app.core.hardware import read_gpus
+        from app.core.hardware.scan import read_gpus
 
         for gpu in read_gpus():
             gpus.append((f"GPU {gpu.index}", int(gpu.vram_free_bytes or 0), int(gpu.vram_total_bytes or 0)))

@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from app.core.launch_config import LaunchConfig
-from app.core.plan import make_plan
-from app.core.plan_budget import Margins
-from app.core.plan_compute import keeps_all_logits
-from app.core.plan_kv import KV_CELL_PADDING
+from app.core.launch.config import LaunchConfig
+from app.core.plan.budget import Margins
+from app.core.plan.compute import keeps_all_logits
+from app.core.plan.kv import KV_CELL_PADDING
+from app.core.plan.memory import make_plan
 from app.core.probe import cache
-from app.core.probe.attempt import Attempt, AttemptLimits, is_cancelled, ProbeCancelled, run_attempt
+from app.core.probe.attempt import Attempt, AttemptLimits, ProbeCancelled, is_cancelled, run_attempt
 from app.core.probe.result import ProbeProgress, ProbeResult, result_from_cache
 from app.core.probe.search import max_loads, search_highest
 from app.core.problem import UserError
@@ -110,7 +110,7 @@ def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | Non
 
     ``runner`` replaces the real attempt (simulations); ``seeded=False`` ignores the plan (benchmarks).
     """
-    from app.core.backends import resolve_backend
+    from app.core.launch.backends import resolve_backend
 
     started = time.monotonic()
     margins = margins or Margins()

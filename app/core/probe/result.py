@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.plan import MemoryPlan
+from app.core.plan.memory import MemoryPlan
 from app.core.probe.attempt import Attempt
 from app.core.text import T, Text, human_bytes
 

@@ -3,7 +3,7 @@
 ``write_model(arch, path, spec=None) -> Path``; ``ARCHITECTURES`` names what can be written. Each model is a few
 MB, seeded (the same spec writes the same bytes), with a tokenizer and chat template of its family, and every
 matrix row a multiple of 256 so that K-quants (Q4_K_M) really produce K-quant tensors when quantized.
-Used by the tests and benchmarks; the demo model of the app stays ``app.core.demo_model``.
+Used by the tests and benchmarks; the demo model of the app stays ``app.core.synthetic.tiny_llama``.
 """
 
 from __future__ import annotations

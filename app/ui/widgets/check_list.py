@@ -12,8 +12,8 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from app.ui.widgets.status_icon import StatusIcon
 from app.ui.widgets import look
+from app.ui.widgets.status_icon import StatusIcon
 
 
 def fix_button_text(fix_action: dict[str, Any] | None) -> str:

@@ -1,0 +1,1 @@
+"""What to launch: the launch config, which engines exist on this machine, and free ports."""

@@ -1,0 +1,224 @@
+"""The two ways to run a model, and the argv each one gets from one LaunchConfig.
+
+Embedded: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``), always installed;
+it loads the model before it binds, so readiness is ``/v1/models`` answering 200.
+External: a llama.cpp ``llama-server``; it binds first and answers ``/health`` 503 while loading, then 200.
+Its argv only ever contains flags the detected build lists in its own ``--help``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from app.core.launch import discovery as backend_discovery
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, EMBEDDED_SERVER_SWITCH, LaunchConfig
+from app.core.problem import UserError
+from app.core.text import T, Text
+
+# ggml_type ids (FACTS.md): llama-cpp-python takes the KV cache type as an integer.
+KV_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
+LOAD_MODES = ("mmap", "none", "mlock")
+# Flags of llama-cpp-python 0.3.36's server, checked against `python -m llama_cpp.server --help`.
+EMBEDDED_FLAGS = frozenset({
+    "--model", "--n_ctx", "--n_gpu_layers", "--n_batch", "--n_ubatch", "--n_threads", "--n_threads_batch",
+    "--flash_attn", "--use_mmap", "--use_mlock", "--type_k", "--type_v", "--host", "--port", "--api_key",
+    "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all",
+})
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    kind: str  # "embedded" | "llama-server"
+    argv_prefix: tuple[str, ...]
+    version_text: str
+    build_number: int | None
+    compiled_backends: tuple[str, ...]
+    accepted_flags: frozenset[str]
+    readiness_path: str
+    tokenize_path: str
+    supports_health: bool
+    path: str | None = None  # the llama-server file; None for embedded
+    flag_help: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def accepts(self, flag: str) -> bool:
+        return flag in self.accepted_flags
+
+    def pick(self, *names: str) -> str | None:
+        """The first of several spellings of one option that this build accepts."""
+        return next((name for name in names if name in self.accepted_flags), None)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "path": self.path, "version": self.version_text, "build": self.build_number,
+                "compiled_backends": list(self.compiled_backends), "readiness_path": self.readiness_path}
+
+
+def embedded_server_prefix() -> tuple[str, ...]:
+    """How to start llama-cpp-python's server: `python -m llama_cpp.server`, or the frozen app re-launched."""
+    if getattr(sys, "frozen", False):  # PyInstaller: sys.executable is the app itself (see app/__main__.py)
+        return (sys.executable, EMBEDDED_SERVER_SWITCH)
+    return (sys.executable, "-m", "llama_cpp.server")
+
+
+def embedded_backend() -> BackendInfo:
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None:
+        raise UserError(T("The built-in engine (llama-cpp-python) is not installed.", "内置引擎（llama-cpp-python）没有安装。"),
+                        T("Reinstall GGUF Launcher, or choose an external llama-server.", "请重新安装 GGUF Launcher，或选择外部的 llama-server。"))
+    try:
+        version = metadata.version("llama_cpp_python")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    from app.core.gguf.quant_types import embedded_build
+
+    return BackendInfo(BACKEND_EMBEDDED, embedded_server_prefix(), f"llama-cpp-python {version}",
+                       embedded_build(), _embedded_compiled_backends(spec), EMBEDDED_FLAGS, "/v1/models", "/extras/tokenize", False)
+
+
+def _embedded_compiled_backends(spec) -> tuple[str, ...]:
+    """Which ggml backend libraries ship next to llama-cpp-python (read from file names, nothing loaded)."""
+    found = ["CPU"]
+    for folder in spec.submodule_search_locations or []:
+        names = " ".join(p.name.lower() for p in Path(folder, "lib").glob("*")) if Path(folder, "lib").is_dir() else ""
+        for label, key in (("CUDA", "cuda"), ("Vulkan", "vulkan"), ("Metal", "metal"), ("ROCm", "hip"), ("SYCL", "sycl")):
+            if key in names and label not in found:
+                found.append(label)
+    return tuple(found)
+
+
+def llama_server_backend(user_path: str | None = None) -> BackendInfo:
+    path = backend_discovery.find_llama_server(user_path)
+    facts = backend_discovery.inspect_llama_server(path)
+    flags = frozenset(facts.flag_help)
+    return BackendInfo(BACKEND_LLAMA_SERVER, (str(path),), facts.version_text, facts.build_number,
+                       facts.compiled_backends, flags, "/health", "/tokenize",
+                       True, str(path), dict(facts.flag_help))
+
+
+def resolve_backend(config: LaunchConfig) -> BackendInfo:
+    """The backend the config asks for, inspected. Raises UserError (missing or broken binary)."""
+    if config.backend == BACKEND_EMBEDDED:
+        return embedded_backend()
+    if config.backend == BACKEND_LLAMA_SERVER:
+        return llama_server_backend(config.server_bin)
+    raise UserError(T("Unknown engine \"{name}\".", "未知的引擎“{name}”。", name=config.backend),
+                    T("Choose embedded or llama-server.", "请选择 embedded 或 llama-server。"))
+
+
+def build_argv(config: LaunchConfig, backend: BackendInfo) -> list[str]:
+    return build_argv_with_notes(config, backend)[0]
+
+
+def build_argv_with_notes(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str], list[Text]]:
+    """The argument list (never a shell string) and sentences about settings this backend cannot take."""
+    if config.load_mode not in LOAD_MODES:
+        raise UserError(T("Unknown load mode \"{mode}\".", "未知的加载方式“{mode}”。", mode=config.load_mode),
+                        T("Choose mmap, none or mlock.", "请选择 mmap、none 或 mlock。"))
+    builder = _embedded_args if backend.kind == BACKEND_EMBEDDED else _llama_server_args
+    args, notes = builder(config, backend)
+    return list(backend.argv_prefix) + args + list(config.extra_args), notes
+
+
+def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str], list[Text]]:
+    args = ["--model", str(config.model), "--n_ctx", str(config.ctx), "--n_gpu_layers", str(config.gpu_layers),
+            "--n_batch", str(config.batch), "--n_ubatch", str(config.ubatch)]
+    notes: list[Text] = []
+    for flag, name in (("--type_k", config.cache_type_k), ("--type_v", config.cache_type_v)):
+        if name not in KV_TYPE_IDS:
+            raise _unknown_cache_type(name)
+        args += [flag, str(KV_TYPE_IDS[name])]
+    args += ["--use_mmap", "false" if config.load_mode == "none" else "true"]
+    args += ["--use_mlock", "true" if config.load_mode == "mlock" else "false"]
+    # The server defaults to keeping every token's logits (ctx x vocab float32: ~4 GiB at 8k ctx and a 128k
+    # vocabulary); chat never needs them. extra_args come later, so a user can still turn it back on.
+    args += ["--logits_all", "false"]
+    if config.threads:
+        args += ["--n_threads", str(config.threads)]
+    if config.flash_attn is not None:
+        args += ["--flash_attn", "true" if config.flash_attn else "false"]
+    args += ["--host", config.host, "--port", str(config.port)]
+    if config.api_key:
+        args += ["--api_key", config.api_key]
+    if config.parallel > 1:
+        notes.append(T("The built-in engine answers one request at a time; parallel {n} is ignored.",
+                       "内置引擎一次只处理一个请求；并行数 {n} 将被忽略。", n=config.parallel))
+    return args, notes
+
+
+def _unknown_cache_type(name: str) -> UserError:
+    return UserError(T("Unknown KV cache type \"{name}\".", "未知的 KV 缓存类型“{name}”。", name=name),
+                     T("Choose one of: {names}.", "请从以下选择：{names}。", names=", ".join(KV_TYPE_IDS)))
+
+
+def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str], list[Text]]:
+    args: list[str] = []
+    notes: list[Text] = []
+
+    def add(names: tuple[str, ...], *values: str, required: bool = False) -> None:
+        flag = backend.pick(*names)
+        if flag:
+            args.extend([flag, *values])
+        elif required or values:
+            notes.append(T("This llama-server does not accept {flag}; that setting is left at its default.",
+                           "这个 llama-server 不接受 {flag}；该设置保持默认。", flag=names[-1]))
+
+    add(("-m", "--model"), str(config.model), required=True)
+    add(("-c", "--ctx-size"), str(config.ctx))
+    add(("-ngl", "--n-gpu-layers", "--gpu-layers"), _gpu_layers_value(config.gpu_layers, backend))
+    if backend.pick("-fit", "--fit"):  # --fit would silently override the values we chose
+        add(("-fit", "--fit"), "off")
+    add(("-np", "--parallel"), str(config.parallel))
+    add(("-b", "--batch-size"), str(config.batch))
+    add(("-ub", "--ubatch-size"), str(config.ubatch))
+    for names, value in ((("-ctk", "--cache-type-k"), config.cache_type_k), (("-ctv", "--cache-type-v"), config.cache_type_v)):
+        if value not in KV_TYPE_IDS:
+            raise _unknown_cache_type(value)
+        add(names, value)
+    if config.threads:
+        add(("-t", "--threads"), str(config.threads))
+    _flash_attn_args(config, backend, add, args)
+    _load_mode_args(config, backend, add, args)
+    add(("--host",), config.host)
+    add(("--port",), str(config.port))
+    if config.api_key:
+        add(("--api-key",), config.api_key, required=True)
+    return args, notes
+
+
+def _gpu_layers_value(layers: int, backend: BackendInfo) -> str:
+    if layers >= 0:
+        return str(layers)
+    help_line = backend.flag_help.get("-ngl", "") or backend.flag_help.get("--n-gpu-layers", "")
+    return "all" if "'all'" in help_line or "|all" in help_line else "999"
+
+
+def _flash_attn_args(config: LaunchConfig, backend: BackendInfo, add, args: list[str]) -> None:
+    if config.flash_attn is None:
+        return
+    help_line = backend.flag_help.get("-fa", "") or backend.flag_help.get("--flash-attn", "")
+    if "on|off" in help_line:  # recent builds: -fa on|off|auto
+        add(("-fa", "--flash-attn"), "on" if config.flash_attn else "off")
+    elif config.flash_attn:  # older builds: a bare switch, off unless given
+        add(("-fa", "--flash-attn"))
+
+
+def _load_mode_args(config: LaunchConfig, backend: BackendInfo, add, args: list[str]) -> None:
+    if backend.pick("-lm", "--load-mode"):  # recent builds replaced --no-mmap/--mlock with --load-mode
+        add(("-lm", "--load-mode"), {"mmap": "mmap", "none": "none", "mlock": "mmap+mlock"}[config.load_mode])
+    elif config.load_mode == "none":
+        add(("--no-mmap",), required=True)
+    elif config.load_mode == "mlock":
+        add(("--mlock",), required=True)
+
+
+def command_line(argv: list[str]) -> str:
+    """A copyable command line for the user's own scripts or a bug report, quoted for this OS's shell."""
+    if os.name == "nt":
+        return subprocess.list2cmdline(argv)
+    return shlex.join(argv)

@@ -1,0 +1,133 @@
+"""Per-device memory estimate for one (gpu_layers, ctx) pair: weights + KV + compute + overhead."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.plan.budget import DeviceBudget
+from app.core.plan.compute import (
+    GPU_CONTEXT_BYTES,
+    GPU_HOST_OVERHEAD_BYTES,
+    PARTIAL_OFFLOAD_FACTOR,
+    all_logits_bytes,
+    baseline_rss_bytes,
+    compute_buffer_bytes,
+    host_side_buffer_bytes,
+)
+from app.core.plan.kv import kv_layer_bytes, padded_cells
+from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
+from app.core.text import T, Text, human_bytes
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    budget: DeviceBudget
+    layers: int  # repeating layers held by this device
+    output_layer: bool
+    weights_bytes: int
+    kv_bytes: int
+    compute_bytes: int
+    overhead_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.kv_bytes + self.compute_bytes + self.overhead_bytes
+
+    @property
+    def spare_bytes(self) -> int:
+        """Memory left on the device after the load (negative: it does not fit at all)."""
+        return self.budget.free_bytes - self.total_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.spare_bytes >= self.budget.keep_bytes
+
+    def summary(self) -> Text:
+        params = dict(device=self.budget.label, name=self.budget.name, need=human_bytes(self.total_bytes),
+                      free=human_bytes(self.budget.free_bytes), spare=human_bytes(abs(self.spare_bytes)),
+                      keep=human_bytes(self.budget.keep_bytes))
+        if self.fits:
+            return T("{device} ({name}): needs {need} of {free} free; fits with {spare} to spare.",
+                     "{device}（{name}）：需要 {need}，可用 {free}；放得下，剩余 {spare}。", **params)
+        if self.spare_bytes >= 0:
+            return T("{device} ({name}): needs {need} of {free} free; only {spare} would be left, "
+                     "less than the {keep} safety margin.",
+                     "{device}（{name}）：需要 {need}，可用 {free}；只剩 {spare}，低于 {keep} 的安全余量。", **params)
+        return T("{device} ({name}): needs {need} but only {free} is free; {spare} short.",
+                 "{device}（{name}）：需要 {need}，但只有 {free} 可用；缺少 {spare}。", **params)
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        return {
+            "device": self.budget.label,
+            "kind": self.budget.kind,
+            "index": self.budget.index,
+            "name": self.budget.name,
+            "uuid": self.budget.uuid,
+            "simulated": self.budget.simulated,
+            "layers": self.layers,
+            "output_layer": self.output_layer,
+            "weights_bytes": self.weights_bytes,
+            "kv_bytes": self.kv_bytes,
+            "compute_bytes": self.compute_bytes,
+            "overhead_bytes": self.overhead_bytes,
+            "total_bytes": self.total_bytes,
+            "free_bytes": self.budget.free_bytes,
+            "keep_free_bytes": self.budget.keep_bytes,
+            "spare_bytes": self.spare_bytes,
+            "fits": self.fits,
+            "summary": self.summary().render(lang),
+        }
+
+
+def kv_cells(config: LaunchConfig, ctx: int) -> int:
+    """KV cells the server allocates for ``-c ctx``: the context is shared by the slots, not multiplied.
+
+    llama.cpp pads n_ctx to 256; with an explicit ``-np N`` the cache is not unified, so each of the N
+    sequences gets pad256(n_ctx / N) cells. llama-cpp-python always runs one sequence.
+    """
+    cells = padded_cells(ctx)
+    slots = max(int(config.parallel), 1) if config.backend == BACKEND_LLAMA_SERVER else 1
+    if slots > 1:
+        cells = slots * padded_cells(max(cells // slots, 1))
+    return cells
+
+
+def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
+    layers = assignment.layers_on(position)
+    holds_output = assignment.output_device == position
+    # with 0 layers the GPU is left out of the plan: if it cannot even hold a CUDA context, the model can
+    # still run with the GPU hidden from the engine
+    used = bool(layers) or holds_output
+    partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
+    compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
+    return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),
+                      sum(kv_per_layer[i] for i in layers), compute, GPU_CONTEXT_BYTES if used else 0)
+
+
+def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells) -> DevicePlan:
+    layers = assignment.layers_on(CPU)
+    runs_layers = bool(layers) or not assignment.output_on_gpu
+    compute = compute_full if runs_layers else host_side_buffer_bytes(info, config)
+    overhead = (baseline_rss_bytes(config) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
+                + all_logits_bytes(info, config, cells))
+    return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
+                      sum(kv_per_layer[i] for i in layers), compute, overhead)
+
+
+def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
+                     budgets: Sequence[DeviceBudget]) -> tuple[LayerAssignment, tuple[DevicePlan, ...]]:
+    """Estimate every device for ``gpu_layers`` and ``ctx``; budgets: GPUs first, RAM last."""
+    gpus = [b for b in budgets if b.kind == "gpu"]
+    ram = next(b for b in budgets if b.kind == "cpu")
+    assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0,
+                               [max(g.free_bytes, 1) for g in gpus])
+    weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
+    cells = kv_cells(config, ctx)
+    kv_per_layer = kv_layer_bytes(info, cells, config.cache_type_k, config.cache_type_v)
+    compute_full = compute_buffer_bytes(info, config, cells)
+    plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
+             for p, g in enumerate(gpus)]
+    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells))
+    return assignment, tuple(plans)

@@ -1,0 +1,349 @@
+"""Run one model server and keep it running: start, readiness gate, logs, stop, crash → diagnosis → restart.
+
+Every state change is an :class:`Event` handed to subscribers (CLI, GUI) from worker threads; the GUI
+marshals them to its own thread. Callbacks must return quickly and must not call ``wait_for``/``stop``. Nothing here blocks for long except ``stop()``/``restart()``, which wait
+for the child to go (at most the grace period plus a kill).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from app.core.launch.backends import BackendInfo, build_argv_with_notes, command_line, resolve_backend
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import base_url, settle_network
+from app.core.problem import UserError
+from app.core.process.child import ChildProcess
+from app.core.server import crash as diag
+from app.core.server.events import ACTIVE_STATES, Event, State
+from app.core.server.log import LogLine, ServerLog
+from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
+from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
+
+__all__ = ["Event", "LogLine", "State", "Supervisor"]
+
+HISTORY_EVENTS = 500
+Subscriber = Callable[[Event], None]
+
+
+class Supervisor:
+    def __init__(self, config: LaunchConfig, *, auto_restart: bool = True, max_crashes: int = 3,
+                 crash_window_s: float = 60.0, rlimits: dict[int, Any] | None = None,
+                 ready_timeout_s: float | None = None, stop_grace_s: float = 5.0,
+                 backoff_s: Iterable[float] = DEFAULT_BACKOFF_S, log_name: str | None = None,
+                 extra_env: dict[str, str] | None = None):
+        self._config = config
+        self.crash_policy = CrashPolicy(auto_restart=auto_restart, max_crashes=max_crashes, window_s=crash_window_s,
+                                        backoff_s=backoff_s)
+        self.rlimits = rlimits
+        self.ready_timeout_s = ready_timeout_s
+        self.stop_grace_s = stop_grace_s
+        self._extra_env = dict(extra_env or {})
+        self._cond = threading.Condition(threading.RLock())
+        self._emit_lock = threading.RLock()
+        self._state = State.STOPPED
+        self._published_state = State.STOPPED  # what wait_for() sees: set after the event went out
+        self._state_seq = 0
+        self._generation = 0  # bumped by every start/stop so late callbacks of an old child are ignored
+        self._child: ChildProcess | None = None
+        self._subscribers: list[Subscriber] = []
+        self._measured_load_s: float | None = None
+        self._block_count: int | None = None
+        self._ready_generations: set[int] = set()
+        self._start_pending = False
+        self.history: deque[Event] = deque(maxlen=HISTORY_EVENTS)
+        self.backend: BackendInfo | None = None
+        self.argv: list[str] = []
+        self.notes: list = []
+        self.restart_count = 0
+        self.last_diagnosis = None
+        self.load_seconds: float | None = None
+        self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
+
+    # -- properties ------------------------------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def config(self) -> LaunchConfig:
+        return self._config
+
+    @property
+    def pid(self) -> int | None:
+        child = self._child
+        return child.pid if child is not None and child.running else None
+
+    @property
+    def child(self) -> ChildProcess | None:
+        return self._child
+
+    @property
+    def url(self) -> str:
+        return base_url(self._config.host, self._config.port)
+
+    @property
+    def command_line(self) -> str:
+        return command_line(self.argv) if self.argv else ""
+
+    def snapshot(self, lang: str | None = None) -> dict[str, Any]:
+        """Everything a status line or bug report needs, JSON-safe."""
+        diagnosis = self.last_diagnosis
+        return {"state": self._state.value, "pid": self.pid, "url": self.url, "restart_count": self.restart_count,
+                "load_seconds": self.load_seconds, "command_line": self.command_line,
+                "backend": self.backend.to_dict() if self.backend else None,
+                "last_diagnosis": diagnosis.to_dict(lang) if diagnosis else None, "log_file": str(self.log.path)}
+
+    def tail(self, n: int = 200) -> list[LogLine]:
+        return self.log.tail(n)
+
+    # -- subscribers -----------------------------------------------------------------------------------------
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        with self._cond:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._cond:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, event: Event) -> None:
+        with self._emit_lock:
+            if event.kind != "log":
+                self.history.append(event)
+                sentence = event.sentence()
+                self.log.append("app", f"{event.kind} {event.state.value}: {sentence.render('en') if sentence else ''}")
+            with self._cond:
+                subscribers = list(self._subscribers)
+            for callback in subscribers:
+                try:
+                    callback(event)
+                except Exception:  # a broken subscriber must not kill supervision
+                    pass
+
+    def _set_state(self, state: State, generation: int | None = None, *, only_from: State | None = None,
+                   **data: Any) -> bool:
+        """Change state (only if ``generation`` is still current) and tell everyone. False when stale.
+
+        Waiters in wait_for() wake only after subscribers got the event, so a caller that waited for READY
+        finds the READY event already in ``history`` (and the CLI has printed it).
+        """
+        with self._cond:
+            if generation is not None and generation != self._generation:
+                return False
+            if only_from is not None and self._state is not only_from:
+                return False
+            self._state = state
+            self._state_seq += 1
+            seq = self._state_seq
+        data.setdefault("restart_count", self.restart_count)
+        self._emit(Event.now("state", state, **data))
+        with self._cond:
+            if seq == self._state_seq:
+                self._published_state = state
+                self._cond.notify_all()
+        return True
+
+    def wait_for(self, states: State | Iterable[State], timeout: float | None = None) -> State:
+        """Block until the state is one of ``states`` (its event already delivered) or ``timeout``; the state then."""
+        wanted = {states} if isinstance(states, State) else set(states)
+        with self._cond:
+            self._cond.wait_for(lambda: self._published_state in wanted, timeout)
+            return self._published_state
+
+    # -- start -----------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the server (returns once the child is spawned; readiness is reported by events).
+
+        Raises UserError when it cannot even be spawned (missing binary, bad settings); the state is then FAILED.
+        """
+        with self._cond:
+            if self._state in ACTIVE_STATES or self._start_pending:
+                return  # a double click starts one server, not two
+            self._start_pending = True
+            self.crash_policy.reset()
+        try:
+            self._launch()
+        finally:
+            self._start_pending = False
+
+    def _launch(self, *, if_generation: int | None = None) -> None:
+        with self._cond:
+            if if_generation is not None and if_generation != self._generation:
+                return  # stop() or a manual restart came first: a scheduled restart must not revive the server
+            self._generation += 1
+            generation = self._generation
+        config = self._config
+        try:
+            backend = resolve_backend(config)
+            config, notes = settle_network(config.with_changes(model=str(Path(config.model).expanduser().absolute())))
+            argv, arg_notes = build_argv_with_notes(config, backend)
+        except UserError as error:
+            self._fail_to_start(generation, error, [config.server_bin or config.backend])
+            raise
+        with self._cond:
+            self._config, self.backend, self.argv, self.notes = config, backend, argv, notes + arg_notes
+        self._set_state(State.STARTING, generation, command_line=command_line(argv), notes=self.notes,
+                        backend=backend.to_dict())
+        oom_before = diag.oom_snapshot()
+        try:
+            child = ChildProcess(argv, on_line=lambda stream, text: self._on_line(generation, stream, text),
+                                 on_exit=lambda c, rc: self._on_exit(generation, c, rc, oom_before),
+                                 env=self._child_env(), rlimits=self.rlimits)
+        except OSError as error:
+            self._fail_to_start(generation, error, argv)
+            raise UserError(self.last_diagnosis.message, self.last_diagnosis.fix_hint, [str(error)]) from error
+        with self._cond:
+            current = generation == self._generation
+            if current:
+                self._child = child
+        if not current:  # stop() ran while we were spawning: this child must not live on untracked
+            child.stop(self.stop_grace_s)
+            return
+        threading.Thread(target=self._gate, args=(generation, child, config, backend),
+                         name=f"ready-{child.pid}", daemon=True).start()
+        if self._block_count is None:  # read now, off the crash path, for "fewer GPU layers" fixes
+            threading.Thread(target=self._read_block_count, args=(config.model,), daemon=True).start()
+
+    def _read_block_count(self, model: str) -> None:
+        self._block_count = diag.block_count(model)
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"  # embedded server: lines arrive as printed
+        env.update(self._extra_env)
+        return env
+
+    def _fail_to_start(self, generation: int, error: UserError | OSError, argv: list[str]) -> None:
+        self.last_diagnosis = diag.start_failed(error, argv, self._config)
+        self._set_state(State.FAILED, generation, diagnosis=self.last_diagnosis)
+
+    # -- readiness gate --------------------------------------------------------------------------------------
+    def _gate(self, generation: int, child: ChildProcess, config: LaunchConfig, backend: BackendInfo) -> None:
+        limit = ready_time_limit(config.model, self._measured_load_s, self.ready_timeout_s)
+        probe = ReadinessProbe(base_url(config.host, config.port) + backend.readiness_path, config.api_key)
+        started = time.monotonic()
+        try:
+            while child.running and generation == self._generation:
+                answer = probe.check()
+                if answer == "ready":
+                    self._mark_ready(generation, child, time.monotonic() - started)
+                    return
+                if answer == "loading":
+                    self._set_state(State.LOADING, generation, only_from=State.STARTING, pid=child.pid)
+                if time.monotonic() - started > limit:
+                    self._readiness_timed_out(generation, child, limit, probe.seen.describe())
+                    return
+                child.wait(POLL_INTERVAL_S)
+        finally:
+            probe.close()
+
+    def _mark_ready(self, generation: int, child: ChildProcess, seconds: float) -> None:
+        self.load_seconds = seconds
+        self._ready_generations.add(generation)
+        self._measured_load_s = max(seconds, self._measured_load_s or 0.0)
+        self._set_state(State.READY, generation, pid=child.pid, url=self.url, load_seconds=round(seconds, 3))
+
+    def _readiness_timed_out(self, generation: int, child: ChildProcess, limit: float, seen: str) -> None:
+        with self._cond:
+            if generation != self._generation:
+                return
+            self._generation += 1  # the exit that follows is ours, not a crash
+            generation = self._generation
+        diagnosis = diag.readiness_timeout(limit, seen, self.log.texts(), self._config)
+        self.last_diagnosis = diagnosis
+        child.stop(self.stop_grace_s)
+        self._emit(Event.now("crash", State.FAILED, pid=child.pid, exit_code=child.returncode, signal=None,
+                             diagnosis=diagnosis))
+        self._set_state(State.FAILED, generation, diagnosis=diagnosis, pid=child.pid)
+
+    # -- output and exit -------------------------------------------------------------------------------------
+    def _on_line(self, generation: int, stream: str, text: str) -> None:
+        line = self.log.append(stream, text)
+        if generation != self._generation:
+            return
+        if self._state is State.STARTING:
+            self._set_state(State.LOADING, generation, only_from=State.STARTING, pid=self.pid)
+        self._emit(Event("log", line.time, self._state, {"stream": stream, "line": text}))
+
+    def _on_exit(self, generation: int, child: ChildProcess, returncode: int, oom_before) -> None:
+        with self._cond:
+            if generation != self._generation or child.stop_requested:
+                return  # stop()/restart() or the readiness gate handle their own exits
+        diagnosis = diag.diagnose_exit(returncode, self.log.texts(), self._config, pid=child.pid,
+                                       before=oom_before, rss_samples=list(child.rss_samples),
+                                       block_count=self._block_count, was_ready=generation in self._ready_generations)
+        self.last_diagnosis = diagnosis
+        self.crash_policy.record_crash()
+        self._emit(Event.now("crash", State.CRASHED, pid=child.pid, exit_code=returncode,
+                             signal=diagnosis.signal, diagnosis=diagnosis))
+        if not self._set_state(State.CRASHED, generation, pid=child.pid, exit_code=returncode, diagnosis=diagnosis):
+            return
+        reason = self.crash_policy.reason_not_to_restart(diagnosis.restartable)
+        if reason:
+            self._set_state(State.FAILED, generation, diagnosis=diagnosis, reason=reason)
+            return
+        self._restart_after_backoff(generation)
+
+    def _restart_after_backoff(self, generation: int) -> None:
+        delay = self.crash_policy.next_delay()
+        attempt = self.restart_count + 1
+        if not self._set_state(State.RESTARTING, generation, attempt=attempt, delay_s=delay):
+            return
+        self._emit(Event.now("restart", State.RESTARTING, attempt=attempt, delay_s=delay))
+        with self._cond:
+            self._cond.wait_for(lambda: generation != self._generation, delay)
+            if generation != self._generation:
+                return  # stopped or restarted by hand meanwhile
+            self.restart_count = attempt
+        try:
+            self._launch(if_generation=generation)  # checked again under the lock: stop() may run right now
+        except UserError:
+            pass  # already FAILED with a diagnosis
+
+    # -- stop and restart ------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Polite signal to the child's group, grace period, then kill. Blocks until it is gone."""
+        with self._cond:
+            self._generation += 1
+            generation = self._generation
+            child, self._child = self._child, None
+            self._cond.notify_all()
+            if self._state is State.STOPPED and child is None:
+                return
+        if child is not None and child.running:
+            self._set_state(State.STOPPING, generation, pid=child.pid)
+        exit_code = child.stop(self.stop_grace_s) if child is not None else None
+        self._set_state(State.STOPPED, generation, exit_code=exit_code)
+
+    def restart(self) -> None:
+        """One-click restart with the current config (also leaves FAILED; the crash-loop count starts over)."""
+        self.stop()
+        with self._cond:
+            self.restart_count += 1
+            self.crash_policy.reset()
+        self._launch()
+
+    def apply_fix_and_restart(self, fix: dict[str, Any]) -> LaunchConfig:
+        """Apply a diagnosis' fix (LaunchConfig changes, e.g. {"gpu_layers": 20}) and restart. Returns the new config."""
+        changes = {key: value for key, value in fix.items() if key in LaunchConfig.__dataclass_fields__}
+        self._config = self._config.with_changes(**changes)
+        self.restart()
+        return self._config
+
+    def set_config(self, config: LaunchConfig) -> None:
+        """Use another config from the next start on (the running child keeps its settings)."""
+        if config.model != self._config.model:
+            self._block_count = None
+        self._config = config
+
+    def close(self) -> None:
+        self.stop()
+        self.log.close()

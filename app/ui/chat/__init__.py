@@ -1,0 +1,1 @@
+"""The chat pane: streaming transcript, parameters, context meter, saved conversations."""

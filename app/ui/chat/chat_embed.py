@@ -1,0 +1,45 @@
+"""The Chat tab, loaded after the first paint.
+
+F2's chat pane pulls in the HTTP client stack (httpx, ~0.25 s of imports); importing it in a worker
+while the window is already on screen keeps start-up close to a bare Qt window. Until it arrives the
+tab shows a placeholder, and the helpers below treat the placeholder as "not streaming".
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import shiboken6
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.ui.workers import run_task
+
+
+def placeholder(parent: QWidget) -> QWidget:
+    label = QLabel(QCoreApplication.translate("", "Loading the chat…"), parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setObjectName("hint")
+    return label
+
+
+def load_chat_pane(bridge: Any, parent: QWidget, on_ready: Callable[[QWidget], None],
+                   on_error: Callable[[BaseException], None]) -> None:
+    """Import the chat module off the GUI thread, then build the pane on it."""
+    def build(module: Any) -> None:
+        if shiboken6.isValid(parent):  # the window may have closed while the import ran
+            on_ready(module.ChatPane(bridge, parent))
+
+    run_task(importlib.import_module, "app.ui.chat.chat_pane", on_done=build, on_error=on_error)
+
+
+def is_streaming(chat: Any) -> bool:
+    check = getattr(chat, "is_streaming", None)
+    return bool(check()) if callable(check) else False
+
+
+def shutdown(chat: Any) -> None:
+    stop = getattr(chat, "shutdown", None)
+    if callable(stop):
+        stop()

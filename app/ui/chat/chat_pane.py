@@ -1,0 +1,306 @@
+"""Chat with the running model: streaming reply, Stop, New chat, parameters, context meter, saved chats.
+
+All chat logic lives in ``app.core.chat.ChatSession``; this pane renders its events. The session's
+iterator runs on a pool thread (``chat_widgets.stream_job``); deltas arrive here as queued signals.
+
+Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_supervisor``,
+``stateChanged`` -> ``set_server_state``); without a bridge call those two yourself, or ``set_client``.
+``is_streaming()`` / ``streamingChanged(bool)`` tell the window whether closing needs a question;
+``shutdown()`` stops a reply without blocking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.chat import ChatError, ChatSession, Conversation, ReplyStats, load_conversation
+from app.core.chat.hooks import client_for_supervisor
+from app.ui.chat.context_meter import ContextMeter
+from app.ui.chat.params_box import ParamsBox
+from app.ui.chat.saved_picker import SavedPicker
+from app.ui.chat.status_bar import ChatStatus
+from app.ui.chat.stream_job import StreamOutcome, start_stream
+from app.ui.chat.transcript import Transcript
+from app.ui.workers import run_task
+
+
+class ChatPane(QWidget):
+    streamingChanged = Signal(bool)
+    replyFinished = Signal(object)  # ReplyStats of a completed or stopped reply
+    errorShown = Signal(object)  # ChatError added to the conversation
+
+    def __init__(self, bridge: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session: ChatSession | None = None
+        self.conversation = Conversation()
+        self.server_state = ""
+        self._task = None
+        self._reply_entry = None
+        self._pending_entry = None
+        self._last_error: ChatError | None = None
+        self._build()
+        self.retranslate()
+        if bridge is not None:
+            self.follow_bridge(bridge)
+        self._update_controls()
+
+    # --- layout --------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.new_button = QPushButton(self, clicked=self.new_chat)
+        self.saved_combo = SavedPicker(self)
+        self.saved_combo.conversationChosen.connect(self.load_saved)
+        self.params_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
+        self.params_toggle.setArrowType(Qt.RightArrow)
+        self.params_toggle.toggled.connect(self._show_params)
+        self.params_box = ParamsBox(self)
+        self.params_box.hide()
+        self.transcript = Transcript(self)
+        self.meter = ContextMeter(self)
+        self.status = ChatStatus(self)
+        self.status.resendRequested.connect(self.resend)
+        self.resend_label, self.resend_button = self.status.resend_label, self.status.resend_button
+        self.input = QPlainTextEdit(self)
+        self.input.setMaximumHeight(90)
+        self.input.installEventFilter(self)
+        self.input.textChanged.connect(self._update_controls)
+        self.send_button = QPushButton(self, clicked=lambda: self.send())
+        self.stop_button = QPushButton(self, clicked=self.stop)
+
+        top = QHBoxLayout()
+        for widget in (self.new_button, self.saved_combo, self.params_toggle):
+            top.addWidget(widget)
+        top.setStretch(1, 1)
+        compose = QHBoxLayout()
+        compose.addWidget(self.input, 1)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        compose.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.params_box)
+        layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.meter)
+        layout.addWidget(self.status)
+        layout.addLayout(compose)
+
+    def retranslate(self) -> None:
+        self.new_button.setText(self.tr("New chat"))
+        self.params_toggle.setText(self.tr("Parameters"))
+        self.input.setPlaceholderText(self.tr("Type a message. Enter sends, Shift+Enter starts a new line."))
+        self.send_button.setText(self.tr("Send"))
+        self.stop_button.setText(self.tr("Stop"))
+        self.params_box.retranslate()
+        self.meter.retranslate()
+        self.transcript.retranslate()
+        self.saved_combo.retranslate()
+        self.status.retranslate()
+        self._update_controls()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if watched is self.input and event.type() == QEvent.KeyPress:
+            if event.key() in (Qt.Key_Return, Qt.Key_Enter) and not event.modifiers() & Qt.ShiftModifier:
+                self.send()
+                return True
+        return super().eventFilter(watched, event)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if not getattr(self, "_saved_listed", False):
+            self._saved_listed = True
+            self.refresh_saved()
+        super().showEvent(event)
+
+    @Slot(bool)
+    def _show_params(self, shown: bool) -> None:
+        self.params_box.setVisible(shown)
+        self.params_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
+
+    # --- wiring --------------------------------------------------------------------------------
+
+    def follow_bridge(self, bridge: Any) -> None:
+        bridge.supervisorChanged.connect(self.set_supervisor)
+        bridge.stateChanged.connect(self.set_server_state)
+        if bridge.supervisor is not None:
+            self.set_supervisor(bridge.supervisor)
+            state = bridge.supervisor.state
+            self.set_server_state(str(getattr(state, "value", state)), {})
+
+    def set_supervisor(self, supervisor: Any) -> None:
+        """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
+        self.set_client(client_for_supervisor(supervisor) if supervisor is not None else None)
+
+    def set_client(self, client: Any) -> None:
+        self.stop()
+        old = self.session.client if self.session is not None else None
+        self.session = ChatSession(client, self.conversation) if client is not None else None
+        if old is not None and not self.is_streaming():
+            old.close()
+        self._update_controls()
+
+    @Slot(str, dict)
+    def set_server_state(self, state: str, data: dict | None = None) -> None:
+        self.server_state = state
+        self._update_controls()
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def is_streaming(self) -> bool:
+        return self._task is not None
+
+    def send(self, text: str | None = None) -> bool:
+        text = (self.input.toPlainText() if text is None else text).strip()
+        if not text or self.session is None or self.is_streaming():
+            return False
+        self.input.clear()
+        self.session.conversation.params = self.params_box.params()
+        if self._pending_entry is not None:
+            self.transcript.set_status(self._pending_entry, "unanswered")
+        self._pending_entry = self.transcript.add_message("user", text)
+        self._run(lambda session: session.send(text))
+        return True
+
+    def resend(self) -> bool:
+        """Send again the message left unanswered (server crash, error, or a reply stopped before it began)."""
+        if self.session is None or self.is_streaming() or self.session.conversation.pending_message() is None:
+            return False
+        action = (self._last_error.fix_action or {}) if self._last_error is not None else {}
+        timeout = action.get("read_timeout_s") if action.get("action") == "wait_longer" else None
+        self.session.conversation.params = self.params_box.params()
+        if self._pending_entry is not None:
+            self.transcript.set_status(self._pending_entry, "")
+        self._run(lambda session: session.resend_pending(read_timeout=timeout))
+        return True
+
+    def stop(self) -> None:
+        """Stop the reply being streamed (non-blocking; the pane hears "done: stopped" shortly)."""
+        if self.session is not None and self.is_streaming():
+            self.session.stop()
+
+    def new_chat(self) -> None:
+        if self.is_streaming():
+            return
+        self._show_conversation(Conversation(params=self.params_box.params()))
+
+    def refresh_saved(self) -> None:
+        self.saved_combo.refresh()
+
+    def load_saved(self, conversation_id: str) -> None:
+        if not self.is_streaming():
+            run_task(load_conversation, conversation_id, on_done=self._show_conversation,
+                     on_error=self._on_load_failed)
+
+    def shutdown(self) -> None:
+        """Window closing: stop streaming and drop the HTTP client (non-blocking)."""
+        self.stop()
+        if self.session is not None and not self.is_streaming():
+            self.session.client.close()
+
+    # --- streaming -----------------------------------------------------------------------------
+
+    def _run(self, start) -> None:
+        self._last_error = None
+        self._reply_entry = None
+        self._task = start_stream(self.session, start, on_event=self._on_event, on_done=self._on_stream_done,
+                                  on_error=self._on_stream_failed)
+        self.streamingChanged.emit(True)
+        self._update_controls()
+
+    def _on_event(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "delta":
+            if self._reply_entry is None:
+                self._reply_entry = self.transcript.begin_reply()
+            self.transcript.append_delta(self._reply_entry, event.text)
+        elif kind in ("trimmed", "notice", "waiting"):
+            self.transcript.add_notice(event.notice)
+        elif kind == "done":
+            self._on_reply_done(event.stats)
+        elif kind == "error":
+            self._show_error(event.error)
+
+    def _on_reply_done(self, stats: ReplyStats) -> None:
+        stopped = stats is not None and stats.finish_reason == "stopped"
+        if self._reply_entry is not None:
+            self.transcript.set_status(self._reply_entry, "stopped" if stopped else "")
+        if stats is not None and (self._reply_entry is not None or not stopped):
+            self.transcript.add_stats(stats)
+        self.replyFinished.emit(stats)
+
+    def _show_error(self, error: ChatError) -> None:
+        self._last_error = error
+        if self._reply_entry is not None:
+            self.transcript.set_status(self._reply_entry, "interrupted" if self._reply_entry.content else "")
+            if not self._reply_entry.content:
+                self.transcript.remove_entry(self._reply_entry)
+        self.transcript.add_error(error)
+        self.errorShown.emit(error)
+
+    def _on_stream_done(self, outcome: StreamOutcome) -> None:
+        self._task = None
+        if outcome.context is not None:
+            self.meter.set_use(outcome.context)
+        if self._pending_entry is not None:
+            self.transcript.set_status(self._pending_entry, "pending" if outcome.pending else "")
+            if not outcome.pending:
+                self._pending_entry = None
+        self.streamingChanged.emit(False)
+        self._update_controls()
+        self.refresh_saved()
+
+    def _on_stream_failed(self, error: BaseException) -> None:
+        """A bug or an unexpected failure below the session: still a sentence, never a traceback."""
+        self._task = None
+        self.transcript.add_notice(self.tr("The chat stopped because of an unexpected problem: {error}").format(
+            error=error))
+        self.streamingChanged.emit(False)
+        self._update_controls()
+
+    # --- rendering helpers ---------------------------------------------------------------------
+
+    def _show_conversation(self, conversation: Conversation) -> None:
+        if self.is_streaming():
+            return
+        self.conversation = conversation
+        if self.session is not None:
+            self.session.conversation = conversation
+        self.params_box.set_params(conversation.params)
+        self.transcript.clear_all()
+        self._pending_entry = self._reply_entry = self._last_error = None
+        pending = conversation.pending_message()
+        for message in conversation.messages:
+            entry = self.transcript.add_message(message.role, message.content, message.status)
+            if message.role == "assistant" and message.stats:
+                self.transcript.add_stats(message.stats)
+            if message is pending:
+                self._pending_entry = entry
+        self.meter.set_use(None)
+        self._update_controls()
+
+    def _on_load_failed(self, error: BaseException) -> None:
+        self.transcript.add_notice(self.tr("This conversation could not be opened: {error}").format(error=error))
+
+    def _update_controls(self) -> None:
+        streaming, connected = self.is_streaming(), self.session is not None
+        has_text = bool(self.input.toPlainText().strip())
+        self.send_button.setEnabled(connected and not streaming and has_text)
+        self.stop_button.setEnabled(streaming)
+        self.new_button.setEnabled(not streaming)
+        self.saved_combo.setEnabled(not streaming)
+        pending = connected and not streaming and self.session.conversation.pending_message() is not None
+        self.status.show_for(pending, connected, self.server_state, self._last_error)

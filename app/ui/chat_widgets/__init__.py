@@ -1,1 +1,0 @@
-"""Sub-widgets of the chat pane (transcript, parameters, context meter)."""

@@ -1,0 +1,1 @@
+"""The server log view: a tail that stays fast on long logs, opened only when asked for."""

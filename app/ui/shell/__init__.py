@@ -1,0 +1,1 @@
+"""The window around the steps: start-up, main window, menus, saved settings and profiles."""

@@ -1,0 +1,49 @@
+"""Open the desktop app: ``run_gui(argv=None) -> int``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def close_on_signals(window) -> None:
+    """Ctrl+C in the terminal or a SIGTERM closes the window the normal way (the server is stopped first).
+
+    Python runs signal handlers only between bytecodes; the idle timer gives it that chance while Qt waits.
+    """
+    from PySide6.QtCore import QTimer
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: window.close())
+    window._signal_timer = QTimer(window, interval=250, timeout=lambda: None)
+    window._signal_timer.start()
+
+
+def run_gui(argv: list[str] | None = None) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from app import __version__
+    from app.core.settings import load_settings
+    from app.ui import i18n, workers
+    from app.ui.shell.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
+    app.setApplicationName("GGUF Launcher")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("gguf-launcher")
+    settings = load_settings()
+    i18n.preload()
+    i18n.apply_language(i18n.startup_language(settings.language))
+    window = MainWindow(settings)
+    window.show()
+    window.start_after_first_paint()
+    close_on_signals(window)
+    try:
+        return app.exec()
+    finally:
+        window.shutdown_blocking()  # the event loop is over: waiting here freezes nothing
+        workers.wait_for_pool(30_000)  # a cancelled probe stops its test server before it returns
+
+
+if __name__ == "__main__":
+    sys.exit(run_gui())

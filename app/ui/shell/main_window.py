@@ -1,0 +1,294 @@
+"""The main window: the user's path from top left to bottom right — Machine → Model → Settings on the left,
+Server above Chat | Logs on the right. It wires the panels together and remembers choices; no logic of its own."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
+from PySide6.QtWidgets import (
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.settings import Settings
+from app.ui import i18n, workers
+from app.ui.chat import chat_embed
+from app.ui.logs.lazy_logs import LazyLogs
+from app.ui.shell.profile_sync import ProfileSync
+from app.ui.shell.settings_store import SettingsStore
+from app.ui.shell.window_menus import WindowMenus
+from app.ui.steps.machine.machine_panel import MachinePanel
+from app.ui.steps.model.model_panel import ModelPanel
+from app.ui.steps.server import server_control
+from app.ui.steps.server.server_panel import ServerPanel
+from app.ui.steps.server.stale_servers import StaleServersBanner
+from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+from app.ui.steps.settings.settings_panel import SettingsPanel
+from app.ui.widgets.banner import Banner
+from app.ui.widgets.step_box import StepBox
+
+CLOSE_TIMEOUT_MS = 20_000
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: Settings, parent: QWidget | None = None, *, live_hardware: bool = True) -> None:
+        super().__init__(parent)
+        self.store = SettingsStore(settings, self)
+        self.bridge = SupervisorBridge(parent=self)
+        self.machine = MachinePanel(self, live=live_hardware)
+        self.model = ModelPanel(self)
+        self.settings_panel = SettingsPanel(self)
+        self.server = ServerPanel(self.bridge, self, wire_actions=False)
+        self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
+        self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
+        self._close_state = "open"  # open -> stopping -> done
+        self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
+        self.setAcceptDrops(True)
+        self._build()
+        self.menus = WindowMenus(self)
+        self.profiles = ProfileSync(self.store, self.model, self.settings_panel, self)
+        self._connect()
+        self.retranslateUi()
+        self._restore()
+
+    # --- layout ----------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.banner = Banner(self)
+        self.stale_servers = StaleServersBanner(self)
+        self.steps = [StepBox(1, self.machine), StepBox(2, self.model), StepBox(3, self.settings_panel)]
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(8, 8, 4, 8)
+        for step in self.steps:
+            left_layout.addWidget(step)
+        left_layout.addStretch(1)
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.left_scroll.setWidget(left)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.chat, "")
+        self.lazy_logs = LazyLogs(self.tabs, self.bridge, self)
+        self.server_step, self.talk_step = StepBox(4, self.server), StepBox(5, self.tabs)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(4, 8, 8, 8)
+        right_layout.addWidget(self.server_step)
+        right_layout.addWidget(self.talk_step, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.left_scroll)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([540, 660])
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.stale_servers)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.resize(1240, 820)
+
+    def _connect(self) -> None:
+        self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
+        self.settings_panel.configChanged.connect(self._on_config_changed)
+        self.model.modelChosen.connect(lambda _path: self._render_title())
+        self.server.startRequested.connect(self.control.start)
+        self.server.stopRequested.connect(self.control.stop)
+        self.server.restartRequested.connect(self.control.restart)
+        self.server.applyFixRequested.connect(self.control.apply_fix)
+        self.bridge.stateChanged.connect(self._on_server_state)
+        self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        # the engine: the Machine step tests the one Settings chose; one rebuild job, shown in both places
+        self.settings_panel.engineChanged.connect(self.machine.set_engine)
+        self.machine.switchEngineRequested.connect(self._switch_engine)
+        self.machine.rebuildRequested.connect(self.control.rebuild_engine)
+        self.server.rebuildRequested.connect(self.control.rebuild_and_restart)
+        self.machine.follow_rebuild(self.control.engine_rebuild)
+        self.server.follow_rebuild(self.control.engine_rebuild)
+
+    @property
+    def logs(self) -> Any:
+        """The Logs pane (built on first use)."""
+        return self.lazy_logs.pane()
+
+    # --- start-up --------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        geometry = self.store.settings.get("window_geometry")
+        if geometry:
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+        splitter = self.store.settings.get("window_state")
+        if splitter:
+            self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
+        self.model.set_recent(self.store.settings.recent_models)
+        self.menus.check_language(i18n.resolve_language(self.store.settings.language))
+        notice = self.store.settings.notice
+        if notice is not None:
+            self.banner.show_text(notice.render())
+
+    def start_after_first_paint(self) -> None:
+        """Let the window appear first; the workers started by ``start`` would compete with that paint."""
+        self._start_pending = True
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if getattr(self, "_start_pending", False):
+            self._start_pending = False
+            QTimer.singleShot(0, self.start)
+
+    def start(self) -> None:
+        """Begin the hardware scan, load the chat pane and reopen the last model (all in workers)."""
+        self.machine.start()
+        self.machine.set_engine(*self.settings_panel.engine())
+        self.stale_servers.look_for_stale_servers()
+        chat_embed.load_chat_pane(self.bridge, self, self._on_chat_ready, self._on_chat_failed)
+        last = self.store.settings.last_model
+        if last:
+            self.model.open_model(last, self.store.settings.profile(last).get("expected_sha256"))
+
+    def _on_chat_ready(self, chat: QWidget) -> None:
+        old, self.chat = self.chat, chat
+        index = self.tabs.indexOf(old)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, chat, self.tr("Chat"))
+        self.tabs.setCurrentIndex(index)
+        old.deleteLater()
+
+    def _on_chat_failed(self, error: BaseException) -> None:
+        self.chat.setText(self.tr("The chat could not be loaded: {error}").format(error=error))
+
+    # --- language --------------------------------------------------------------------------------
+
+    def set_language(self, lang: str) -> None:
+        self.store.settings.language = lang
+        self.store.save_soon()
+        i18n.apply_language(lang)
+        self.retranslateUi()  # also re-renders core sentences when no translator event arrives
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self._render_title()
+        titles = (
+            (self.tr("Machine"), self.tr("What this computer offers a model: memory, graphics card, notes.")),
+            (self.tr("Model"), self.tr("Pick a .gguf file; every check on it is listed here.")),
+            (self.tr("Settings"), self.tr("How much context and how many layers on the GPU; the bars show if it fits.")),
+        )
+        for step, (title, hint) in zip(self.steps, titles):
+            step.set_title(title, hint)
+        self.server_step.set_title(self.tr("Server"), self.tr("Starts the model so you can chat with it."))
+        self.talk_step.set_title(self.tr("Chat and logs"), self.tr("Talk to the model, or read what the server says."))
+        self.tabs.setTabText(0, self.tr("Chat"))
+        self.tabs.setTabText(1, self.tr("Logs"))
+        self.menus.retranslateUi()
+        if self.store.settings.notice is not None and self.banner.isVisible():
+            self.banner.show_text(self.store.settings.notice.render())
+        for widget in (self.machine, self.model, self.settings_panel):
+            widget.retranslateUi()
+        for widget in (self.server, self.lazy_logs, self.chat):
+            if hasattr(widget, "retranslate"):
+                widget.retranslate()
+
+    # --- drag and drop anywhere on the window ----------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        self.model.dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        self.model.dropEvent(event)
+
+    # --- model and settings ------------------------------------------------------------------------
+
+    def _switch_engine(self, engine: str) -> None:
+        """The Machine step's "use the other engine": choose it in Settings (Advanced opens to show it)."""
+        self.settings_panel.set_engine(engine)
+        self.settings_panel.advanced_box.set_expanded(True)
+        self.statusBar().showMessage(self.tr("The engine was changed in Settings; the next start uses it."), 8000)
+
+    def _on_config_changed(self, config: Any) -> None:
+        if self.control.state() == "ready":
+            self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
+
+    def _render_title(self) -> None:
+        """"model.gguf — Ready — GGUF Launcher": the taskbar tells a presenter the state at a glance."""
+        parts = []
+        sup = self.bridge.supervisor
+        if sup is not None:
+            parts.append(os.path.basename(sup.config.model))
+            parts.append(self.server.state_label(self.control.state()))
+        elif self.model.path:
+            parts.append(os.path.basename(self.model.path))
+        self.setWindowTitle(" — ".join([*parts, self.tr("GGUF Launcher")]))
+
+    def _on_server_state(self, state: str, data: dict) -> None:
+        self._render_title()
+        pid = getattr(self.bridge.supervisor, "pid", None)
+        self.machine.set_own_pids({pid} if pid else set())
+        notes = [note.render() for note in data.get("notes") or [] if hasattr(note, "render")]
+        if state == "starting" and notes:  # e.g. "port 8080 is in use; using 8081 instead"
+            self.statusBar().showMessage(" ".join(notes), 20_000)
+        if state == "stopped" and self._close_state == "stopping":
+            self._finish_close()
+
+    # --- closing: stop the server, never leave an orphan ------------------------------------------
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self._close_state == "done":
+            event.accept()
+            return
+        if self._close_state == "open" and chat_embed.is_streaming(self.chat) and not self._confirm_close():
+            event.ignore()
+            return
+        self._save_window()
+        workers.cancel_all()  # a running probe or hash stops early; run_gui waits for them after the loop
+        if not self.control.is_running():
+            self._finish_close()
+            event.accept()
+            return
+        event.ignore()
+        if self._close_state != "stopping":
+            self._close_state = "stopping"
+            chat_embed.shutdown(self.chat)
+            self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
+            self.centralWidget().setEnabled(False)
+            self.control.stop()
+            self._close_timer.start()  # gives up waiting after a while; run_gui then stops the server itself
+
+    def _confirm_close(self) -> bool:
+        from PySide6.QtWidgets import QMessageBox  # dialogs are imported when used: faster start-up
+
+        answer = QMessageBox.question(
+            self, self.tr("Close GGUF Launcher?"),
+            self.tr("A reply is still being written. Closing stops it and the server. Close anyway?"))
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _finish_close(self) -> None:
+        if self._close_state == "done":
+            return
+        self._close_state = "done"
+        self.machine.stop()
+        self.close()
+
+    def _save_window(self) -> None:
+        self.store.settings.set("window_geometry", bytes(self.saveGeometry().toBase64()).decode("ascii"))
+        self.store.settings.set("window_state", bytes(self.splitter.saveState().toBase64()).decode("ascii"))
+        self.store.save_soon(0)
+
+    def shutdown_blocking(self) -> None:
+        """After the event loop ended (run_gui): make sure no server child survives us."""
+        self.control.shutdown_blocking()
+        self.store.flush_blocking()

@@ -1,0 +1,1 @@
+"""The four steps of the window, one folder each: machine, model, settings, server."""

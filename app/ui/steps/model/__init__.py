@@ -1,0 +1,1 @@
+"""Step 2: open or fetch a model, and show what the file checks found."""

@@ -1,0 +1,208 @@
+"""Step 2, Model: choose a .gguf (dialog, drag and drop, recent list, demo), see every check as a row.
+
+Validation, hashing, copying and fetching the demo model all run in workers; this module only renders the
+``ValidationReport`` the core returns and offers the fix a check carries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.steps.model import model_actions as actions
+from app.ui.steps.model.demo_row import DemoRow
+from app.ui.steps.model.hash_row import HashRow
+from app.ui.widgets import look
+from app.ui.widgets.check_list import CheckList
+from app.ui.workers import Task, run_task
+
+
+class ModelPanel(QWidget):
+    """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(report)`` when
+    its checks are back (report.info is None when the file could not be read at all);
+    ``expectedHashChanged(str)`` when the user edits the expected SHA-256."""
+
+    modelChosen = Signal(str)
+    modelChecked = Signal(object)
+    expectedHashChanged = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path: str | None = None
+        self.report: Any = None
+        self.recent: list[str] = []
+        self._task: Task | None = None
+        self.demo_result: Any = None  # the last DemoResult: says why the demo is the random fallback
+        self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
+        self.setAcceptDrops(True)
+        self._build()
+        self.retranslateUi()
+
+    def _build(self) -> None:
+        self.open_button = QPushButton(self)
+        look.bold(self.open_button)
+        self.open_button.clicked.connect(self.choose_file)
+        self.recent_button = QToolButton(self)
+        self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.recent_menu = QMenu(self)
+        self.recent_button.setMenu(self.recent_menu)
+        self.demo_button = QPushButton(self)
+        self.demo_button.clicked.connect(self.make_demo)
+        self.demo_row = DemoRow(self)
+        self.demo_row.ready.connect(self._on_demo_ready)
+        self.demo_row.finished.connect(lambda: self.demo_button.setEnabled(True))
+        self.demo_hint = QLabel(self)
+        look.hint(self.demo_hint)
+        self.demo_hint.setWordWrap(True)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.checks = CheckList(self)
+        self.checks.fixRequested.connect(self.apply_fix)
+        self.hash_row = HashRow(self)
+        self.hash_row.hashed.connect(self._on_hashed)
+        self.hash_row.expectedHashChanged.connect(self.expectedHashChanged)
+        self._layout()
+
+    def _layout(self) -> None:
+        top = QHBoxLayout()
+        for widget in (self.open_button, self.recent_button, self.demo_button):
+            top.addWidget(widget)
+        top.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.demo_row)
+        layout.addWidget(self.demo_hint)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.checks)
+        layout.addWidget(self.hash_row)
+
+    # --- translation -----------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.open_button.setText(self.tr("Open a GGUF model…"))
+        self.recent_button.setText(self.tr("Recent"))
+        self.demo_button.setText(self.tr("Try the demo model"))
+        self.set_recent(self.recent)
+        self._render()
+
+    def _render(self) -> None:
+        if self.path is None:
+            self.demo_hint.setText(self.tr(
+                "The demo model is SmolLM2-135M-Instruct, a small real model that answers in plain words (about "
+                "100 MB, fetched once). Without internet a tiny random model is used instead: it proves the "
+                "set-up works but writes nonsense."))
+        else:
+            self.demo_hint.setText(actions.demo_hint_text(self.path, self.demo_result))
+        self.demo_hint.setVisible(bool(self.demo_hint.text()))
+        self.summary.setText(actions.summary_text(self.path, self.report))
+        self.checks.set_checks(self.report.checks if self.report is not None else [])
+
+    # --- choosing a model ------------------------------------------------------------------------
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent = list(paths)
+        self.recent_menu.clear()
+        for path in self.recent:
+            action = self.recent_menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_model(p))
+        self.recent_button.setEnabled(bool(self.recent))
+
+    def choose_file(self) -> None:
+        start = str(Path(self.path).parent) if self.path else str(Path.home())
+        from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
+
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), start,
+                                              self.tr("GGUF models (*.gguf);;All files (*)"))
+        if path:
+            self.open_model(path)
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if actions.dropped_path(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        path = actions.dropped_path(event.mimeData())
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_model(path)
+
+    def open_model(self, path: str, expected_sha256: str | None = None) -> None:
+        """Start checking ``path``; results arrive through ``modelChecked``."""
+        if self._task is not None:
+            self._task.cancel()
+        self.path = str(path)
+        self.report = None
+        self.hash_row.set_path(self.path, expected_sha256)
+        self.modelChosen.emit(self.path)
+        self._render()
+        self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
+        path = self.path
+        self._task = run_task(actions.validate_file, path, on_done=self._on_validated, owner=self,
+                              on_error=lambda error: self._on_validated(actions.report_from_error(path, error)))
+
+    def _on_validated(self, report: Any) -> None:
+        """The checks of a file (or one error row when it could not be checked at all)."""
+        self._task = None
+        if report.path != self.path:
+            return  # an older file's answer arriving after the user picked another one
+        self.report = report
+        self._render()
+        self.modelChecked.emit(report)
+
+    def make_demo(self) -> None:
+        """Fetch the demo model once (progress and Cancel in the demo row), then open it like any model."""
+        if self.demo_row.busy:
+            return
+        self.demo_button.setEnabled(False)
+        self.demo_row.start(self.demo_options)
+
+    def _on_demo_ready(self, result: Any) -> None:
+        self.demo_result = result
+        self.open_model(str(result.path))
+
+    # --- fixes -----------------------------------------------------------------------------------
+
+    def apply_fix(self, check: Any) -> None:
+        action = (check.fix_action or {}).get("action")
+        if action == "copy_to_safe_path" and self.path:
+            self.summary.setText(self.tr("Copying the model to a folder with a plain path…"))
+            self.checks.set_busy(True)
+            run_task(actions.copy_to_safe_folder, self.path, dict(check.fix_action), on_done=self._on_copied,
+                     on_error=self._on_copy_failed)
+        elif action == "use_first_shard" and check.fix_action.get("path"):
+            self.open_model(check.fix_action["path"])
+
+    def _on_copied(self, new_path: Any) -> None:
+        self.checks.set_busy(False)
+        self.open_model(str(new_path), self.hash_row.expected.text().strip() or None)
+
+    def _on_copy_failed(self, error: BaseException) -> None:
+        self.checks.set_busy(False)
+        self.summary.setText(self.tr("Could not copy the model: {error}").format(error=actions.error_text(error)))
+
+    # --- sha256 ----------------------------------------------------------------------------------
+
+    def _on_hashed(self, model: Any) -> None:
+        if model.path == self.path:
+            self.report = model  # the same checks plus the hash row
+            self._render()
+            self.modelChecked.emit(model)

@@ -1,0 +1,206 @@
+"""The crash card: the diagnosis sentence, what the exit means, the next step, the evidence lines,
+and "Apply fix and restart" when the diagnosis carries a fix the settings can take.
+
+A fix that is no setting, ``{"rebuild_engine": "embedded"}`` (the engine was built for instructions this processor
+cannot run), becomes "Rebuild the engine and restart": the card asks for the rebuild (``rebuildRequested``) and
+shows its progress, Cancel and outcome. Where this installation cannot rebuild, the button offers the other
+engine instead (an ordinary settings fix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.text import current_language
+from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, cannot_rebuild_reason, other_engine
+from app.ui.steps.machine.rebuild_box import RebuildBox
+
+
+def _render(text: Any) -> str:
+    """A core ``Text`` in the app's language; tolerates None and plain strings."""
+    if text is None:
+        return ""
+    return text.render(current_language()) if hasattr(text, "render") else str(text)
+
+
+class CrashCard(QFrame):
+    """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
+
+    applyFixRequested = Signal(dict)
+    rebuildRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.diagnosis: Any = None
+        self._config: Any = None
+        self._context = ""
+        self._fix_enabled = True
+        self._cannot_rebuild: Any = None  # why the engine cannot be rebuilt here (a core Text), for this diagnosis
+        self.setObjectName("crashCard")
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
+        self.title = QLabel(self, wordWrap=True)
+        self.title.setStyleSheet("font-weight: bold; color: #8e0000;")
+        self.message = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.exit_meaning = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.exit_meaning.setStyleSheet("color: #555;")
+        self.fix_hint = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.fix_changes = QLabel(self, wordWrap=True)
+        self.evidence_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
+        self.evidence_toggle.setArrowType(Qt.RightArrow)
+        self.evidence_toggle.toggled.connect(self._show_evidence)
+        self.evidence = QPlainTextEdit(self, readOnly=True)
+        self.evidence.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.evidence.setMaximumHeight(140)
+        self.evidence.hide()
+        self.rebuild_box = RebuildBox(self)
+        self.apply_button = QPushButton(self, clicked=self._apply)
+        self.dismiss_button = QPushButton(self, clicked=self.hide)
+        actions = QHBoxLayout()
+        actions.addWidget(self.apply_button)
+        actions.addStretch(1)
+        actions.addWidget(self.dismiss_button)
+        layout = QVBoxLayout(self)
+        for widget in (self.title, self.message, self.exit_meaning, self.fix_hint, self.fix_changes,
+                       self.rebuild_box, self.evidence_toggle, self.evidence):
+            layout.addWidget(widget)
+        layout.addLayout(actions)
+
+    def set_diagnosis(self, diagnosis: Any, config: Any = None) -> None:
+        if diagnosis is not self.diagnosis:
+            self.rebuild_box.clear()
+        self.diagnosis, self._config = diagnosis, config
+        self._cannot_rebuild = cannot_rebuild_reason() if REBUILD_KEY in self.fix() else None
+        self.retranslate()
+
+    def follow_rebuild(self, rebuild: Any) -> None:
+        """Show the window's engine rebuild (``EngineRebuild``) while this card offers it."""
+        self.rebuild_box.follow(rebuild)
+        for signal in (rebuild.started, rebuild.finished, rebuild.failed):
+            signal.connect(self._render_button)
+
+    def set_context(self, context: str) -> None:
+        """Pick the title: "" (just crashed), "recovered", "crash_loop", "not_restartable" or "failed"."""
+        self._context = context
+        self._render_title()
+
+    def set_fix_enabled(self, enabled: bool) -> None:
+        self._fix_enabled = enabled
+        self._render_button()
+
+    def fix(self) -> dict:
+        return dict(getattr(self.diagnosis, "fix", None) or {})
+
+    def action(self) -> tuple[str, dict]:
+        """What the fix button does: ("rebuild", {}), or ("apply", settings changes) — for a rebuild fix that
+        cannot run here, the other engine."""
+        fix = self.fix()
+        if REBUILD_KEY not in fix:
+            return "apply", fix
+        if self._cannot_rebuild is None:
+            return "rebuild", {}
+        return "apply", {"backend": other_engine(str(fix[REBUILD_KEY]))}
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.rebuild_box.state in ("running", "cancelling")
+
+    def retranslate(self) -> None:
+        diagnosis = self.diagnosis
+        self._render_title()
+        generic = self.tr("The server stopped unexpectedly and gave no reason we recognise.")
+        self.message.setText(_render(getattr(diagnosis, "message", None)) or generic)
+        self._set_optional(self.exit_meaning, _render(getattr(diagnosis, "exit_meaning", None)))
+        self._set_optional(self.fix_hint, _render(getattr(diagnosis, "fix_hint", None)))
+        self._set_optional(self.fix_changes, self._describe_fix())
+        lines = list(getattr(diagnosis, "evidence", None) or ())
+        self.evidence.setPlainText("\n".join(lines))
+        self.evidence_toggle.setText(self.tr("Log lines behind this diagnosis ({count})").format(count=len(lines)))
+        self.evidence_toggle.setVisible(bool(lines))
+        kind, _changes = self.action()
+        if kind == "rebuild":
+            self.apply_button.setText(self.tr("Rebuild the engine and restart"))
+        elif REBUILD_KEY in self.fix():
+            self.apply_button.setText(self.tr("Use the other engine and restart"))
+        else:
+            self.apply_button.setText(self.tr("Apply fix and restart"))
+        self.apply_button.setVisible(bool(self.fix()))
+        self.rebuild_box.set_relevant(kind == "rebuild")
+        self.dismiss_button.setText(self.tr("Dismiss"))
+        self._render_button()
+
+    def _render_button(self, *_: Any) -> None:
+        self.apply_button.setEnabled(self._fix_enabled and bool(self.fix()) and not self.rebuilding)
+        self.dismiss_button.setEnabled(not self.rebuilding)
+
+    def _render_title(self) -> None:
+        titles = {
+            "crash_loop": self.tr("The server keeps crashing, so automatic restarts were stopped."),
+            "not_restartable": self.tr("The server stopped, and restarting it with the same settings would not help."),
+            "failed": self.tr("The server could not be started or kept running."),
+            "recovered": self.tr("The server stopped unexpectedly and was restarted automatically."),
+        }
+        self.title.setText(titles.get(self._context, self.tr("The server stopped unexpectedly.")))
+
+    @staticmethod
+    def _set_optional(label: QLabel, text: str) -> None:
+        label.setText(text)
+        label.setVisible(bool(text))
+
+    def _field_name(self, key: str) -> str:
+        names = {
+            "ctx": self.tr("Context size"),
+            "gpu_layers": self.tr("GPU layers"),
+            "parallel": self.tr("Parallel slots"),
+            "batch": self.tr("Batch size"),
+            "ubatch": self.tr("Micro-batch size"),
+            "port": self.tr("Port"),
+            "load_mode": self.tr("Load mode"),
+            "flash_attn": self.tr("Flash attention"),
+            "cache_type_k": self.tr("K cache type"),
+            "cache_type_v": self.tr("V cache type"),
+            "threads": self.tr("Threads"),
+            "backend": self.tr("Backend"),
+            "extra_args": self.tr("Extra arguments"),
+            "host": self.tr("Host"),
+        }
+        return names.get(key, key)
+
+    def _describe_fix(self) -> str:
+        kind, fix = self.action()
+        if kind == "rebuild":
+            return ""  # the next step above says it; the settings do not change
+        changes = []
+        for key, new in fix.items():
+            if key == "port" and new == 0:
+                new = self.tr("any free port")
+            old = getattr(self._config, key, None)
+            arrow = f"{old} → {new}" if old is not None else str(new)
+            changes.append(f"{self._field_name(key)}: {arrow}")
+        text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
+        if self._cannot_rebuild is not None and text:
+            text = _render(self._cannot_rebuild) + " " + text
+        return text
+
+    @Slot(bool)
+    def _show_evidence(self, shown: bool) -> None:
+        self.evidence.setVisible(shown)
+        self.evidence_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
+
+    def _apply(self) -> None:
+        kind, changes = self.action()
+        if kind == "rebuild":
+            self.rebuildRequested.emit()
+        elif changes:
+            self.applyFixRequested.emit(changes)

@@ -1,0 +1,199 @@
+"""Turns the Server panel's requests into supervisor actions with the Settings step's current config.
+
+One ``Supervisor`` per model: a new model (or the first Start) builds one in a worker (it opens its log
+file), later Starts and Restarts hand it the current settings first. All actions go through the
+``SupervisorBridge``'s single action thread, so they run in click order and never on the GUI thread.
+
+It also owns the window's one engine rebuild (``engine_rebuild``; its step is ``rebuild_step``): "Rebuild the engine
+and restart" rebuilds the built-in engine in a worker, then restarts the server with the settings it crashed with.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from app.core.launch.config import BACKEND_EMBEDDED, LaunchConfig
+from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, EngineRebuild
+from app.ui.workers import run_task
+
+IDLE_STATES = {"stopped", "failed"}
+
+
+OPTIONAL_FIELD_TYPES = {"server_bin": str, "threads": int, "flash_attn": bool, "api_key": str}
+
+
+def _valid_fields(stored: dict, defaults: LaunchConfig) -> dict:
+    """The saved values whose type matches the field (a hand-edited settings file must not crash the UI)."""
+    valid = {}
+    for name, value in stored.items():
+        if name not in LaunchConfig.__dataclass_fields__ or name == "model":
+            continue
+        default = getattr(defaults, name)
+        kind = OPTIONAL_FIELD_TYPES.get(name) or type(default)
+        if kind is tuple:
+            kind = (list, tuple)
+        ok = (value is None and name in OPTIONAL_FIELD_TYPES) or (
+            isinstance(value, kind) and (kind is bool or not isinstance(value, bool)))
+        if ok:
+            valid[name] = value
+    return valid
+
+
+def config_for(path: str, info: Any, stored: dict | None) -> LaunchConfig:
+    """The model's saved launch settings over safe first-time defaults."""
+    trained = int(getattr(info, "context_length", 0) or 4096)
+    defaults = LaunchConfig(model=path, ctx=min(4096, trained))
+    return defaults.with_changes(**_valid_fields(stored or {}, defaults))
+
+
+def fix_for_settings(fix: dict) -> dict:
+    """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number).
+    Keys that are no setting ("rebuild_engine") are left out."""
+    changes = {k: v for k, v in fix.items() if k in LaunchConfig.__dataclass_fields__}
+    if changes.get("port") == 0:
+        changes.pop("port")
+        changes["pick_free_port"] = True
+    return changes
+
+
+def same_model(a: str, b: str) -> bool:
+    return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
+
+
+def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
+    from app.core.server.supervisor import Supervisor
+
+    return Supervisor(config)
+
+
+class ServerControl(QObject):
+    message = Signal(str)
+
+    def __init__(self, bridge: Any, settings_panel: Any, parent: QObject | None = None, *,
+                 rebuild_step: Callable[..., Any] | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.settings_panel = settings_panel
+        self._retired: list[Any] = []
+        self.engine_rebuild = EngineRebuild(rebuild_step, self)
+        self.engine_rebuild.finished.connect(self._on_engine_rebuilt)
+        self.engine_rebuild.failed.connect(self._on_engine_rebuild_failed)
+        self._restart_after_rebuild = False
+
+    @property
+    def rebuild_step(self) -> Callable[..., Any]:
+        """``step(progress, cancel) -> EngineCheck``, run in a worker (default: core's ``rebuild_embedded``)."""
+        return self.engine_rebuild.step
+
+    @rebuild_step.setter
+    def rebuild_step(self, step: Callable[..., Any]) -> None:
+        self.engine_rebuild.step = step
+
+    @property
+    def supervisor(self) -> Any:
+        return self.bridge.supervisor
+
+    def state(self) -> str:
+        sup = self.supervisor
+        return str(getattr(sup.state, "value", sup.state)) if sup is not None else "stopped"
+
+    def is_running(self) -> bool:
+        return self.state() not in IDLE_STATES or self.bridge.is_busy()
+
+    def start(self) -> None:
+        config = self.settings_panel.config()
+        if config is None:
+            self._refuse("start", self.tr("Open a model that passes its checks first."))
+            return
+        sup = self.supervisor
+        if sup is not None and same_model(sup.config.model, config.model):
+            sup.set_config(config)
+            self.bridge.start()
+            return
+        self._switch_to(config)
+
+    def _switch_to(self, config: LaunchConfig) -> None:
+        """Another model (or the first start): stop and retire the old supervisor, then build one for this
+        config, so the new server never races the old one for its port."""
+        old = self.supervisor
+        if old is None:
+            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+            return
+        self.bridge.set_supervisor(None)
+        self._retired.append(old)
+
+        def closed(_result: object = None) -> None:
+            self._retired.remove(old)
+            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+
+        run_task(old.close, on_done=closed, on_error=closed, owner=self)
+
+    def _on_supervisor(self, supervisor: Any) -> None:
+        self.bridge.set_supervisor(supervisor)
+        self.bridge.start()
+
+    def _on_supervisor_failed(self, error: BaseException) -> None:
+        self.bridge.actionFinished.emit("start")
+        self.bridge.actionFailed.emit("start", error)
+
+    def _refuse(self, action: str, text: str) -> None:
+        self.bridge.actionFinished.emit(action)
+        self.message.emit(text)
+
+    def stop(self) -> None:
+        self.bridge.stop()
+
+    def restart(self) -> None:
+        config = self.settings_panel.config()
+        sup = self.supervisor
+        if sup is None:
+            self.start()
+            return
+        if config is not None and not same_model(config.model, sup.config.model):
+            self._switch_to(config)  # Restart after opening another model runs that model
+            return
+        if config is not None:
+            sup.set_config(config)
+        self.bridge.restart()
+
+    def apply_fix(self, fix: dict) -> None:
+        if REBUILD_KEY in fix:
+            self.rebuild_and_restart()  # no setting changes: the engine itself does
+            return
+        self.settings_panel.apply_changes(fix_for_settings(fix))
+        self.bridge.apply_fix_and_restart(dict(fix))
+
+    # --- the engine rebuild ------------------------------------------------------------------------
+
+    def rebuild_engine(self) -> None:
+        """Rebuild the built-in engine (the Machine step's button); the server is not restarted."""
+        self.engine_rebuild.start()
+
+    def rebuild_and_restart(self) -> None:
+        """Rebuild the built-in engine, then restart the server with the same settings (the crash card's fix)."""
+        self._restart_after_rebuild = True
+        self.engine_rebuild.start()  # already running (started from the Machine step): restart when it is done
+
+    def _on_engine_rebuilt(self, _check: Any) -> None:
+        restart, self._restart_after_rebuild = self._restart_after_rebuild, False
+        sup = self.supervisor
+        if sup is None:
+            return
+        if restart:
+            self.bridge.restart()
+        elif self.state() not in IDLE_STATES and sup.config.backend == BACKEND_EMBEDDED:
+            self.message.emit(self.tr("The engine was rebuilt; the server uses it after its next restart."))
+
+    def _on_engine_rebuild_failed(self, _error: BaseException) -> None:
+        self._restart_after_rebuild = False  # the card shows why; the server stays as it is
+
+    def shutdown_blocking(self) -> None:
+        """Only after the event loop ended: stop every server this window started, waiting for each."""
+        self.bridge.close()
+        self.bridge.wait_for_actions(30_000)
+        for sup in [self.supervisor, *self._retired]:
+            if sup is not None:
+                sup.close()

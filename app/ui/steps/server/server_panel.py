@@ -1,0 +1,292 @@
+"""Server panel: state badge, Start / Stop / Restart, uptime, restarts, URL, and the crash card.
+
+The panel renders what the supervisor reports and asks for actions; it decides nothing itself.
+Two ways to wire it (pick one):
+
+- ``ServerPanel(bridge)`` (default ``wire_actions=True``): buttons call the ``SupervisorBridge``
+  directly and the bridge's signals update the panel. The request signals still fire, as notifications
+  only (e.g. to save the profile) — do not call the bridge again from them.
+- ``ServerPanel(bridge, wire_actions=False)``: the panel still follows the bridge's state, but buttons
+  only emit ``startRequested`` / ``stopRequested`` / ``restartRequested`` / ``applyFixRequested(dict)``;
+  the owner performs the action (e.g. builds a new Supervisor from the current settings first).
+
+Either way, "Rebuild the engine and restart" (a crash whose fix is rebuilding the engine) only emits
+``rebuildRequested``: the owner runs the rebuild (``ServerControl.rebuild_and_restart``) and hands the panel the
+rebuild job to follow (``follow_rebuild``); Start and Restart wait while it runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.ui.steps.server.crash_card import CrashCard
+
+STATE_COLOURS = {
+    "stopped": "#757575",
+    "starting": "#1565c0",
+    "loading": "#1565c0",
+    "ready": "#2e7d32",
+    "stopping": "#757575",
+    "crashed": "#c62828",
+    "restarting": "#ef6c00",
+    "failed": "#8e0000",
+}
+START_STATES = {"stopped", "failed"}  # "crashed" is brief: an automatic restart or "failed" follows
+STOP_STATES = {"starting", "loading", "ready", "restarting", "crashed"}
+RESTART_STATES = {"starting", "loading", "ready", "crashed", "failed"}
+
+
+def format_uptime(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class ServerPanel(QWidget):
+    startRequested = Signal()
+    stopRequested = Signal()
+    restartRequested = Signal()
+    applyFixRequested = Signal(dict)
+    rebuildRequested = Signal()
+
+    def __init__(self, bridge: Any = None, parent: QWidget | None = None, *, wire_actions: bool = True) -> None:
+        super().__init__(parent)
+        self.bridge = None
+        self.state = "stopped"
+        self.restart_count = 0
+        self.url = ""
+        self._ready_since: float | None = None
+        self._pending_action = ""
+        self._rebuilding = False
+        self._wire_actions = False
+        self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
+        self._build()
+        self.retranslate()
+        if bridge is not None:
+            self.set_bridge(bridge, wire_actions=wire_actions)
+
+    def _build(self) -> None:
+        self.badge = QLabel(self, alignment=Qt.AlignCenter)
+        self.badge.setMinimumWidth(110)
+        self.start_button = QPushButton(self, clicked=self._on_start)
+        self.stop_button = QPushButton(self, clicked=self._on_stop)
+        self.restart_button = QPushButton(self, clicked=self._on_restart)
+        self.uptime_caption, self.uptime_value = QLabel(self), QLabel("—", self)
+        self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
+        self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
+        self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.url_value.setOpenExternalLinks(True)
+        self.error_label = QLabel(self, wordWrap=True)
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.hide()
+        self.crash_card = CrashCard(self)
+        self.crash_card.applyFixRequested.connect(self._on_apply_fix)
+        self.crash_card.rebuildRequested.connect(self._on_rebuild)
+        self.crash_card.hide()
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.badge)
+        for button in (self.start_button, self.stop_button, self.restart_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        facts = QGridLayout()
+        for row, (caption, value) in enumerate(
+            ((self.uptime_caption, self.uptime_value), (self.restarts_caption, self.restarts_value),
+             (self.url_caption, self.url_value))
+        ):
+            facts.addWidget(caption, row, 0)
+            facts.addWidget(value, row, 1)
+        facts.setColumnStretch(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addLayout(facts)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.crash_card)
+        layout.addStretch(1)
+
+    def state_label(self, state: str) -> str:
+        names = {
+            "stopped": self.tr("Stopped"),
+            "starting": self.tr("Starting"),
+            "loading": self.tr("Loading model"),
+            "ready": self.tr("Ready"),
+            "stopping": self.tr("Stopping"),
+            "crashed": self.tr("Crashed"),
+            "restarting": self.tr("Restarting"),
+            "failed": self.tr("Failed"),
+        }
+        return names.get(state, state)
+
+    def retranslate(self) -> None:
+        self.start_button.setText(self.tr("Start"))
+        self.stop_button.setText(self.tr("Stop"))
+        self.restart_button.setText(self.tr("Restart"))
+        self.uptime_caption.setText(self.tr("Uptime:"))
+        self.restarts_caption.setText(self.tr("Restarts:"))
+        self.url_caption.setText(self.tr("Address:"))
+        self.crash_card.retranslate()
+        self._render_state()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    # --- bridge --------------------------------------------------------------------------------
+
+    def set_bridge(self, bridge: Any, *, wire_actions: bool = True) -> None:
+        self.bridge = bridge
+        self._wire_actions = wire_actions
+        bridge.stateChanged.connect(self.set_state)
+        bridge.crashed.connect(self.show_diagnosis)
+        bridge.restarting.connect(self._on_restarting)
+        bridge.actionFinished.connect(self._on_action_finished)
+        bridge.actionFailed.connect(self._on_action_failed)
+        bridge.supervisorChanged.connect(self._on_supervisor_changed)
+        self._on_supervisor_changed(bridge.supervisor)
+
+    def follow_rebuild(self, rebuild: Any) -> None:
+        """Follow the window's engine rebuild (``EngineRebuild``): the crash card shows it, Start waits for it."""
+        self.crash_card.follow_rebuild(rebuild)
+        rebuild.started.connect(lambda: self._set_rebuilding(True))
+        rebuild.finished.connect(lambda _check: self._set_rebuilding(False))
+        rebuild.failed.connect(lambda _error: self._set_rebuilding(False))
+        self._set_rebuilding(rebuild.running)
+
+    def _set_rebuilding(self, rebuilding: bool) -> None:
+        self._rebuilding = rebuilding
+        self._render_state()
+
+    @Slot(object)
+    def _on_supervisor_changed(self, supervisor: Any) -> None:
+        """Another model's supervisor (or none): show its state from scratch."""
+        self.clear_diagnosis()
+        self.error_label.hide()
+        self.restart_count = 0
+        state = getattr(supervisor, "state", None) if supervisor is not None else None
+        self.set_state(str(getattr(state, "value", state) or "stopped"), {})
+
+    def _supervisor_value(self, name: str, default: Any) -> Any:
+        supervisor = getattr(self.bridge, "supervisor", None)
+        value = getattr(supervisor, name, None) if supervisor is not None else None
+        return default if value is None else value
+
+    # --- rendering -----------------------------------------------------------------------------
+
+    @Slot(str, dict)
+    def set_state(self, state: str, data: dict | None = None) -> None:
+        data = data or {}
+        previous, self.state = self.state, state
+        if not self._wire_actions:
+            self._pending_action = ""  # the owner runs the actions; the next state is our only answer
+        if state == "ready" and (previous != "ready" or self._ready_since is None):
+            self._ready_since = time.monotonic()
+            self._uptime_timer.start()
+        elif state != "ready":
+            self._ready_since = None
+            self._uptime_timer.stop()
+        self.restart_count = int(data.get("restart_count", self._supervisor_value("restart_count", self.restart_count)))
+        self.url = str(data.get("url") or self._supervisor_value("url", "") or "")
+        diagnosis = data.get("diagnosis")
+        if state in ("crashed", "failed") and diagnosis is not None and diagnosis is not self.crash_card.diagnosis:
+            self.show_diagnosis(diagnosis)
+        self._set_card_context(state, data)
+        self._render_state()
+
+    def _set_card_context(self, state: str, data: dict) -> None:
+        if state == "failed":
+            reason = data.get("reason")
+            self.crash_card.set_context(reason if reason in ("crash_loop", "not_restartable") else "failed")
+        elif state == "ready":
+            self.crash_card.set_context("recovered")
+        elif state in ("crashed", "restarting"):
+            self.crash_card.set_context("")
+
+    def _render_state(self) -> None:
+        colour = STATE_COLOURS.get(self.state, "#757575")
+        self.badge.setText(self.state_label(self.state))
+        self.badge.setStyleSheet(
+            f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
+        )
+        busy = bool(self._pending_action) or self._rebuilding  # no start while the engine is being replaced
+        self.start_button.setEnabled(self.state in START_STATES and not busy)
+        self.stop_button.setEnabled(self.state in STOP_STATES and self._pending_action != "stop")
+        self.restart_button.setEnabled(self.state in RESTART_STATES and not busy)
+        self.crash_card.set_fix_enabled(not busy)
+        self.restarts_value.setText(str(self.restart_count))
+        self.url_value.setText(f'<a href="{self.url}">{self.url}</a>' if self.url and self.state == "ready" else "—")
+        self._update_uptime()
+
+    @Slot()
+    def _update_uptime(self) -> None:
+        if self._ready_since is None:
+            self.uptime_value.setText("—")
+        else:
+            self.uptime_value.setText(format_uptime(time.monotonic() - self._ready_since))
+
+    @Slot(object)
+    def show_diagnosis(self, diagnosis: Any) -> None:
+        """Show the crash card for a core ``Diagnosis`` (``None`` shows a generic sentence)."""
+        self.crash_card.set_diagnosis(diagnosis, self._supervisor_value("config", None))
+        self.crash_card.show()
+
+    def clear_diagnosis(self) -> None:
+        self.crash_card.set_diagnosis(None, None)
+        self.crash_card.hide()
+
+    @Slot(int)
+    def _on_restarting(self, attempt: int) -> None:
+        self.restart_count = max(self.restart_count, attempt)
+        self._render_state()
+
+    @Slot(str)
+    def _on_action_finished(self, _name: str) -> None:
+        self._pending_action = ""
+        self._render_state()
+
+    @Slot(str, object)
+    def _on_action_failed(self, _name: str, error: object) -> None:
+        if self.state == "failed" and self.crash_card.isVisibleTo(self):
+            return  # the crash card already explains it (the supervisor's diagnosis of the failed start)
+        message = getattr(error, "message", None)
+        fix = getattr(error, "fix", None)
+        text = message.render() if hasattr(message, "render") else self.tr("The action failed: {error}").format(error=error)
+        if hasattr(fix, "render"):
+            text += "\n" + fix.render()
+        self.error_label.setText(text)
+        self.error_label.show()
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def _request(self, name: str, signal: Any, call: Any, *args: Any) -> None:
+        self.error_label.hide()
+        self._pending_action = name
+        self._render_state()
+        signal.emit(*args)
+        if self.bridge is not None and self._wire_actions:
+            call(*args)
+        elif self.bridge is None:
+            self._pending_action = ""  # nobody will report back; keep the buttons usable
+            self._render_state()
+
+    def _on_start(self) -> None:
+        self.clear_diagnosis()
+        self._request("start", self.startRequested, lambda: self.bridge.start())
+
+    def _on_stop(self) -> None:
+        self._request("stop", self.stopRequested, lambda: self.bridge.stop())
+
+    def _on_restart(self) -> None:
+        self._request("restart", self.restartRequested, lambda: self.bridge.restart())
+
+    def _on_rebuild(self) -> None:
+        self.error_label.hide()
+        self.rebuildRequested.emit()
+
+    def _on_apply_fix(self, fix: dict) -> None:
+        self._request("apply_fix", self.applyFixRequested, lambda f: self.bridge.apply_fix_and_restart(f), dict(fix))

@@ -1,0 +1,156 @@
+"""The "Advanced" launch settings: KV cache types, flash attention, threads, load mode, engine, network, API key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+
+KV_TYPES = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+LOAD_MODES = ("mmap", "none", "mlock")
+
+
+class AdvancedForm(QWidget):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.cache_k, self.cache_v = QComboBox(self), QComboBox(self)
+        for combo in (self.cache_k, self.cache_v):
+            combo.addItems(KV_TYPES)
+        self.flash_attn = QComboBox(self)
+        self.flash_attn.addItems(["", "", ""])  # auto / on / off, texts set in retranslateUi
+        self.threads = QSpinBox(self)
+        self.threads.setRange(0, 512)
+        self.load_mode = QComboBox(self)
+        self.load_mode.addItems(["", "", ""])
+        self.backend = QComboBox(self)
+        self.backend.addItems(["", ""])
+        self.server_bin = QLineEdit(self)
+        self.browse = QPushButton(self)
+        self.browse.clicked.connect(self._browse_server)
+        self.host = QLineEdit(self)
+        self.port = QSpinBox(self)
+        self.port.setRange(1, 65535)
+        self.pick_free_port = QComboBox(self)
+        self.pick_free_port.addItems(["", ""])
+        self.api_key = QLineEdit(self)
+        self.api_key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+        self._labels: dict[str, QLabel] = {}
+        self._build_form()
+        self._connect()
+        self.retranslateUi()
+        self._sync_backend()
+
+    def _build_form(self) -> None:
+        form = QFormLayout(self)
+        form.setContentsMargins(12, 0, 0, 0)
+        server_row = QHBoxLayout()
+        server_row.addWidget(self.server_bin, 1)
+        server_row.addWidget(self.browse)
+        rows = [("cache_k", self.cache_k), ("cache_v", self.cache_v), ("flash_attn", self.flash_attn),
+                ("threads", self.threads), ("load_mode", self.load_mode), ("backend", self.backend),
+                ("server_bin", server_row), ("host", self.host), ("port", self.port),
+                ("pick_free_port", self.pick_free_port), ("api_key", self.api_key)]
+        for key, field in rows:
+            label = QLabel(self)
+            self._labels[key] = label
+            form.addRow(label, field)
+
+    def _connect(self) -> None:
+        for combo in (self.cache_k, self.cache_v, self.flash_attn, self.load_mode, self.backend, self.pick_free_port):
+            combo.currentIndexChanged.connect(self.changed)
+        for spin in (self.threads, self.port):
+            spin.valueChanged.connect(self.changed)
+        for edit in (self.server_bin, self.host, self.api_key):
+            edit.editingFinished.connect(self.changed)
+        self.backend.currentIndexChanged.connect(self._sync_backend)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        texts = {
+            "cache_k": self.tr("KV cache type (K)"), "cache_v": self.tr("KV cache type (V)"),
+            "flash_attn": self.tr("Flash attention"), "threads": self.tr("CPU threads"),
+            "load_mode": self.tr("Loading"), "backend": self.tr("Engine"),
+            "server_bin": self.tr("llama-server program"), "host": self.tr("Listen address"),
+            "port": self.tr("Port"), "pick_free_port": self.tr("If the port is busy"), "api_key": self.tr("API key"),
+        }
+        for key, text in texts.items():
+            self._labels[key].setText(text)
+        for i, text in enumerate((self.tr("automatic"), self.tr("on"), self.tr("off"))):
+            self.flash_attn.setItemText(i, text)
+        for i, text in enumerate((self.tr("map the file (fast start)"), self.tr("read into memory"),
+                                  self.tr("map and lock in RAM"))):
+            self.load_mode.setItemText(i, text)
+        self.backend.setItemText(0, self.tr("built-in (llama-cpp-python)"))
+        self.backend.setItemText(1, self.tr("llama-server (llama.cpp)"))
+        self.pick_free_port.setItemText(0, self.tr("use a free port"))
+        self.pick_free_port.setItemText(1, self.tr("stop with an error"))
+        self.threads.setSpecialValueText(self.tr("automatic"))
+        self.server_bin.setPlaceholderText(self.tr("found automatically"))
+        self.browse.setText(self.tr("Browse…"))
+        self.api_key.setPlaceholderText(self.tr("none (only this computer can connect)"))
+
+    def _sync_backend(self) -> None:
+        is_server = self.backend.currentIndex() == 1
+        self.server_bin.setEnabled(is_server)
+        self.browse.setEnabled(is_server)
+
+    def _browse_server(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
+
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose the llama-server program"))
+        if path:
+            self.server_bin.setText(path)
+            self.changed.emit()
+
+    def values(self) -> dict[str, Any]:
+        flash = (None, True, False)[self.flash_attn.currentIndex()]
+        return {
+            "cache_type_k": self.cache_k.currentText(), "cache_type_v": self.cache_v.currentText(),
+            "flash_attn": flash, "threads": self.threads.value() or None,
+            "load_mode": LOAD_MODES[self.load_mode.currentIndex()],
+            "backend": (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER)[self.backend.currentIndex()],
+            "server_bin": self.server_bin.text().strip() or None,
+            "host": self.host.text().strip() or "127.0.0.1", "port": self.port.value(),
+            "pick_free_port": self.pick_free_port.currentIndex() == 0,
+            "api_key": self.api_key.text().strip() or None,
+        }
+
+    def set_values(self, config: LaunchConfig) -> None:
+        widgets = (self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.backend,
+                   self.server_bin, self.host, self.port, self.pick_free_port, self.api_key)
+        for widget in widgets:
+            widget.blockSignals(True)
+        try:
+            self.cache_k.setCurrentText(config.cache_type_k)
+            self.cache_v.setCurrentText(config.cache_type_v)
+            self.flash_attn.setCurrentIndex({None: 0, True: 1, False: 2}[config.flash_attn])
+            self.threads.setValue(config.threads or 0)
+            self.load_mode.setCurrentIndex(LOAD_MODES.index(config.load_mode) if config.load_mode in LOAD_MODES else 0)
+            self.backend.setCurrentIndex(1 if config.backend == BACKEND_LLAMA_SERVER else 0)
+            self.server_bin.setText(config.server_bin or "")
+            self.host.setText(config.host)
+            self.port.setValue(int(config.port))
+            self.pick_free_port.setCurrentIndex(0 if getattr(config, "pick_free_port", True) else 1)
+            self.api_key.setText(config.api_key or "")
+        finally:
+            for widget in widgets:
+                widget.blockSignals(False)
+        self._sync_backend()

@@ -1,0 +1,212 @@
+""""Find safe settings": runs the probe (real test loads) in a worker, lists attempts as they finish,
+can be cancelled, and hands the measured recommendation to the Settings step."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QEvent, QSize, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.problem import UserError
+from app.core.text import human_bytes
+from app.ui.widgets import look
+from app.ui.widgets.status_icon import status_icon
+from app.ui.workers import Task, run_task
+
+
+def probe_call(info: Any, config: Any, hardware: Any, progress: Any, cancel: Any) -> Any:  # worker thread
+    from app.core.probe import run_probe
+
+    return run_probe(info, config, hardware, progress=progress, cancel=cancel)
+
+
+class ProbeBox(QWidget):
+    applyRequested = Signal(dict)  # {"gpu_layers": n, "ctx": n}
+    finished = Signal(object)  # ProbeResult
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.info: Any = None
+        self.config: Any = None
+        self.hardware: Any = None
+        self.result: Any = None
+        self.saved: dict | None = None  # the profile's last result (shown until a new run)
+        self._task: Task | None = None
+        self._status: tuple[str, Any] = ("idle", None)
+        self.run_button = QPushButton(self)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton(self)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar(self)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(10)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.attempts = QListWidget(self)
+        self.attempts.setIconSize(QSize(16, 16))
+        self._attempt_values: list[Any] = []  # kept so a language switch can re-render the rows
+        look.bold(self.run_button)
+        self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        row = QHBoxLayout()
+        row.addWidget(self.run_button)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        row.addStretch(0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.status)
+        layout.addWidget(self.attempts)
+        self.retranslateUi()
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.run_button.setText(self.tr("Find safe settings"))
+        self.run_button.setToolTip(self.tr(
+            "Starts the model a few times with different settings and keeps the largest one that really works."))
+        self.cancel_button.setText(self.tr("Cancel"))
+        for row, attempt in enumerate(self._attempt_values):
+            self.attempts.item(row).setText(self.attempt_text(attempt))
+        self._render()
+
+    # --- inputs ----------------------------------------------------------------------------------
+
+    def set_hardware(self, report: Any) -> None:
+        self.hardware = report
+
+    def set_config(self, config: Any) -> None:
+        self.config = config
+        self._render()
+
+    def set_model(self, info: Any, saved: dict | None) -> None:
+        self.cancel()
+        self.info, self.saved, self.result = info, saved, None
+        self._status = ("saved", saved) if saved else ("idle", None)
+        self._clear_attempts()
+        self._render()
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        if self.running or self.info is None or self.config is None:
+            return
+        self._clear_attempts()
+        self.result = None
+        self.progress.setRange(0, 0)
+        self._status = ("running", None)
+        self._task = run_task(probe_call, self.info, self.config, self.hardware, on_done=self._on_done,
+                              on_error=self._on_error, on_progress=self._on_progress, wants_progress=True,
+                              wants_cancel=True)
+        self._render()
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._status = ("cancelling", None)
+            self._render()
+
+    def _on_progress(self, step: Any) -> None:
+        if getattr(step, "max_attempts", 0):
+            self.progress.setRange(0, int(step.max_attempts))
+            self.progress.setValue(max(0, int(step.attempt) - 1))
+        if getattr(step, "last", None) is not None and getattr(step, "phase", "") != "done":
+            self._add_attempt(step.last)
+        message = getattr(step, "message", None)
+        if message is not None and self._status[0] == "running":
+            self.status.setText(message.render())
+
+    def _on_done(self, result: Any) -> None:
+        self._task = None
+        self.result = result
+        self._clear_attempts()
+        for attempt in result.attempts:
+            self._add_attempt(attempt)
+        self._status = ("done", result)
+        self._render()
+        self.finished.emit(result)
+        if result.recommendation:
+            self.applyRequested.emit(dict(result.recommendation))
+
+    def _on_error(self, error: BaseException) -> None:
+        task, self._task = self._task, None
+        cancelled = (task is not None and task.cancelled) or type(error).__name__ == "ProbeCancelled"
+        self._status = ("cancelled", None) if cancelled else ("failed", error)
+        self._render()
+
+    # --- rendering -------------------------------------------------------------------------------
+
+    def _add_attempt(self, attempt: Any) -> None:
+        self._attempt_values.append(attempt)
+        item = QListWidgetItem(status_icon("ok" if attempt.ok else "error"), self.attempt_text(attempt))
+        self.attempts.addItem(item)
+        self.attempts.scrollToBottom()
+        self._fit_attempts()
+
+    def _clear_attempts(self) -> None:
+        self._attempt_values = []
+        self.attempts.clear()
+
+    def _fit_attempts(self) -> None:
+        """As tall as its rows, up to five; then it scrolls."""
+        rows = min(max(self.attempts.count(), 1), 5)
+        row_height = max(self.attempts.sizeHintForRow(0), self.attempts.fontMetrics().height() + 6, 20)
+        self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 6)
+
+    def attempt_text(self, attempt: Any) -> str:
+        head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
+        if attempt.ok:
+            return head + " — " + self.tr("works (loaded in {s} s, peak RAM {rss})").format(
+                s=f"{attempt.load_seconds or attempt.seconds:.1f}", rss=human_bytes(attempt.peak_rss_bytes))
+        reason = attempt.reason or getattr(attempt.diagnosis, "message", None)
+        return head + " — " + (reason.render() if reason is not None else self.tr("failed"))
+
+    def _render(self) -> None:
+        kind, value = self._status
+        self.run_button.setEnabled(not self.running and self.info is not None and self.config is not None)
+        self.cancel_button.setVisible(self.running)
+        self.progress.setVisible(self.running)
+        self.attempts.setVisible(self.attempts.count() > 0)
+        self.status.setText(self._status_text(kind, value))
+
+    def _status_text(self, kind: str, value: Any) -> str:
+        if kind == "running":
+            return self.tr("Testing settings with real loads of the model…")
+        if kind == "cancelling":
+            return self.tr("Cancelling; stopping the test server…")
+        if kind == "cancelled":
+            return self.tr("Cancelled. Your settings were not changed.")
+        if kind == "failed":
+            message = value.message.render() if isinstance(value, UserError) else str(value)
+            return self.tr("The test could not run: {error}").format(error=message)
+        if kind == "done":
+            text = value.summary().render()
+            if value.cached:
+                text += " " + self.tr("(Cached result from an earlier test with the same settings.)")
+            return text + (" " + self.tr("Applied.") if value.recommendation else "")
+        if kind == "saved" and value and value.get("recommendation"):
+            rec = value["recommendation"]
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.get("saved_at") or time.time()))
+            return self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
+                when=when, layers=rec.get("gpu_layers"), ctx=rec.get("ctx"))
+        return self.tr("Not measured yet. The numbers above are an estimate; "
+                       "\"Find safe settings\" proves them with real test loads.")

@@ -1,0 +1,298 @@
+"""Step 3, Settings: context, GPU layers and parallel slots with a live memory plan, "Find safe settings",
+the Advanced knobs and the exact command line.
+
+Every change re-plans in a worker after a short pause (debounced), so typing never stalls the window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.ui.steps.settings import settings_preview as preview
+from app.ui.steps.settings.advanced_form import AdvancedForm
+from app.ui.steps.settings.plan_bars import PlanBars
+from app.ui.steps.settings.probe_box import ProbeBox
+from app.ui.widgets import look
+from app.ui.widgets.collapsible import Collapsible
+from app.ui.workers import Debouncer, Task, run_task
+
+CTX_STEP = 256
+
+
+class SettingsPanel(QWidget):
+    """Signals: ``configChanged(LaunchConfig)`` after any edit; ``planReady(plan)`` when a plan is back;
+    ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
+    ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes (also without a model)."""
+
+    configChanged = Signal(object)
+    engineChanged = Signal(str, object)
+    planReady = Signal(object)
+    probeFinished = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, *, debounce_ms: int = 250) -> None:
+        super().__init__(parent)
+        self.info: Any = None
+        self.hardware: Any = None
+        self.plan: Any = None
+        self.preview: preview.Preview | None = None
+        self._base: LaunchConfig | None = None
+        self._plan_task: Task | None = None
+        self._replan_again = False
+        self._engine: tuple[str, str | None] | None = None
+        self._debouncer = Debouncer(self._start_preview, debounce_ms, self)
+        self._build()
+        self.retranslateUi()
+        self.setEnabled(False)
+
+    def _build(self) -> None:
+        self.ctx = QSpinBox(self)
+        self.ctx.setRange(CTX_STEP, 1 << 20)
+        self.ctx.setSingleStep(CTX_STEP)
+        self.gpu_layers = QSlider(Qt.Orientation.Horizontal, self)
+        self.gpu_layers.setPageStep(1)
+        self.gpu_layers_label = QLabel(self)
+        self.parallel = QSpinBox(self)
+        self.parallel.setRange(1, 64)
+        self.plan_bars = PlanBars(self)
+        self.plan_text = QLabel(self)
+        self.plan_text.setWordWrap(True)
+        self.use_plan = QPushButton(self)
+        self.use_plan.clicked.connect(self.apply_plan_recommendation)
+        self.probe = ProbeBox(self)
+        self.probe.applyRequested.connect(self.apply_changes)
+        self.probe.finished.connect(self.probeFinished)
+        self.advanced = AdvancedForm(self)
+        self.advanced_box = Collapsible("", self.advanced, self)
+        self.command = QLineEdit(self)
+        self.command.setReadOnly(True)
+        look.monospace(self.command)
+        self.copy_command = QPushButton(self)
+        self.copy_command.clicked.connect(self._copy_command)
+        self.command_notes = QLabel(self)
+        self.command_notes.setWordWrap(True)
+        look.hint(self.command_notes)
+        self._layout()
+        for spin in (self.ctx, self.parallel):
+            spin.valueChanged.connect(self._edited)
+        self.gpu_layers.valueChanged.connect(self._edited)
+        self.advanced.changed.connect(self._edited)
+
+    def _layout(self) -> None:
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        self.ctx_label, self.layers_label, self.parallel_label = QLabel(self), QLabel(self), QLabel(self)
+        layers_row = QHBoxLayout()
+        layers_row.addWidget(self.gpu_layers, 1)
+        layers_row.addWidget(self.gpu_layers_label)
+        form.addRow(self.ctx_label, self.ctx)
+        form.addRow(self.layers_label, layers_row)
+        form.addRow(self.parallel_label, self.parallel)
+        plan_row = QHBoxLayout()
+        plan_row.addWidget(self.plan_text, 1)
+        plan_row.addWidget(self.use_plan, 0, Qt.AlignmentFlag.AlignTop)
+        command_row = QHBoxLayout()
+        self.command_label = QLabel(self)
+        command_row.addWidget(self.command_label)
+        command_row.addWidget(self.command, 1)
+        command_row.addWidget(self.copy_command)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(form)
+        layout.addWidget(self.plan_bars)
+        layout.addLayout(plan_row)
+        layout.addWidget(self.probe)
+        layout.addWidget(self.advanced_box)
+        layout.addLayout(command_row)
+        layout.addWidget(self.command_notes)
+
+    # --- translation -----------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslateUi()
+        super().changeEvent(event)
+
+    def retranslateUi(self) -> None:  # noqa: N802
+        self.ctx_label.setText(self.tr("Context (tokens)"))
+        self.ctx.setToolTip(self.tr("How much text the model keeps in mind at once. More context needs more memory."))
+        self.layers_label.setText(self.tr("Layers on the GPU"))
+        self.parallel_label.setText(self.tr("Parallel requests"))
+        self.parallel.setToolTip(self.tr("Each parallel request gets its own share of the context."))
+        self.use_plan.setText(self.tr("Use these"))
+        self.advanced_box.set_title(self.tr("Advanced"))
+        self.command_label.setText(self.tr("Command:"))
+        self.copy_command.setText(self.tr("Copy"))
+        self.probe.retranslateUi()
+        self.advanced.retranslateUi()
+        self._render_layers_label()
+        self._render_preview()
+
+    # --- inputs from the other steps ---------------------------------------------------------------
+
+    def set_hardware(self, report: Any) -> None:
+        self.hardware = report
+        self.probe.set_hardware(report)
+        self._sync_layer_range()
+        if self._base is not None:  # the GPU layer range may have changed: show the model's setting again
+            self._apply_config(self._base)
+        self._debouncer.trigger()
+
+    def set_model(self, info: Any, config: LaunchConfig, cached_probe: dict | None = None) -> None:
+        """A model passed its checks: show its saved (or default) settings and plan them."""
+        self.info = info
+        self._base = config
+        self.setEnabled(info is not None)
+        self._apply_config(config)
+        self.probe.set_model(info, cached_probe)
+        self.probe.set_config(self.config())
+        self._debouncer.trigger()
+
+    def clear_model(self) -> None:
+        self.info, self._base, self.plan, self.preview = None, None, None, None
+        self.probe.set_model(None, None)
+        self.plan_bars.set_plan(None)
+        self.setEnabled(False)
+        self._render_preview()
+
+    def _apply_config(self, config: LaunchConfig) -> None:
+        for widget in (self.ctx, self.gpu_layers, self.parallel):
+            widget.blockSignals(True)
+        try:
+            self._sync_layer_range()
+            if self.info is not None and self.info.context_length:
+                self.ctx.setMaximum(max(CTX_STEP, int(self.info.context_length)))
+            self.ctx.setValue(int(config.ctx))
+            top = self.gpu_layers.maximum()
+            self.gpu_layers.setValue(top if config.gpu_layers < 0 else min(int(config.gpu_layers), top))
+            self.parallel.setValue(int(config.parallel))
+        finally:
+            for widget in (self.ctx, self.gpu_layers, self.parallel):
+                widget.blockSignals(False)
+        self.advanced.set_values(config)
+        self._render_layers_label()
+        self._emit_engine()
+
+    def _sync_layer_range(self) -> None:
+        n_layer = int(getattr(self.info, "block_count", 0) or 0)
+        has_gpu = bool(getattr(self.hardware, "gpus", None))
+        self.gpu_layers.setRange(0, n_layer + 1 if has_gpu else 0)
+        self.gpu_layers.setEnabled(has_gpu)
+
+    # --- the launch config -----------------------------------------------------------------------
+
+    def config(self) -> LaunchConfig | None:
+        if self._base is None:
+            return None
+        return self._base.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
+                                       parallel=self.parallel.value(), **self.advanced.values())
+
+    def apply_changes(self, changes: dict) -> None:
+        """Apply a recommendation or a diagnosis fix, e.g. {"ctx": 2048, "gpu_layers": 12}."""
+        current = self.config()
+        if current is None:
+            return
+        known = {k: v for k, v in changes.items() if k in LaunchConfig.__dataclass_fields__}
+        self._apply_config(current.with_changes(**known))
+        self._edited()
+
+    def apply_plan_recommendation(self) -> None:
+        if self.plan is not None and self.plan.recommended_ctx:
+            self.apply_changes({"ctx": self.plan.recommended_ctx, "gpu_layers": self.plan.recommended_gpu_layers})
+
+    def engine(self) -> tuple[str, str | None]:
+        """(backend, server_bin) as the Advanced settings show them, with or without a model."""
+        values = self.advanced.values()
+        return values["backend"], values["server_bin"]
+
+    def set_engine(self, backend: str) -> None:
+        """Choose the engine (e.g. the Machine step's "use the other engine"); saved with the model's settings."""
+        if self.config() is not None:
+            self.apply_changes({"backend": backend})
+        else:
+            self.advanced.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
+
+    def _emit_engine(self) -> None:
+        engine = self.engine()
+        if engine != self._engine:
+            self._engine = engine
+            self.engineChanged.emit(*engine)
+
+    def _edited(self, *_: Any) -> None:
+        self._render_layers_label()
+        self._emit_engine()
+        config = self.config()
+        if config is not None:
+            self._base = config
+            self.probe.set_config(config)
+            self.configChanged.emit(config)
+            self._debouncer.trigger()
+
+    def _render_layers_label(self) -> None:
+        if not self.gpu_layers.isEnabled():
+            self.gpu_layers_label.setText(self.tr("no GPU: the processor does the work"))
+            return
+        value, top = self.gpu_layers.value(), self.gpu_layers.maximum()
+        text = self.tr("all {n}").format(n=top) if value == top else self.tr("{n} of {top}").format(n=value, top=top)
+        self.gpu_layers_label.setText(text)
+
+    # --- plan + command line (worker) ------------------------------------------------------------
+
+    def _start_preview(self) -> None:
+        config = self.config()
+        if config is None or self.info is None:
+            return
+        if self._plan_task is not None:
+            self._replan_again = True  # one at a time; the newest config is planned right after
+            return
+        info = self.info
+        self._plan_task = run_task(preview.compute_preview, info, config, self.hardware, owner=self,
+                                   on_done=lambda result: self._on_preview(result, info),
+                                   on_error=lambda error: self._on_preview(preview.Preview(plan_error=error), info))
+
+    def _on_preview(self, result: preview.Preview, info: Any) -> None:
+        self._plan_task = None
+        if info is not self.info:  # the model changed while this was computed: plan the new one instead
+            self._replan_again = False
+            if self.info is not None:
+                self._start_preview()
+            return
+        self.preview, self.plan = result, result.plan
+        self._render_preview()
+        if result.plan is not None:
+            self.planReady.emit(result.plan)
+        if self._replan_again:
+            self._replan_again = False
+            self._start_preview()
+
+    def _render_preview(self) -> None:
+        result = self.preview
+        self.plan_bars.set_plan(result.plan if result else None)
+        self.plan_text.setText(preview.plan_text(result))
+        self.use_plan.setVisible(preview.recommendation_differs(result, self.config()))
+        self.command.setText(result.command if result else "")
+        self.command.setToolTip(self.command.text())
+        self.command.setCursorPosition(0)
+        self.command_notes.setText(preview.command_notes_text(result))
+        self.command_notes.setVisible(bool(self.command_notes.text()))
+
+    def _copy_command(self) -> None:
+        QGuiApplication.clipboard().setText(self.command.text())
+
+    def wait_idle(self) -> bool:
+        """For tests: True when no plan is being computed or waiting to be."""
+        return self._plan_task is None and not self._debouncer.pending

@@ -1,0 +1,50 @@
+"""Fixtures for driving the real main window offscreen (settings live in the per-test app home)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.problem import Status
+
+LONG = 60_000  # ms: generous, the suite shares 2 cores with other work
+
+
+@pytest.fixture
+def window(qtbot, qapp):
+    from app.core.settings import load_settings
+    from app.ui import workers
+    from app.ui.shell.main_window import MainWindow
+
+    win = MainWindow(load_settings(), live_hardware=False)
+    # not qtbot.addWidget: pytest-qt would close and delete the window before this fixture's teardown,
+    # while the server is still stopping; the window is closed here the way a user closes it
+    win.show()
+    win.start()
+    qtbot.waitUntil(lambda: win.settings_panel.hardware is not None, timeout=LONG)
+    yield win
+    win.close()
+    try:
+        qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
+    except Exception:
+        sup = win.bridge.supervisor
+        raise AssertionError(f"window did not close: close_state={win._close_state} server={win.control.state()} "
+                             f"busy={win.bridge.is_busy()} history={[e.state for e in getattr(sup, 'history', [])][-8:]}")
+    win.shutdown_blocking()
+    qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=LONG)
+    win.deleteLater()
+
+
+def open_and_wait(qtbot, win, path) -> object:
+    """Open ``path`` in the Model step and wait for its checks."""
+    win.model.open_model(str(path))
+    qtbot.waitUntil(lambda: win.model.report is not None and win.model.report.path == str(path), timeout=LONG)
+    return win.model.report
+
+
+def statuses(report) -> dict[str, Status]:
+    return {c.id: c.status for c in report.checks}
+
+
+def wait_for_plan(qtbot, win) -> object:
+    qtbot.waitUntil(lambda: win.settings_panel.plan is not None and win.settings_panel.wait_idle(), timeout=LONG)
+    return win.settings_panel.plan

@@ -1,0 +1,41 @@
+"""Opening another model while a server runs: Restart stops the old server and runs the new model."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+
+pytestmark = pytest.mark.slow  # every test here starts a real server from the window
+SERVER = 180_000
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_restart_after_opening_another_model_switches_servers(qtbot, window, tiny_model, make_model):
+    other = make_model("second.gguf", n_layers=3)
+    open_and_wait(qtbot, window, tiny_model)
+    wait_for_plan(qtbot, window)
+    qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
+    first = window.bridge.supervisor
+    first_pid = first.pid
+
+    open_and_wait(qtbot, window, other)
+    wait_for_plan(qtbot, window)
+    assert window.server.state == "ready"  # the running server is not touched by opening a file
+    qtbot.mouseClick(window.server.restart_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.bridge.supervisor not in (None, first) and window.server.state == "ready",
+                    timeout=SERVER)
+    assert window.bridge.supervisor.config.model == str(other)
+    assert _gone(first_pid) and first.state.value == "stopped"
+    assert window.control._retired == []
+    qtbot.waitUntil(lambda: window.logs.shown_line_count() > 0, timeout=LONG)
+    assert window.windowTitle() == "second.gguf — Ready — GGUF Launcher"

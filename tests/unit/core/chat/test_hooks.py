@@ -1,0 +1,59 @@
+"""Wiring a ChatClient to a supervisor: per-slot context and "is this a crash the supervisor saw?"."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from app.core.chat.hooks import ctx_per_slot, recent_crash
+from app.core.launch.config import LaunchConfig
+from app.core.server.events import Event, State
+
+
+def test_llama_server_divides_context_between_slots():
+    assert ctx_per_slot(LaunchConfig(model="m", backend="llama-server", ctx=8192, parallel=4)) == 2048
+    assert ctx_per_slot(LaunchConfig(model="m", backend="embedded", ctx=8192, parallel=4)) == 8192
+
+
+def test_recent_crash_only_counts_crashes_since_the_server_was_last_ready():
+    diagnosis = SimpleNamespace(cause="killed")
+    supervisor = SimpleNamespace(state=State.RESTARTING, last_diagnosis=diagnosis, history=[
+        Event.now("state", State.READY), Event.now("crash", State.CRASHED, diagnosis=diagnosis),
+        Event.now("state", State.RESTARTING)])
+    assert recent_crash(supervisor) is diagnosis
+    supervisor.history.append(Event.now("state", State.READY))
+    supervisor.state = State.READY
+    assert recent_crash(supervisor) is None
+    old = Event("crash", time.time() - 3600, State.CRASHED, {"diagnosis": diagnosis})
+    assert recent_crash(SimpleNamespace(state=State.LOADING, last_diagnosis=diagnosis, history=[old])) is None
+
+
+def test_crash_report_waits_for_the_diagnosis_of_a_child_that_is_already_gone():
+    import threading
+
+    from app.core.chat.hooks import crash_report
+
+    diagnosis = SimpleNamespace(cause="killed")
+    child = SimpleNamespace(running=False, stop_requested=False)
+    supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
+                                 history=[Event.now("state", State.READY)])
+
+    def report_late() -> None:  # the report comes a while after the child is gone, as on a busy machine
+        time.sleep(0.5)
+        supervisor.last_diagnosis = diagnosis
+        supervisor.history.append(Event.now("crash", State.CRASHED, diagnosis=diagnosis))
+
+    threading.Thread(target=report_late, daemon=True).start()
+    assert crash_report(supervisor, wait_s=30.0) is diagnosis
+
+
+def test_crash_report_does_not_wait_while_the_child_runs_or_was_asked_to_stop():
+    from app.core.chat.hooks import crash_report
+
+    for child in (SimpleNamespace(running=True, stop_requested=False),
+                  SimpleNamespace(running=False, stop_requested=True)):
+        supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
+                                     history=[Event.now("state", State.READY)])
+        started = time.monotonic()
+        assert crash_report(supervisor, wait_s=30.0) is None
+        assert time.monotonic() - started < 5.0

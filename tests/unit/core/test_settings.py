@@ -1,0 +1,115 @@
+import json
+import os
+
+import pytest
+
+from app.core import settings as settings_mod
+from app.core.launch.config import LaunchConfig
+from app.core.paths import config_dir
+from app.core.settings import SCHEMA_VERSION, load_settings, settings_path
+
+
+def test_missing_file_gives_defaults_under_config_dir(app_home):
+    s = load_settings()
+    assert s.path == config_dir() / "settings.json"
+    assert str(s.path).startswith(str(app_home))
+    assert s.language is None and s.recent_models == [] and s.last_model is None
+    assert s.notice is None
+    assert s.data["version"] == SCHEMA_VERSION
+
+
+def test_round_trip_profile_recent_geometry_language(tmp_path):
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    s = load_settings()
+    s.language = "zh"
+    s.set("window_geometry", "AdnQywADAAA=")
+    cfg = LaunchConfig(model=str(model), ctx=2048, gpu_layers=3)
+    s.update_profile(model, launch_config=cfg.to_dict(), expected_sha256="ab" * 32, probe={"ctx": 2048})
+    s.remember_model(model)
+    s.save()
+
+    again = load_settings()
+    assert again.language == "zh"
+    assert again.get("window_geometry") == "AdnQywADAAA="
+    assert again.last_model == os.path.abspath(model)
+    assert again.recent_models == [os.path.abspath(model)]
+    profile = again.profile(model)
+    assert LaunchConfig.from_dict(profile["launch_config"]) == cfg
+    assert profile["expected_sha256"] == "ab" * 32
+    assert profile["probe"] == {"ctx": 2048}
+    assert isinstance(profile["updated"], float)
+
+
+def test_recent_models_are_unique_newest_first_and_bounded(tmp_path):
+    s = load_settings()
+    for i in range(15):
+        s.remember_model(tmp_path / f"m{i}.gguf")
+    s.remember_model(tmp_path / "m3.gguf")
+    recent = s.recent_models
+    assert len(recent) == settings_mod.MAX_RECENT_MODELS
+    assert recent[0].endswith("m3.gguf") and len(set(recent)) == len(recent)
+    s.forget_model(tmp_path / "m3.gguf")
+    assert not any(p.endswith("m3.gguf") for p in s.recent_models) and s.last_model is None
+
+
+def test_write_is_atomic_no_temp_files_left():
+    s = load_settings()
+    s.language = "en"
+    s.save()
+    s.save()
+    leftovers = [p.name for p in settings_path().parent.iterdir() if p.name != "settings.json"]
+    assert leftovers == []
+    assert json.loads(settings_path().read_text())["language"] == "en"
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe\x00garbage"])
+def test_corrupt_file_is_backed_up_and_replaced_with_notice(content):
+    path = settings_path()
+    path.write_bytes(content)
+    s = load_settings()
+    backups = list(path.parent.glob("settings.json.corrupt-*"))
+    assert len(backups) == 1 and backups[0].read_bytes() == content
+    assert s.notice is not None
+    assert backups[0].name in s.notice.render("en") and backups[0].name in s.notice.render("zh")
+    assert "设置" in s.notice.render("zh")
+    assert s.language is None
+    # the replacement is a valid file and the notice is not repeated
+    assert load_settings().notice is None
+
+
+def test_wrong_types_fall_back_to_field_defaults():
+    settings_path().write_text(json.dumps({
+        "version": 1, "language": "fr", "recent_models": "oops", "window_geometry": 5,
+        "profiles": {"/x.gguf": {"expected_sha256": 12, "launch_config": {"model": "/x.gguf"}}, "bad": 3},
+        "future_key": {"kept": True},
+    }))
+    s = load_settings()
+    assert s.notice is None
+    assert s.language is None and s.recent_models == [] and s.get("window_geometry") is None
+    assert s.data["profiles"].keys() == {"/x.gguf"}
+    assert s.profile("/x.gguf")["expected_sha256"] is None
+    assert s.profile("/x.gguf")["launch_config"] == {"model": "/x.gguf"}
+    assert s.data["future_key"] == {"kept": True}
+
+
+def test_migration_from_unversioned_prototype_file():
+    settings_path().write_text(json.dumps({"recent": ["/a.gguf", "/b.gguf"], "language": "zh"}))
+    s = load_settings()
+    assert s.data["version"] == SCHEMA_VERSION
+    assert s.recent_models == ["/a.gguf", "/b.gguf"] and s.language == "zh"
+    assert "recent" not in s.data
+
+
+def test_every_version_below_current_has_a_migration():
+    assert sorted(settings_mod.MIGRATIONS) == list(range(SCHEMA_VERSION))
+
+
+def test_rejects_unknown_language_and_profile_fields():
+    s = load_settings()
+    with pytest.raises(ValueError):
+        s.language = "fr"
+    with pytest.raises(KeyError):
+        s.update_profile("/x.gguf", colour="red")
+    with pytest.raises(KeyError):
+        s.set("window_geometry", 12)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
 
 from app.core import text
 
@@ -65,3 +65,17 @@ def apply_language(lang: str) -> bool:
         app.installTranslator(translator)
         _installed.append(translator)
     return bool(_installed)
+
+
+class Retranslating:
+    """Mixin for a widget whose texts follow the language: Qt's LanguageChange event calls ``retranslate``.
+
+    Put it first among the bases (``class Panel(Retranslating, QWidget)``) so its ``changeEvent`` runs."""
+
+    def retranslate(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must say how it retranslates")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)  # type: ignore[misc]  # the Qt base class after this mixin

@@ -14,14 +14,25 @@ import shiboken6
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from app.ui.i18n import Retranslating
 from app.ui.workers import run_task
 
 
-def placeholder(parent: QWidget) -> QWidget:
-    label = QLabel(QCoreApplication.translate("", "Loading the chat…"), parent)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setObjectName("hint")
-    return label
+class ChatPlaceholder(Retranslating, QLabel):
+    """Stands in the Chat tab until the real pane is built (after the first paint)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setObjectName("hint")
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setText(QCoreApplication.translate("", "Loading the chat…"))
+
+
+def placeholder(parent: QWidget) -> ChatPlaceholder:
+    return ChatPlaceholder(parent)
 
 
 def load_chat_pane(bridge: Any, parent: QWidget, on_ready: Callable[[QWidget], None],

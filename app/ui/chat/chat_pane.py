@@ -23,7 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.chat import ChatError, ChatSession, Conversation, ReplyStats, load_conversation
+from app.core.chat import (
+    ChatError,
+    ChatSession,
+    Conversation,
+    ReplyStats,
+    load_conversation,
+)
 from app.core.chat.hooks import client_for_supervisor
 from app.ui.chat.context_meter import ContextMeter
 from app.ui.chat.params_box import ParamsBox
@@ -31,10 +37,11 @@ from app.ui.chat.saved_picker import SavedPicker
 from app.ui.chat.status_bar import ChatStatus
 from app.ui.chat.stream_job import StreamOutcome, start_stream
 from app.ui.chat.transcript import Transcript
+from app.ui.i18n import Retranslating
 from app.ui.workers import run_task
 
 
-class ChatPane(QWidget):
+class ChatPane(Retranslating, QWidget):
     streamingChanged = Signal(bool)
     replyFinished = Signal(object)  # ReplyStats of a completed or stopped reply
     errorShown = Signal(object)  # ChatError added to the conversation
@@ -115,10 +122,6 @@ class ChatPane(QWidget):
                 return True
         return super().eventFilter(watched, event)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         if not getattr(self, "_saved_listed", False):

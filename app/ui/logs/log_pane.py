@@ -16,7 +16,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import paths
+from app.ui.i18n import Retranslating
 from app.ui.workers import Debouncer, run_task
 
 LEVEL_INFO, LEVEL_WARNING, LEVEL_ERROR = 0, 1, 2
@@ -205,7 +206,7 @@ class LogView(QAbstractScrollArea):
         return "\n".join(self.lines[selected[0]:selected[1] + 1]) if selected else ""
 
 
-class LogPane(QWidget):
+class LogPane(Retranslating, QWidget):
     """``append_lines(lines)`` takes core ``LogLine`` values or strings, on the GUI thread.
 
     Signals: ``saved(str path)``, ``saveFailed(str path, str reason)``.
@@ -273,10 +274,6 @@ class LogPane(QWidget):
         self.clear_button.setText(self.tr("Clear"))
         self._update_status()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     # --- ingest --------------------------------------------------------------------------------
 

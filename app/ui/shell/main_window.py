@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtWidgets import (
     QMainWindow,
     QScrollArea,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from app.core.settings import Settings
 from app.ui import i18n, workers
 from app.ui.chat import chat_embed
+from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.settings_store import SettingsStore
@@ -36,7 +37,7 @@ from app.ui.widgets.step_box import StepBox
 CLOSE_TIMEOUT_MS = 20_000
 
 
-class MainWindow(QMainWindow):
+class MainWindow(Retranslating, QMainWindow):
     def __init__(self, settings: Settings, parent: QWidget | None = None, *, live_hardware: bool = True) -> None:
         super().__init__(parent)
         self.store = SettingsStore(settings, self)
@@ -54,7 +55,7 @@ class MainWindow(QMainWindow):
         self.menus = WindowMenus(self)
         self.profiles = ProfileSync(self.store, self.model, self.settings_panel, self)
         self._connect()
-        self.retranslateUi()
+        self.retranslate()
         self._restore()
 
     # --- layout ----------------------------------------------------------------------------------
@@ -174,14 +175,10 @@ class MainWindow(QMainWindow):
         self.store.settings.language = lang
         self.store.save_soon()
         i18n.apply_language(lang)
-        self.retranslateUi()  # also re-renders core sentences when no translator event arrives
+        self.retranslate()  # also re-renders core sentences when no translator event arrives
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self._render_title()
         titles = (
             (self.tr("Machine"), self.tr("What this computer offers a model: memory, graphics card, notes.")),
@@ -194,14 +191,11 @@ class MainWindow(QMainWindow):
         self.talk_step.set_title(self.tr("Chat and logs"), self.tr("Talk to the model, or read what the server says."))
         self.tabs.setTabText(0, self.tr("Chat"))
         self.tabs.setTabText(1, self.tr("Logs"))
-        self.menus.retranslateUi()
+        self.menus.retranslate()
         if self.store.settings.notice is not None and self.banner.isVisible():
             self.banner.show_text(self.store.settings.notice.render())
-        for widget in (self.machine, self.model, self.settings_panel):
-            widget.retranslateUi()
-        for widget in (self.server, self.lazy_logs, self.chat):
-            if hasattr(widget, "retranslate"):
-                widget.retranslate()
+        for widget in (self.machine, self.model, self.settings_panel, self.server, self.lazy_logs, self.chat):
+            widget.retranslate()
 
     # --- drag and drop anywhere on the window ----------------------------------------------------
 
@@ -269,7 +263,9 @@ class MainWindow(QMainWindow):
             self._close_timer.start()  # gives up waiting after a while; run_gui then stops the server itself
 
     def _confirm_close(self) -> bool:
-        from PySide6.QtWidgets import QMessageBox  # dialogs are imported when used: faster start-up
+        from PySide6.QtWidgets import (
+            QMessageBox,  # dialogs are imported when used: faster start-up
+        )
 
         answer = QMessageBox.question(
             self, self.tr("Close GGUF Launcher?"),

@@ -42,7 +42,7 @@ class WindowMenus(QObject):
     def check_language(self, lang: str) -> None:
         self.language_actions[lang].setChecked(True)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.file_menu.setTitle(self.tr("&File"))
         self.open_action.setText(self.tr("&Open a GGUF model…"))
         self.window.model.recent_menu.setTitle(self.tr("Recent models"))

@@ -13,12 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.problem import Status
 from app.core.text import human_bytes
-from app.ui.steps.machine.engine_rebuild import REBUILT_ENGINE, cannot_rebuild_reason, other_engine
+from app.ui.i18n import Retranslating
+from app.ui.steps.machine.engine_rebuild import (
+    REBUILT_ENGINE,
+    cannot_rebuild_reason,
+    other_engine,
+)
 from app.ui.steps.machine.rebuild_box import RebuildBox
 from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
@@ -84,7 +89,7 @@ def untested_row(engine: str, server_bin: str | None, error: BaseException) -> A
     return replace(row, evidence=(str(error),))
 
 
-class MachinePanel(QWidget):
+class MachinePanel(Retranslating, QWidget):
     """Emits ``hardwareScanned(report)`` once the full scan is done (the plan needs it).
 
     The engine row asks its owner for its fixes: ``rebuildRequested()`` (rebuild the built-in engine) and
@@ -140,7 +145,7 @@ class MachinePanel(QWidget):
         self._timer.timeout.connect(self.refresh_live)
         self._gpu_rows: list[tuple[QLabel, MemoryBar, QLabel]] = []
         self._live = live
-        self.retranslateUi()
+        self.retranslate()
 
     # --- data ------------------------------------------------------------------------------------
 
@@ -310,12 +315,8 @@ class MachinePanel(QWidget):
 
     # --- rendering -------------------------------------------------------------------------------
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         if self.report is None:
             self.summary.setText(self.tr("Looking at this machine…"))
         if self.engine_row is not None:  # core sentences in the new language

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.engine.rebuild import Phase, RebuildProgress
 from app.core.problem import UserError
+from app.ui.i18n import Retranslating
 
 
-class RebuildBox(QWidget):
+class RebuildBox(Retranslating, QWidget):
     """Follows an ``EngineRebuild`` (``follow``); hidden until a rebuild starts, or while not ``relevant``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -36,7 +44,7 @@ class RebuildBox(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.status)
         layout.addLayout(row)
-        self.retranslateUi()
+        self.retranslate()
 
     def follow(self, rebuild: Any) -> None:
         self.rebuild = rebuild
@@ -84,12 +92,8 @@ class RebuildBox(QWidget):
 
     # --- rendering -------------------------------------------------------------------------------
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.cancel_button.setText(self.tr("Cancel"))
         self._render()
 

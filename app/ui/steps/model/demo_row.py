@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
 
+from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.widgets import look
 from app.ui.workers import Task, run_task
 
 
-class DemoRow(QWidget):
+class DemoRow(Retranslating, QWidget):
     """Signals: ``ready(DemoResult)`` when a model is there to open; ``finished()`` after every run."""
 
     ready = Signal(object)
@@ -44,18 +45,14 @@ class DemoRow(QWidget):
         grid.addWidget(self.progress, 1, 0)
         grid.addWidget(self.cancel_button, 1, 1)
         grid.setColumnStretch(0, 1)
-        self.retranslateUi()
+        self.retranslate()
 
     @property
     def busy(self) -> bool:
         return self.task is not None
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.cancel_button.setText(self.tr("Cancel"))
         self._render()
 

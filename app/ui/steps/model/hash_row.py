@@ -8,14 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
 
+from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.workers import Task, run_task
 
 
-class HashRow(QWidget):
+class HashRow(Retranslating, QWidget):
     """Signals: ``hashed(CheckedModel)`` with the model's checks plus the sha256 row;
     ``expectedHashChanged(str)`` when the user edits the expected value."""
 
@@ -51,14 +59,10 @@ class HashRow(QWidget):
         grid.addWidget(self.cancel_button, 1, 2)
         grid.addWidget(self.verdict, 2, 0, 1, 3)
         grid.setColumnStretch(1, 1)
-        self.retranslateUi()
+        self.retranslate()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.label.setText(self.tr("Expected SHA-256:"))
         self.expected.setPlaceholderText(self.tr("paste the hash from the download page (optional)"))
         self.button.setText(self.tr("Check file hash"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.steps.model.demo_row import DemoRow
 from app.ui.steps.model.hash_row import HashRow
@@ -28,7 +29,7 @@ from app.ui.widgets.check_list import CheckList
 from app.ui.workers import Task, run_task
 
 
-class ModelPanel(QWidget):
+class ModelPanel(Retranslating, QWidget):
     """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(report)`` when
     its checks are back (report.info is None when the file could not be read at all);
     ``expectedHashChanged(str)`` when the user edits the expected SHA-256."""
@@ -47,7 +48,7 @@ class ModelPanel(QWidget):
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
         self.setAcceptDrops(True)
         self._build()
-        self.retranslateUi()
+        self.retranslate()
 
     def _build(self) -> None:
         self.open_button = QPushButton(self)
@@ -91,12 +92,8 @@ class ModelPanel(QWidget):
 
     # --- translation -----------------------------------------------------------------------------
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.open_button.setText(self.tr("Open a GGUF model…"))
         self.recent_button.setText(self.tr("Recent"))
         self.demo_button.setText(self.tr("Try the demo model"))

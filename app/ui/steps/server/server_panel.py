@@ -20,9 +20,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 
 STATE_COLOURS = {
@@ -47,7 +55,7 @@ def format_uptime(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class ServerPanel(QWidget):
+class ServerPanel(Retranslating, QWidget):
     startRequested = Signal()
     stopRequested = Signal()
     restartRequested = Signal()
@@ -132,10 +140,6 @@ class ServerPanel(QWidget):
         self.crash_card.retranslate()
         self._render_state()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     # --- bridge --------------------------------------------------------------------------------
 

@@ -6,11 +6,11 @@ Finding and stopping them are core calls (app.core.process.registry), run off th
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QPushButton, QWidget
 
 from app.core.process.registry import StaleChild, find_stale_children, kill_stale_child
 from app.ui import workers
+from app.ui.i18n import Retranslating
 from app.ui.widgets.banner import Banner
 
 
@@ -19,7 +19,7 @@ def stop_all(children: list[StaleChild]) -> int:
     return sum(1 for child in children if kill_stale_child(child))
 
 
-class StaleServersBanner(Banner):
+class StaleServersBanner(Retranslating, Banner):
     """The window's notice banner (label + close button) with a "Stop it" button before the close button."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -28,7 +28,7 @@ class StaleServersBanner(Banner):
         self.stop_button = QPushButton(self)
         self.stop_button.clicked.connect(self.stop_them)
         self.layout().insertWidget(1, self.stop_button)
-        self.retranslateUi()
+        self.retranslate()
 
     def look_for_stale_servers(self) -> None:
         workers.run_task(find_stale_children, on_done=self.show_children, on_error=lambda _exc: None, owner=self)
@@ -64,12 +64,8 @@ class StaleServersBanner(Banner):
             "A model server from an earlier session is still running (process %1). It holds memory and may hold "
             "the port, so a new start can fail.").replace("%1", pids))
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.stop_button.setText(self.tr("Stop it"))
         if self.children_found and self.stop_button.isEnabled():
             self._describe()

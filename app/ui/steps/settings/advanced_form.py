@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -17,12 +17,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.ui.i18n import Retranslating
 
 KV_TYPES = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
 LOAD_MODES = ("mmap", "none", "mlock")
 
 
-class AdvancedForm(QWidget):
+class AdvancedForm(Retranslating, QWidget):
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -51,7 +52,7 @@ class AdvancedForm(QWidget):
         self._labels: dict[str, QLabel] = {}
         self._build_form()
         self._connect()
-        self.retranslateUi()
+        self.retranslate()
         self._sync_backend()
 
     def _build_form(self) -> None:
@@ -78,12 +79,8 @@ class AdvancedForm(QWidget):
             edit.editingFinished.connect(self.changed)
         self.backend.currentIndexChanged.connect(self._sync_backend)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         texts = {
             "cache_k": self.tr("KV cache type (K)"), "cache_v": self.tr("KV cache type (V)"),
             "flash_attn": self.tr("Flash attention"), "threads": self.tr("CPU threads"),

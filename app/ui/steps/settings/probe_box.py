@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSize, Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.core.problem import UserError
 from app.core.text import human_bytes
+from app.ui.i18n import Retranslating
 from app.ui.widgets import look
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
@@ -32,7 +33,7 @@ def probe_call(info: Any, config: Any, hardware: Any, progress: Any, cancel: Any
     return run_probe(info, config, hardware, progress=progress, cancel=cancel)
 
 
-class ProbeBox(QWidget):
+class ProbeBox(Retranslating, QWidget):
     applyRequested = Signal(dict)  # {"gpu_layers": n, "ctx": n}
     finished = Signal(object)  # ProbeResult
 
@@ -69,18 +70,14 @@ class ProbeBox(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.status)
         layout.addWidget(self.attempts)
-        self.retranslateUi()
+        self.retranslate()
 
     @property
     def running(self) -> bool:
         return self._task is not None
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.run_button.setText(self.tr("Find safe settings"))
         self.run_button.setToolTip(self.tr(
             "Starts the model a few times with different settings and keeps the largest one that really works."))

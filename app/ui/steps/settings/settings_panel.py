@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.ui.i18n import Retranslating
 from app.ui.steps.settings import settings_preview as preview
 from app.ui.steps.settings.advanced_form import AdvancedForm
 from app.ui.steps.settings.plan_bars import PlanBars
@@ -34,7 +35,7 @@ from app.ui.workers import Debouncer, Task, run_task
 CTX_STEP = 256
 
 
-class SettingsPanel(QWidget):
+class SettingsPanel(Retranslating, QWidget):
     """Signals: ``configChanged(LaunchConfig)`` after any edit; ``planReady(plan)`` when a plan is back;
     ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
     ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes (also without a model)."""
@@ -56,7 +57,7 @@ class SettingsPanel(QWidget):
         self._engine: tuple[str, str | None] | None = None
         self._debouncer = Debouncer(self._start_preview, debounce_ms, self)
         self._build()
-        self.retranslateUi()
+        self.retranslate()
         self.setEnabled(False)
 
     def _build(self) -> None:
@@ -122,12 +123,8 @@ class SettingsPanel(QWidget):
 
     # --- translation -----------------------------------------------------------------------------
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslateUi()
-        super().changeEvent(event)
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.ctx_label.setText(self.tr("Context (tokens)"))
         self.ctx.setToolTip(self.tr("How much text the model keeps in mind at once. More context needs more memory."))
         self.layers_label.setText(self.tr("Layers on the GPU"))
@@ -137,8 +134,8 @@ class SettingsPanel(QWidget):
         self.advanced_box.set_title(self.tr("Advanced"))
         self.command_label.setText(self.tr("Command:"))
         self.copy_command.setText(self.tr("Copy"))
-        self.probe.retranslateUi()
-        self.advanced.retranslateUi()
+        self.probe.retranslate()
+        self.advanced.retranslate()
         self._render_layers_label()
         self._render_preview()
 

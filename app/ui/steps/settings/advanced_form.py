@@ -32,7 +32,7 @@ class AdvancedForm(Retranslating, QWidget):
         for combo in (self.cache_k, self.cache_v):
             combo.addItems(KV_TYPES)
         self.flash_attn = QComboBox(self)
-        self.flash_attn.addItems(["", "", ""])  # auto / on / off, texts set in retranslateUi
+        self.flash_attn.addItems(["", "", ""])  # auto / on / off, texts set in retranslate
         self.threads = QSpinBox(self)
         self.threads.setRange(0, 512)
         self.load_mode = QComboBox(self)

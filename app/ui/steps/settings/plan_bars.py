@@ -76,5 +76,5 @@ class PlanBars(QWidget):
     def zones(self) -> list[str]:
         return [bar.zone for label, bar in self.rows if bar.isVisibleTo(self)]
 
-    def retranslateUi(self) -> None:  # noqa: N802
+    def retranslate(self) -> None:
         self.set_plan(self.plan)

@@ -1,7 +1,7 @@
 """Generate tiny random-weight llama GGUF models locally.
 
-Used for the "Try the demo model" button (it proves the whole path works; it writes nonsense)
-and by the tests, which need real files that llama.cpp really loads in milliseconds.
+Used by the tests and benchmarks, which need real files that llama.cpp really loads in milliseconds
+(the demo model in the window is the real SmolLM2, see app.core.demo).
 Nothing here is ever downloaded.
 """
 
@@ -50,14 +50,19 @@ def write_tiny_llama(path: str | os.PathLike[str], spec: TinyModelSpec | None = 
     spec = spec or TinyModelSpec()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(spec.seed)
     tokens, scores, types = _vocab(spec)
-    n_vocab = len(tokens)
-    head_dim = spec.n_embd // spec.n_head
-    kv_dim = head_dim * spec.n_head_kv
-    wtype = np.float16 if spec.f16 else np.float32
-
     writer = gguf.GGUFWriter(str(path), "llama")
+    _add_metadata(writer, spec)
+    _add_vocab(writer, tokens, scores, types)
+    _add_tensors(writer, spec, n_vocab=len(tokens))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _add_metadata(writer, spec: TinyModelSpec) -> None:
     writer.add_name(spec.name)
     writer.add_context_length(spec.ctx_train)
     writer.add_embedding_length(spec.n_embd)
@@ -65,9 +70,12 @@ def write_tiny_llama(path: str | os.PathLike[str], spec: TinyModelSpec | None = 
     writer.add_feed_forward_length(spec.n_ff)
     writer.add_head_count(spec.n_head)
     writer.add_head_count_kv(spec.n_head_kv)
-    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_dimension_count(spec.n_embd // spec.n_head)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_file_type(1 if spec.f16 else 0)
+
+
+def _add_vocab(writer, tokens: list[bytes], scores: list[float], types: list[int]) -> None:
     writer.add_tokenizer_model("llama")
     writer.add_token_list(tokens)
     writer.add_token_scores(scores)
@@ -77,8 +85,14 @@ def write_tiny_llama(path: str | os.PathLike[str], spec: TinyModelSpec | None = 
     writer.add_unk_token_id(0)
     writer.add_chat_template(CHAT_TEMPLATE)
 
-    def weight(*shape: int, dtype=wtype) -> np.ndarray:
-        return (rng.standard_normal(shape) * 0.02).astype(dtype)
+
+def _add_tensors(writer, spec: TinyModelSpec, n_vocab: int) -> None:
+    rng = np.random.default_rng(spec.seed)
+    wtype = np.float16 if spec.f16 else np.float32
+    kv_dim = spec.n_embd // spec.n_head * spec.n_head_kv
+
+    def weight(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.02).astype(wtype)
 
     def norm(n: int) -> np.ndarray:
         return np.ones(n, dtype=np.float32)
@@ -97,9 +111,3 @@ def write_tiny_llama(path: str | os.PathLike[str], spec: TinyModelSpec | None = 
         writer.add_tensor(p + "ffn_down.weight", weight(spec.n_embd, spec.n_ff))
     writer.add_tensor("output_norm.weight", norm(spec.n_embd))
     writer.add_tensor("output.weight", weight(n_vocab, spec.n_embd))
-
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path

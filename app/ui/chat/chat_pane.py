@@ -1,7 +1,7 @@
 """Chat with the running model: streaming reply, Stop, New chat, parameters, context meter, saved chats.
 
 All chat logic lives in ``app.core.chat.ChatSession``; this pane renders its events. The session's
-iterator runs on a pool thread (``chat_widgets.stream_job``); deltas arrive here as queued signals.
+iterator runs on a pool thread (``app.ui.chat.stream_job``); deltas arrive here as queued signals.
 
 Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_supervisor``,
 ``stateChanged`` -> ``set_server_state``); without a bridge call those two yourself, or ``set_client``.

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import platform
-from typing import TYPE_CHECKING
 
+from app.core.hardware.report import HardwareReport
 from app.core.text import T, Text, human_bytes
-
-if TYPE_CHECKING:
-    from app.core.hardware.scan import HardwareReport
 
 # A desktop session alone holds a few hundred MiB on the card; mention other programs above that.
 OTHER_VRAM_NOTE_BYTES = 256 * 1024**2

@@ -9,78 +9,22 @@ with a note that says so.
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import psutil
 
+from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.hardware.cpu import read_cpu
 from app.core.hardware.gpu import GpuInfo, GpuProcess, nvidia_gpus, process_vram_bytes, read_gpus
 from app.core.hardware.notes import build_notes
 from app.core.hardware.other_gpus import read_display_adapters
-from app.core.hardware.system import os_description, read_cgroup_memory, read_container, read_wsl
-from app.core.text import Text
+from app.core.hardware.report import HardwareReport
+from app.core.hardware.system import os_description, read_container, read_wsl
 
 __all__ = [
     "GpuInfo", "GpuProcess", "HardwareReport", "MemoryReading", "process_vram_bytes", "read_gpus",
     "read_memory", "scan_hardware",
 ]  # fmt: skip
-
-
-@dataclass
-class HardwareReport:
-    os_name: str  # platform.system(): "Linux", "Windows", "Darwin"
-    os_release: str  # kernel / build release
-    is_wsl: bool
-    wsl_gpu_passthrough: bool
-    in_container: bool
-    cgroup_memory_limit_bytes: int | None  # None: no limit applies
-    ram_total_bytes: int
-    ram_available_bytes: int
-    cpu_model: str
-    cpu_cores_physical: int | None
-    cpu_cores_logical: int | None
-    cpu_flags: list[str]
-    gpus: list[GpuInfo]
-    other_gpus: list[str]
-    notes: list[Text] = field(default_factory=list)
-    os_description: str = ""
-    wsl_version: int | None = None
-    container_kind: str | None = None
-    cgroup_memory_usage_bytes: int | None = None
-    cgroup_memory_headroom_bytes: int | None = None  # limit minus non-reclaimable usage
-    nvidia_note: Text | None = None  # why no NVIDIA GPU was found, when none was
-
-    def usable_ram_bytes(self) -> int:
-        """RAM a new process can take: available RAM, capped by what the cgroup limit leaves."""
-        if self.cgroup_memory_headroom_bytes is None:
-            return self.ram_available_bytes
-        return min(self.ram_available_bytes, self.cgroup_memory_headroom_bytes)
-
-    @property
-    def effective_ram_total_bytes(self) -> int:
-        """Physical RAM, or the cgroup limit where it is smaller (what the OOM killer counts against)."""
-        limit = self.cgroup_memory_limit_bytes
-        return min(self.ram_total_bytes, limit) if limit else self.ram_total_bytes
-
-    @property
-    def has_nvidia_gpu(self) -> bool:
-        return bool(self.gpus)
-
-    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
-        """JSON-safe; Text values rendered in ``lang`` (default: the current language)."""
-        plain = {
-            name: getattr(self, name)
-            for name in self.__dataclass_fields__
-            if name not in ("gpus", "notes", "nvidia_note")
-        }
-        return plain | {
-            "gpus": [gpu.to_dict() for gpu in self.gpus],
-            "notes": [note.render(lang) for note in self.notes],
-            "nvidia_note": self.nvidia_note.render(lang) if self.nvidia_note else None,
-            "usable_ram_bytes": self.usable_ram_bytes(),
-            "effective_ram_total_bytes": self.effective_ram_total_bytes,
-        }
 
 
 def scan_hardware(exclude_pids: tuple[int, ...] = ()) -> HardwareReport:

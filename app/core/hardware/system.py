@@ -1,4 +1,4 @@
-"""Operating system facts for the hardware scan: OS name, WSL2, containers and cgroup memory limits.
+"""Operating system facts for the hardware scan: OS name, WSL2 and containers (cgroup memory: ``cgroup.py``).
 
 Every reader takes its inputs (file texts, a root directory) as arguments so tests can feed recorded
 files; the ``read_*`` wrappers point them at the live system and never raise.
@@ -11,8 +11,6 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-# cgroup v1 writes "no limit" as a huge page-aligned number (2^63 rounded down to a page), v2 as "max".
-_UNLIMITED_THRESHOLD = 1 << 60
 WSL_LIBCUDA = Path("/usr/lib/wsl/lib/libcuda.so")
 WSL_DXG = Path("/dev/dxg")
 
@@ -120,127 +118,3 @@ def read_container() -> str | None:
         pid1_cgroup=read_text("/proc/1/cgroup"),
         environ=dict(os.environ),
     )
-
-
-# --- cgroup memory ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CgroupMemory:
-    """The tightest memory limit on this process's cgroup chain and the usage counted against it.
-
-    ``reclaimable_bytes`` is the inactive page cache inside ``usage_bytes``: the kernel drops it
-    before the OOM killer acts, so headroom = limit - (usage - reclaimable) (as `docker stats` does).
-    """
-
-    version: int
-    limit_bytes: int | None
-    usage_bytes: int | None
-    reclaimable_bytes: int = 0
-
-    def headroom_bytes(self) -> int | None:
-        if self.limit_bytes is None:
-            return None
-        used = max(0, (self.usage_bytes or 0) - self.reclaimable_bytes)
-        return max(0, self.limit_bytes - used)
-
-
-def parse_limit(text: str | None) -> int | None:
-    """A cgroup limit file's value in bytes; None for 'max', the v1 'unlimited' number, or junk."""
-    value = (text or "").strip()
-    if not value or value == "max":
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        return None
-    return None if number <= 0 or number >= _UNLIMITED_THRESHOLD else number
-
-
-def _parse_int(text: str | None) -> int | None:
-    try:
-        return int((text or "").strip())
-    except ValueError:
-        return None
-
-
-def _stat_value(stat_text: str | None, key: str) -> int:
-    for line in (stat_text or "").splitlines():
-        name, _, value = line.partition(" ")
-        if name == key:
-            return _parse_int(value) or 0
-    return 0
-
-
-def cgroup_path(proc_self_cgroup: str | None, controller: str | None) -> str | None:
-    """This process's cgroup path: the v2 '0::/path' line (controller None) or the v1 line naming it."""
-    for line in (proc_self_cgroup or "").splitlines():
-        parts = line.strip().split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, path = parts
-        if controller is None and parts[0] == "0" and controllers == "":
-            return path
-        if controller is not None and controller in controllers.split(","):
-            return path
-    return None
-
-
-def _chain(mount: Path, path: str) -> list[Path]:
-    """Directories from this cgroup up to the mount root, deepest first.
-
-    Inside a cgroup namespace the path may not exist under the mount (the mount already is our
-    cgroup), so only existing directories are kept and the mount root is always included.
-    """
-    current = mount / path.strip("/") if path.strip("/") else mount
-    dirs = []
-    while True:
-        if current.is_dir():
-            dirs.append(current)
-        if current == mount or mount not in current.parents:
-            break
-        current = current.parent
-    if mount not in dirs and mount.is_dir():
-        dirs.append(mount)
-    return dirs
-
-
-def read_cgroup_memory_at(
-    proc_self_cgroup: str | None, root: Path = Path("/sys/fs/cgroup")
-) -> CgroupMemory | None:
-    """Limit and usage from a cgroup v2 tree (memory.max) or a v1 memory controller (memory.limit_in_bytes)."""
-    v2_path = cgroup_path(proc_self_cgroup, None)
-    v1_path = cgroup_path(proc_self_cgroup, "memory")
-    if v1_path is not None and (root / "memory").is_dir():
-        return _read_chain(_chain(root / "memory", v1_path), 1)
-    if v2_path is not None and (root / "cgroup.controllers").exists():
-        return _read_chain(_chain(root, v2_path), 2)
-    return None
-
-
-def _read_chain(dirs: list[Path], version: int) -> CgroupMemory | None:
-    if not dirs:
-        return None
-    limit_name, usage_name, inactive_key = (
-        ("memory.max", "memory.current", "inactive_file")
-        if version == 2
-        else ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
-    )
-    best: tuple[int, Path] | None = None
-    for directory in dirs:
-        limit = parse_limit(read_text(directory / limit_name))
-        if limit is not None and (best is None or limit < best[0]):
-            best = (limit, directory)
-    where = best[1] if best else dirs[0]
-    usage = _parse_int(read_text(where / usage_name))
-    reclaimable = _stat_value(read_text(where / "memory.stat"), inactive_key)
-    return CgroupMemory(version, best[0] if best else None, usage, reclaimable)
-
-
-def read_cgroup_memory() -> CgroupMemory | None:
-    if platform.system() != "Linux":
-        return None
-    try:
-        return read_cgroup_memory_at(read_text("/proc/self/cgroup"))
-    except OSError:
-        return None

@@ -7,12 +7,16 @@ the margin of the device's total memory.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import psutil
 
+from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.plan.budget import Margins
 from app.core.text import T, Text, human_bytes
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -26,22 +30,20 @@ def read_free_now() -> FreeNow:
     memory = psutil.virtual_memory()
     available, total = int(memory.available), int(memory.total)
     try:
-        from app.core.hardware.system import read_cgroup_memory
-
         cgroup = read_cgroup_memory()
         headroom = cgroup.headroom_bytes() if cgroup else None
         if headroom is not None:
             available, total = min(available, headroom), min(total, int(cgroup.limit_bytes or total))
     except Exception:  # a strange cgroup layout must not fail an attempt that loaded fine
-        pass
+        logger.warning("cgroup memory unreadable after a test prompt; using RAM alone", exc_info=True)
     gpus = []
     try:
         from app.core.hardware.scan import read_gpus
 
         for gpu in read_gpus():
             gpus.append((f"GPU {gpu.index}", int(gpu.vram_free_bytes or 0), int(gpu.vram_total_bytes or 0)))
-    except Exception:
-        pass
+    except Exception:  # no driver reading must not fail an attempt that loaded fine
+        logger.warning("GPU free memory unreadable after a test prompt", exc_info=True)
     return FreeNow(available, total, tuple(gpus))
 
 

@@ -16,14 +16,8 @@ from app.core.hardware.cpu import parse_cpuinfo
 from app.core.hardware.notes import build_notes
 from app.core.hardware.other_gpus import parse_lspci_mm, read_drm_cards
 from app.core.hardware.scan import HardwareReport, process_vram_bytes, read_gpus, read_memory, scan_hardware
-from app.core.hardware.system import (
-    CgroupMemory,
-    detect_container,
-    parse_limit,
-    parse_os_release,
-    parse_wsl_version,
-    read_cgroup_memory_at,
-)
+from app.core.hardware.cgroup import CgroupMemory, parse_limit, read_cgroup_memory_at
+from app.core.hardware.system import detect_container, parse_os_release, parse_wsl_version
 
 GiB = 1024**3
 HAS_NVIDIA_DEVICE = Path("/dev/nvidiactl").exists()

@@ -66,22 +66,26 @@ def test_errors_are_values_not_crashes(qtbot):
 
 
 def test_callbacks_of_a_deleted_widget_are_skipped(qtbot):
+    calls: list[str] = []
+
     class Receiver(QObject):
-        def __init__(self):
+        def __init__(self, name):
             super().__init__()
-            self.calls = 0
+            self.name = name
 
         def on_done(self, _result):
-            self.calls += 1
+            calls.append(self.name)
 
-    receiver = Receiver()
+    deleted, alive = Receiver("deleted"), Receiver("alive")
     gate = threading.Event()
-    workers.run_task(gate.wait, 5, on_done=receiver.on_done)
+    workers.run_task(gate.wait, 5, on_done=deleted.on_done)
+    workers.run_task(gate.wait, 5, on_done=alive.on_done)
     import shiboken6
 
-    shiboken6.delete(receiver)
+    shiboken6.delete(deleted)
     gate.set()
     qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=10_000)  # no RuntimeError in the event loop
+    assert calls == ["alive"]  # both tasks reported back; only the living receiver was called
 
 
 def test_debouncer_runs_once_after_the_last_trigger(qtbot):

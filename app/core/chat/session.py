@@ -79,22 +79,29 @@ class ChatSession:
         return self.conversation
 
     def stop(self) -> None:
-        """Stop the answer being streamed (safe from any thread); the server slot is freed at once."""
+        """Stop the answer being streamed, or the one asked for by the last ``send``/``resend_pending`` whose
+        iterator has not started yet (safe from any thread); the server slot is freed at once."""
         self._stop_requested = True
         reply = self._reply
         if reply is not None:
             reply.stop()
 
     def send(self, text: str, *, read_timeout: float | None = None) -> Iterator[ChatEvent]:
+        """Ask for an answer to ``text``; the returned iterator saves the conversation, then streams.
+
+        Cheap and without I/O, so a GUI calls it on its own thread and iterates on a worker: a ``stop()`` that
+        comes after this call and before the worker starts is then kept, not undone by the answer's start.
+        """
+        self._stop_requested = False  # a new answer: a stop of an earlier one does not carry over
         previous = self.conversation.pending_message()
         if previous is not None:
             previous.status = UNANSWERED  # kept and visible, but not sent to the model any more
         user = self.conversation.add("user", text, PENDING)
-        self.save()
-        return self._answer(user, read_timeout)
+        return self._answer(user, read_timeout, save_first=True)
 
     def resend_pending(self, *, read_timeout: float | None = None) -> Iterator[ChatEvent]:
         """Send again the message that was being answered when something failed (e.g. the server died)."""
+        self._stop_requested = False
         user = self.conversation.pending_message()
         if user is None:
             return iter(())
@@ -105,8 +112,10 @@ class ChatSession:
             save_conversation(self.conversation, self.directory)
 
     # -- one answer ---------------------------------------------------------------------------------
-    def _answer(self, user: Message, read_timeout: float | None) -> Iterator[ChatEvent]:
-        self._stop_requested = False
+    def _answer(self, user: Message, read_timeout: float | None, *, save_first: bool = False) -> Iterator[ChatEvent]:
+        # No reset of _stop_requested here: this body starts on the first next(), which can come after stop().
+        if save_first:
+            self.save()
         answer: Message | None = None
         try:
             yield from self._prepare()

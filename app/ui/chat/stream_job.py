@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
-from app.core.chat import ChatSession
+from app.core.chat import ChatEvent, ChatSession
 from app.ui.chat.context_meter import ContextUse
 from app.ui.workers import Task, run_task
 
-Start = Callable[[ChatSession], Iterator[Any]]
+Start = Callable[[ChatSession], Iterator[ChatEvent]]
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ def _measure(session: ChatSession, completion_tokens: int) -> ContextUse | None:
     )
 
 
-def _consume(session: ChatSession, start: Start, progress: Callable[[Any], None]) -> StreamOutcome:
+def _consume(session: ChatSession, events: Iterator[ChatEvent], progress: Callable[[ChatEvent], None]) -> StreamOutcome:
     completion_tokens = 0
-    for event in start(session):
+    for event in events:
         if event.kind == "done" and event.stats is not None:
             completion_tokens = event.stats.completion_tokens
         progress(event)
@@ -45,9 +45,13 @@ def _consume(session: ChatSession, start: Start, progress: Callable[[Any], None]
     return StreamOutcome(_measure(session, completion_tokens), pending)
 
 
-def start_stream(session: ChatSession, start: Start, *, on_event: Callable[[Any], None],
+def start_stream(session: ChatSession, start: Start, *, on_event: Callable[[ChatEvent], None],
                  on_done: Callable[[StreamOutcome], None], on_error: Callable[[BaseException], None]) -> Task:
-    """``start(session)`` returns the iterator (``session.send(text)`` or ``session.resend_pending()``);
-    it is called on the worker thread, because ``send`` saves the conversation to disk first."""
-    return run_task(lambda progress: _consume(session, start, progress), wants_progress=True,
+    """``start(session)`` returns the iterator (``session.send(text)`` or ``session.resend_pending()``).
+
+    It is called here, on the GUI thread, so the answer is asked for before this returns: a ``session.stop()``
+    right after (Stop clicked, a window closing) reaches that answer even when the worker has not started yet.
+    The iterator (which saves the conversation, then streams) runs on the worker."""
+    events = start(session)
+    return run_task(lambda progress: _consume(session, events, progress), wants_progress=True,
                     on_progress=on_event, on_done=on_done, on_error=on_error)

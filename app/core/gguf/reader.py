@@ -17,7 +17,7 @@ from app.core.gguf.errors import GGUFError
 from app.core.gguf.header import read_header
 from app.core.gguf.model_info import ModelInfo, TensorInfo, build_model_info, merge_shard_summaries
 from app.core.gguf.quant_types import type_info, type_name
-from app.core.gguf.split import shard_paths
+from app.core.gguf.shard_names import shard_paths
 from app.core.text import T
 
 DEFAULT_ALIGNMENT = 32

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from app.core.gguf.sha256 import CancelFn, HashCancelled, ProgressFn
-from app.core.gguf.split import shard_paths
+from app.core.gguf.shard_names import shard_paths
 from app.core.text import T
 
 CHUNK = 8 << 20

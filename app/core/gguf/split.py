@@ -3,33 +3,17 @@ and agree; llama.cpp is pointed at the first one and finds the others itself."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from app.core.gguf.errors import GGUFError
 from app.core.gguf.model_info import ModelInfo
+from app.core.gguf.reader import read_raw
+from app.core.gguf.shard_names import shard_paths
 from app.core.problem import Check, Status
 from app.core.text import T
 
-SPLIT_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
-MAX_SHARDS = 9999
-
-
-def shard_paths(path: Path, count: int | None = None) -> list[Path] | None:
-    """Every shard path of the split ``path`` belongs to (in order), or None if it is not a split name."""
-    match = SPLIT_NAME.match(path.name)
-    if not match:
-        return None
-    count = count or int(match.group("count"))
-    if not 1 <= count <= MAX_SHARDS:
-        return None
-    prefix = match.group("prefix")
-    return [path.with_name(f"{prefix}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
-
 
 def _shard_count_from_header(shard: Path) -> tuple[int | None, int]:
-    from app.core.gguf.reader import read_raw  # late: reader imports nothing from here, keep it that way
-
     raw = read_raw(shard)
     count = raw.metadata.get("split.count")
     return (count if isinstance(count, int) else None), len(raw.tensors)

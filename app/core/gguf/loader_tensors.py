@@ -75,18 +75,21 @@ def names_check(facts: TensorFacts, plan: Plan | None, n_layers: int | None) -> 
     unknown = [n for n in facts.present if not is_known_tensor_name(n)]
     unused = plan.unused if plan is not None else []
     beyond = [n for n in facts.present if n_layers and (b := block_of(n)) is not None and b[0] >= n_layers]
-    odd = unknown + [n for n in unused if n not in unknown] + [n for n in beyond if n not in unknown and n not in unused]
+    odd = unknown + [n for n in unused if n not in unknown]
+    odd += [n for n in beyond if n not in unknown and n not in unused]
     if odd:
         first = odd[0]
         if first in beyond:
             message = T("This file is damaged: it has a part for layer {layer}, but the model's layer count is {n} "
                         "(layers are numbered from 0; llama.cpp refuses files with parts it does not use).",
-                        "文件已损坏：它含有第 {layer} 层的部分，但模型的层数为 {n}（层从 0 开始编号；llama.cpp 会拒绝含有未使用部分的文件）。",
+                        "文件已损坏：它含有第 {layer} 层的部分，但模型的层数为 {n}"
+                        "（层从 0 开始编号；llama.cpp 会拒绝含有未使用部分的文件）。",
                         layer=block_of(first)[0], n=n_layers)
         else:
-            message = T("This file is damaged: it has a part llama.cpp does not know or use ({name}); llama.cpp refuses "
-                        "files with parts it does not use.",
-                        "文件已损坏：它含有 llama.cpp 不认识或不使用的部分（{name}）；llama.cpp 会拒绝含有未使用部分的文件。",
+            message = T("This file is damaged: it has a part llama.cpp does not know or use ({name}); "
+                        "llama.cpp refuses files with parts it does not use.",
+                        "文件已损坏：它含有 llama.cpp 不认识或不使用的部分（{name}）；"
+                        "llama.cpp 会拒绝含有未使用部分的文件。",
                         name=first)
         return Check("tensor_names", Status.ERROR, message, DAMAGED_FIX,
                      (f"tensors llama.cpp will not use: {_names(odd)}",))
@@ -108,7 +111,8 @@ def _lacking_sentence(layer: int, name: str, everywhere_else: bool) -> Text:
 
 def _ok_layers(n: int, compared: bool) -> Check:
     if compared:
-        return Check("layers", Status.OK, T("All {n} layers have the parts they need.", "全部 {n} 层都具备所需的部分。", n=n))
+        return Check("layers", Status.OK,
+                     T("All {n} layers have the parts they need.", "全部 {n} 层都具备所需的部分。", n=n))
     return Check("layers", Status.OK,
                  T("{n} layers (their parts vary by design in this architecture, so they were not compared).",
                    "共 {n} 层（此架构各层的组成本就不同，因此未做比较）。", n=n))
@@ -127,7 +131,8 @@ def planned_layers_check(plan: Plan, hp: HParams) -> Check:
 
 
 def generic_layers_check(facts: TensorFacts, meta: Meta, hp: HParams | None) -> Check | None:
-    """Without an exact layout: every layer (past dense leading layers, before prediction layers) has the same weights."""
+    """Without an exact layout: every layer (past dense leading layers, before prediction layers) has the same
+    weights."""
     if hp is None:
         return None
     n = hp.n_layer_all
@@ -148,7 +153,8 @@ def generic_layers_check(facts: TensorFacts, meta: Meta, hp: HParams | None) -> 
         lacking = [i for i in main if part not in facts.blocks.get(i, ())]
         name = f"blk.{lacking[0]}.{part}"
         evidence = tuple(f"missing tensor blk.{i}.{part}" for i in lacking[:_MAX_LISTED])
-        return Check("layers", Status.ERROR, _lacking_sentence(lacking[0], name, len(lacking) == 1), DAMAGED_FIX, evidence)
+        sentence = _lacking_sentence(lacking[0], name, len(lacking) == 1)
+        return Check("layers", Status.ERROR, sentence, DAMAGED_FIX, evidence)
     return _ok_layers(n, True)
 
 
@@ -181,10 +187,12 @@ def shapes_check(plan: Plan) -> Check:
         return Check("tensor_shapes", Status.ERROR,
                      T("This file is damaged: a part{where} ({part}) has the wrong size for this model's settings "
                        "(expected {expected}, found {found}).",
-                       "文件已损坏：{where_zh}某个部分（{part_zh}）的大小与模型设置不符（应为 {expected}，实际为 {found}）。",
+                       "文件已损坏：{where_zh}某个部分（{part_zh}）的大小与模型设置不符"
+                       "（应为 {expected}，实际为 {found}）。",
                        where=where_en, where_zh=where_zh, part=en, part_zh=zh,
                        expected=_shape(expected), found=_shape(found)),
-                     DAMAGED_FIX, tuple(f"{n}: expected {list(e)}, found {list(f)}" for n, e, f in plan.wrong_shape[:_MAX_LISTED]))
+                     DAMAGED_FIX,
+                     tuple(f"{n}: expected {list(e)}, found {list(f)}" for n, e, f in plan.wrong_shape[:_MAX_LISTED]))
     return Check("tensor_shapes", Status.OK,
                  T("Every part the model needs is present with the size its settings call for.",
                    "模型所需的每个部分都在，且大小与设置一致。"))

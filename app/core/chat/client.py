@@ -8,12 +8,11 @@ pieces, call ``stop()`` from any thread to abort, read ``stats`` afterwards. Eve
 
 from __future__ import annotations
 
-import socket
+import logging
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -26,6 +25,7 @@ from app.core.chat.transport import StoppableStream
 BACKEND_LLAMA_SERVER = "llama-server"
 BACKEND_EMBEDDED = "embedded"
 CrashInfo = Callable[[], Any]
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -181,10 +181,10 @@ class ChatClient:
         diagnosis = self._wait_for_crash_report()
         if diagnosis is not None:
             return errors.server_crashed(request_id, diagnosis, evidence)
-        if connect or not self._accepts_connections():
-            if not connect:
-                return errors.server_crashed(request_id, None, evidence)
+        if connect:
             return errors.unreachable(request_id, self.base_url, evidence)
+        if not self._still_answers():
+            return errors.server_crashed(request_id, None, evidence)
         return errors.server_error(request_id, 0, "the connection closed in the middle of the answer",
                                    evidence + tuple(self._log_lines()))
 
@@ -195,19 +195,27 @@ class ChatClient:
         while True:
             try:
                 diagnosis = self.crash_info()
-            except Exception:
+            except Exception:  # a broken crash source must not hide the connection failure itself
+                logger.warning("the crash report could not be read", exc_info=True)
                 return None
             if diagnosis is not None or time.monotonic() >= deadline:
                 return diagnosis
             time.sleep(0.1)
 
-    def _accepts_connections(self) -> bool:
-        parts = urlsplit(self.base_url)
+    def _still_answers(self) -> bool:
+        """Whether the server still answers HTTP after it closed a connection in the middle of an answer.
+
+        A TCP connect alone proves nothing: a SIGKILLed server's listening socket still takes connections for a
+        moment while the kernel tears the process down (on a busy machine long enough to be seen), and nobody
+        ever answers them. So ask for ``/health`` on a fresh connection: any HTTP status (404 from a server
+        without that route, 503 while loading) is an answer; a refusal, a reset or silence means it is gone."""
         try:
-            with socket.create_connection((parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)),
-                                          timeout=1.0):
-                return True
-        except OSError:
+            with httpx.Client(timeout=httpx.Timeout(max(1.0, self.crash_wait_s), connect=1.0)) as probe:
+                probe.get(self.base_url + "/health", headers={**self.headers(new_request_id()), "Connection": "close"})
+            return True
+        except httpx.HTTPError as exc:
+            logger.info("no answer from %s after a dropped stream (%s): taking the server as stopped",
+                        self.base_url, type(exc).__name__)
             return False
 
     def _log_lines(self) -> list[str]:

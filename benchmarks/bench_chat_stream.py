@@ -19,10 +19,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.chat.client import ChatClient  # noqa: E402
-from app.core.chat.params import ChatParams  # noqa: E402
-from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama  # noqa: E402
-from tests.integration.chat.test_harness import ASCII_ONLY, start_server  # noqa: E402
+from app.core.chat.client import ChatClient
+from app.core.chat.params import ChatParams
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
+from tests.integration.chat.test_harness import ASCII_ONLY, start_server
 
 MESSAGES = [{"role": "user", "content": "Tell me a long story about a river."}]
 NO_EOS = ASCII_ONLY  # random weights: ASCII only, no end-of-text: every reply streams max_tokens pieces
@@ -82,8 +82,8 @@ def bench(backend: str, model: Path, directory: Path, server_bin: str | None, ru
     try:
         our_client(client, 8, 0), bare_httpx(http, server.url, 8, 0)  # warm-up both paths
         for run in range(runs):
-            order = [("bare", lambda: bare_httpx(http, server.url, max_tokens, run)),
-                     ("client", lambda: our_client(client, max_tokens, run))]
+            order = [("bare", lambda run=run: bare_httpx(http, server.url, max_tokens, run)),
+                     ("client", lambda run=run: our_client(client, max_tokens, run))]
             for name, call in (order if run % 2 == 0 else order[::-1]):
                 results[name].append(call())
     finally:
@@ -106,7 +106,8 @@ def report(backend: str, numbers: dict) -> bool:
     print(f"  {'per token (ms)':22}{bare['per_token_ms']:12.3f}{ours['per_token_ms']:12.3f}{ratio:15.3f}x  <= 1.05x")
     print(f"  {'time to first token':22}{bare['ttft_ms']:12.2f}{ours['ttft_ms']:12.2f}{added:+14.2f}ms  <= +10 ms")
     cpu_ratio = ours["cpu_per_token_ms"] / bare["cpu_per_token_ms"]
-    print(f"  {'client CPU per token':22}{bare['cpu_per_token_ms']:12.3f}{ours['cpu_per_token_ms']:12.3f}{cpu_ratio:15.3f}x  (info)")
+    print(f"  {'client CPU per token':22}{bare['cpu_per_token_ms']:12.3f}{ours['cpu_per_token_ms']:12.3f}"
+          f"{cpu_ratio:15.3f}x  (info)")
     print(f"  {'result':22}{'PASS' if ok else 'FAIL':>12}")
     return ok
 

@@ -26,14 +26,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-log-pane-"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import psutil  # noqa: E402
-from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal  # noqa: E402
-from PySide6.QtWidgets import QApplication, QPlainTextEdit  # noqa: E402
+import psutil
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
-from app.core.server.events import Event, State  # noqa: E402
-from app.core.server.log import LogLine, ServerLog  # noqa: E402
-from app.ui.logs.log_pane import LogPane  # noqa: E402
-from app.ui.steps.server.supervisor_bridge import SupervisorBridge  # noqa: E402
+from app.core.server.events import Event, State
+from app.core.server.log import LogLine, ServerLog
+from app.ui.logs.log_pane import LogPane
+from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 MAX_LINES = 10_000
 SAMPLE_LINES = (
@@ -293,14 +293,17 @@ def main() -> int:
     plain = bench_through_bridge(app, PlainTextSink(MAX_LINES), 100_000)
     naive = bench_naive(app, 10_000)
     flood = bench_child_flood(app, 10_000, 3.0)
-    print_bridge_result("\n1) 100,000 lines: SupervisorBridge batching -> LogPane (painted view, 10,000 lines kept)", pane)
+    print_bridge_result("\n1) 100,000 lines: SupervisorBridge batching -> LogPane (painted view, 10,000 lines kept)",
+                        pane)
     print_bridge_result("\n2) same, into QPlainTextEdit.appendPlainText + setMaximumBlockCount(10,000)", plain)
     print("\n3) naive, 10,000 lines: one queued signal + one appendPlainText per line")
     print(f"   {naive['lines_per_s']:>10,.0f} lines/s   worst stall {naive['worst_stall_ms']:.1f} ms")
-    print(f"\n   ratios  LogPane / QPlainTextEdit batched: {pane['lines_per_s'] / plain['lines_per_s']:.1f}x throughput, "
+    print(f"\n   ratios  LogPane / QPlainTextEdit batched: {pane['lines_per_s'] / plain['lines_per_s']:.1f}x "
+          "throughput, "
           f"stall {pane['worst_stall_ms']:.0f} vs {plain['worst_stall_ms']:.0f} ms;  "
           f"LogPane / naive: {pane['lines_per_s'] / naive['lines_per_s']:.1f}x")
-    print("\n4) real child writing 10,000 lines/s for 3 s via ChildProcess reader + ServerLog file -> bridge -> LogPane")
+    print("\n4) real child writing 10,000 lines/s for 3 s via ChildProcess reader + ServerLog file -> bridge "
+          "-> LogPane")
     print(f"   {flood['lines']:,} lines in {flood['seconds']:.2f} s (incl. process start)")
     print(f"   worst event-loop stall {flood['worst_stall_ms']:.1f} ms   (target <= 50 ms)")
     print(f"   shown {flood['blocks']:,}   RSS {flood['rss_before_mib']:.0f} MiB -> {flood['rss_after_mib']:.0f} MiB")

@@ -24,16 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.gguf import read_model_info  # noqa: E402
-from app.core.hardware.scan import scan_hardware  # noqa: E402
-from app.core.launch.config import LaunchConfig  # noqa: E402
-from app.core.launch.ports import find_free_port  # noqa: E402
-from app.core.plan.budget import Margins, device_budgets  # noqa: E402
-from app.core.plan.estimate import estimate_devices  # noqa: E402
-from app.core.plan.memory import make_plan  # noqa: E402
-from app.core.probe import AttemptLimits, run_attempt, run_probe, search_highest  # noqa: E402
-from app.core.server.supervisor import State, Supervisor  # noqa: E402
-from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama  # noqa: E402
+from app.core.gguf import read_model_info
+from app.core.hardware.scan import scan_hardware
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import find_free_port
+from app.core.plan.budget import Margins, device_budgets
+from app.core.plan.estimate import estimate_devices
+from app.core.plan.memory import make_plan
+from app.core.probe import AttemptLimits, run_attempt, run_probe, search_highest
+from app.core.server.supervisor import State, Supervisor
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
 GiB, MiB = 1024**3, 1024**2
 NO_MARGIN = Margins(ram_min_bytes=0, ram_fraction=0.0)
@@ -59,6 +59,14 @@ SHAPES = [(12, 12, 4, 64, 60, 50000), (24, 16, 8, 128, 120, 32000), (32, 32, 8, 
           (40, 40, 8, 128, 300, 152064), (61, 32, 4, 128, 90, 100000), (80, 64, 8, 128, 420, 128256)]
 
 
+def _fits_in_vram(info, config, budgets, keep: int, vram: int, error: float):
+    """A trial load that succeeds when the plan, wrong by ``error``, plus the kept margin fits in ``vram``."""
+    def ok(ngl: int) -> bool:
+        gpu = estimate_devices(info, config, ngl, 4096, budgets)[1][0]
+        return gpu.total_bytes * (1 + error) + keep <= vram
+    return ok
+
+
 def simulated_layer_search() -> None:
     rows = []
     for shape in SHAPES:
@@ -69,9 +77,7 @@ def simulated_layer_search() -> None:
             budgets = device_budgets(None, vram_budget=vram, ram_budget=256 * GiB)
             keep = Margins().vram_keep(vram)
             for error in (0.0, 0.05, -0.05, 0.25):  # how wrong the plan is about the real usage
-                def ok(ngl, error=error):
-                    gpu = estimate_devices(info, config, ngl, 4096, budgets)[1][0]
-                    return gpu.total_bytes * (1 + error) + keep <= vram
+                ok = _fits_in_vram(info, config, budgets, keep, vram, error)
                 n = info.block_count + 2
                 truth = max((i for i in range(n) if ok(i)), default=-1)
                 linear = min(truth + 2, n)  # 0, 1, 2 ... until the first failure

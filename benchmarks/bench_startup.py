@@ -77,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     bare_median, app_median = statistics.median(bare), statistics.median(full)
     ratio = app_median / bare_median
     print(f"{'':24}{'median':>10}{'min':>10}{'max':>10}   ({args.runs} runs each, fresh process per run)")
-    print(f"{'bare QApplication+QWidget':24}{bare_median * 1000:>8.0f}ms{min(bare) * 1000:>8.0f}ms{max(bare) * 1000:>8.0f}ms")
-    print(f"{'GGUF Launcher window':24}{app_median * 1000:>8.0f}ms{min(full) * 1000:>8.0f}ms{max(full) * 1000:>8.0f}ms")
+    rows = (("bare QApplication+QWidget", bare_median, bare), ("GGUF Launcher window", app_median, full))
+    for label, median, times in rows:
+        print(f"{label:24}{median * 1000:>8.0f}ms{min(times) * 1000:>8.0f}ms{max(times) * 1000:>8.0f}ms")
     verdict = "OK" if ratio <= TARGET_RATIO else "OVER TARGET"
     print(f"ratio app/bare = {ratio:.2f}x (target <= {TARGET_RATIO}x): {verdict}")
     return 0

@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-supervisor-"))
 
-from app.core.launch.config import LaunchConfig  # noqa: E402
-from app.core.launch.ports import find_free_port  # noqa: E402
-from app.core.server.supervisor import State, Supervisor  # noqa: E402
-from app.core.synthetic.tiny_llama import write_tiny_llama  # noqa: E402
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import find_free_port
+from app.core.server.supervisor import State, Supervisor
+from app.core.synthetic.tiny_llama import write_tiny_llama
 
 
 def find_server_bin(explicit: str | None) -> str | None:
@@ -77,9 +77,11 @@ def main() -> int:
     model = write_tiny_llama(Path(os.environ["GGUF_LAUNCHER_HOME"]) / "bench-tiny.gguf")
     server_bin = find_server_bin(args.server_bin)
     backends = [("embedded", None)] + ([("llama-server", server_bin)] if server_bin else [])
-    print(f"{'backend':<13} {'cold load s':>11} {'crash->event s':>15} {'crash->ready s':>15} {'restart overhead s':>19}")
+    print(f"{'backend':<13} {'cold load s':>11} {'crash->event s':>15} {'crash->ready s':>15} "
+          f"{'restart overhead s':>19}")
     for name, binary in backends:
-        config = LaunchConfig(model=str(model), backend=name, server_bin=binary, ctx=512, threads=1, port=find_free_port())
+        config = LaunchConfig(model=str(model), backend=name, server_bin=binary, ctx=512, threads=1,
+                              port=find_free_port())
         result = measure(config, args.cycles)
         cold, latency, ready = (statistics.median(result[k]) for k in ("cold", "latency", "back_to_ready"))
         print(f"{name:<13} {cold:>11.3f} {latency:>15.3f} {ready:>15.3f} {ready - cold:>19.3f}"

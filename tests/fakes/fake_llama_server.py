@@ -34,14 +34,16 @@ CUDA_OOM_STDERR = [
     "main: loading model",
     "srv    load_model: loading model '{model}'",
     "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3060) - 11811 MiB free",
-    "llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from {model} (version GGUF V3 (latest))",
+    "llama_model_loader: loaded meta data with 30 key-value pairs and 291 tensors from {model} "
+    "(version GGUF V3 (latest))",
     "load_tensors: offloading 32 repeating layers to GPU",
     "load_tensors: offloading output layer to GPU",
     "load_tensors: offloaded 33/33 layers to GPU",
     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 12288.00 MiB on device 0: cudaMalloc failed: out of memory",
     "alloc_tensor_range: failed to allocate CUDA0 buffer of size 12884901888",
     "CUDA error: out of memory",
-    "  current device: 0, in function ggml_backend_cuda_buffer_type_alloc_buffer at ggml/src/ggml-cuda/ggml-cuda.cu:719",
+    "  current device: 0, in function ggml_backend_cuda_buffer_type_alloc_buffer at "
+    "ggml/src/ggml-cuda/ggml-cuda.cu:719",
     "  cudaMalloc(&ptr, size)",
     "ggml/src/ggml-cuda/ggml-cuda.cu:88: CUDA error",
 ]
@@ -55,7 +57,8 @@ def _arg(name: str, default: str = "") -> str:
 def _serve(host: str, port: int, ready: bool) -> http.server.HTTPServer:
     """Answer every GET like llama-server: 200 {"status":"ok"} when ready, else 503 "Loading model"."""
     status = 200 if ready else 503
-    payload = {"status": "ok"} if ready else {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    loading = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    payload = {"status": "ok"} if ready else loading
     body = json.dumps(payload).encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):

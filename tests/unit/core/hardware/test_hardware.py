@@ -12,11 +12,11 @@ import pytest
 
 from app.cli import main
 from app.core.hardware import gpu as hardware_gpu
+from app.core.hardware.cgroup import CgroupMemory, parse_limit, read_cgroup_memory_at
 from app.core.hardware.cpu import parse_cpuinfo
 from app.core.hardware.notes import build_notes
 from app.core.hardware.other_gpus import parse_lspci_mm, read_drm_cards
 from app.core.hardware.scan import HardwareReport, process_vram_bytes, read_gpus, read_memory, scan_hardware
-from app.core.hardware.cgroup import CgroupMemory, parse_limit, read_cgroup_memory_at
 from app.core.hardware.system import detect_container, parse_os_release, parse_wsl_version
 
 GiB = 1024**3
@@ -121,8 +121,10 @@ def test_cpu_without_avx2_gets_a_note():
     [
         ("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 11.2.0) #1 SMP", 2),
         ("Linux version 4.19.128-microsoft-standard (oe-user@oe-host) (gcc version 8.2.0 (GCC)) #1 SMP", 2),
-        ("Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1237-Microsoft", 1),
-        ("Linux version 6.5.0-35-generic (buildd@lcy02-amd64-079) (x86_64-linux-gnu-gcc-12 12.3.0) #35~22.04.1-Ubuntu", None),
+        ("Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) "
+         "#1237-Microsoft", 1),
+        ("Linux version 6.5.0-35-generic (buildd@lcy02-amd64-079) (x86_64-linux-gnu-gcc-12 12.3.0) "
+         "#35~22.04.1-Ubuntu", None),
         ("", None),
         (None, None),
     ],
@@ -227,24 +229,26 @@ def test_no_cgroup_files_means_no_limit(tmp_path):
     ("text", "expected"),
     [("max\n", None), ("9223372036854771712", None), ("0", None), ("junk", None), ("", None), (None, None),
      ("8589934592\n", 8 * GiB)],
-)  # fmt: skip
+)
 def test_parse_limit(text, expected):
     assert parse_limit(text) == expected
 
 
 def test_container_limit_caps_usable_ram_and_is_explained():
     report = _report(ram_total_bytes=64 * GiB, ram_available_bytes=60 * GiB,
-                     cgroup_memory_limit_bytes=8 * GiB, cgroup_memory_headroom_bytes=5 * GiB)  # fmt: skip
+                     cgroup_memory_limit_bytes=8 * GiB, cgroup_memory_headroom_bytes=5 * GiB)
     assert report.usable_ram_bytes() == 5 * GiB
     assert report.effective_ram_total_bytes == 8 * GiB
     texts = [note.render("en") for note in build_notes(report)]
-    assert "A container memory limit of 8.0 GiB applies; the out-of-memory killer uses it, not the 64.0 GiB of RAM." in texts
+    assert ("A container memory limit of 8.0 GiB applies; the out-of-memory killer uses it, not the 64.0 GiB of RAM."
+            in texts)
     zh = [note.render("zh") for note in build_notes(report)]
     assert any("8.0 GiB" in text and "容器内存上限" in text for text in zh)
 
 
 def test_limit_above_physical_ram_is_not_noted():
-    report = _report(ram_total_bytes=16 * GiB, cgroup_memory_limit_bytes=32 * GiB, cgroup_memory_headroom_bytes=30 * GiB)
+    report = _report(ram_total_bytes=16 * GiB, cgroup_memory_limit_bytes=32 * GiB,
+                     cgroup_memory_headroom_bytes=30 * GiB)
     assert not any("container memory limit" in note.render("en") for note in build_notes(report))
     assert report.usable_ram_bytes() == report.ram_available_bytes
 
@@ -255,7 +259,7 @@ LSPCI_MM = """00:00.0 "Host bridge" "Intel Corporation" "12th Gen Core Processor
 00:02.0 "VGA compatible controller" "Intel Corporation" "Alder Lake-P GT2 [Iris Xe Graphics]" -r0c "Lenovo" "Device 3b1a"
 01:00.0 "3D controller" "NVIDIA Corporation" "GA107M [GeForce RTX 3050 Mobile]" -ra1 "Lenovo" "Device 3b1a"
 03:00.0 "Display controller" "Advanced Micro Devices, Inc. [AMD/ATI]" "Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]" -rc1 "" ""
-"""
+"""  # noqa: E501 -- recorded `lspci -mm` output, kept byte for byte
 
 
 def test_lspci_mm_names_display_adapters_only():
@@ -302,7 +306,7 @@ def test_missing_pynvml_module_is_a_clean_result(monkeypatch):
      ("NVML_ERROR_LIB_RM_VERSION_MISMATCH", "Restart the computer"),
      ("NVML_ERROR_NO_PERMISSION", "may not access"),
      ("NVML_ERROR_UNKNOWN", "answered")],
-)  # fmt: skip
+)
 def test_nvml_init_failure_is_a_clean_result(monkeypatch, code_name, phrase):
     import pynvml
 
@@ -395,7 +399,7 @@ def test_cli_scan_json(capsys):
     assert main(["scan", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     for key in ("ram_total_bytes", "ram_available_bytes", "usable_ram_bytes", "cpu_model", "cpu_flags",
-                "gpus", "other_gpus", "is_wsl", "in_container", "cgroup_memory_limit_bytes", "notes"):  # fmt: skip
+                "gpus", "other_gpus", "is_wsl", "in_container", "cgroup_memory_limit_bytes", "notes"):
         assert key in payload
     assert payload["ram_total_bytes"] > 0
 
@@ -412,5 +416,5 @@ def _report(**changes) -> HardwareReport:
         cgroup_memory_limit_bytes=None, ram_total_bytes=32 * GiB, ram_available_bytes=20 * GiB,
         cpu_model="test CPU", cpu_cores_physical=4, cpu_cores_logical=8, cpu_flags=["avx", "avx2"],
         gpus=[], other_gpus=[],
-    )  # fmt: skip
+    )
     return HardwareReport(**(values | changes))

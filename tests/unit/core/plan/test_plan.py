@@ -144,7 +144,10 @@ def test_8_gb_card_plans_partial_offload_without_any_gpu():
     assert 0 < plan.max_gpu_layers < 33
     assert plan.recommended_gpu_layers == plan.max_gpu_layers and plan.recommended_ctx == 8192
     budgets = device_budgets(None, vram_budget=8 * GiB, ram_budget=32 * GiB)
-    fits = lambda ngl: all(d.fits for d in estimate_devices(info, plan_config(8192), ngl, 8192, budgets)[1])
+
+    def fits(ngl: int) -> bool:
+        return all(d.fits for d in estimate_devices(info, plan_config(8192), ngl, 8192, budgets)[1])
+
     assert fits(plan.max_gpu_layers) and not fits(plan.max_gpu_layers + 1)
 
 
@@ -178,7 +181,10 @@ def test_cpu_only_plan_finds_the_largest_context_under_the_ram_budget():
     best = plan.recommended_ctx
     assert best % 256 == 0 and 256 <= best < 131072
     budgets = device_budgets(None, ram_budget=2 * GiB, margins=Margins(ram_min_bytes=0, ram_fraction=0))
-    ram_at = lambda ctx: estimate_devices(info, config, 0, ctx, budgets)[1][-1]
+
+    def ram_at(ctx: int):
+        return estimate_devices(info, config, 0, ctx, budgets)[1][-1]
+
     assert ram_at(best).fits and not ram_at(best + 256).fits
     # the KV cache is what grows: 4 layers * 8 heads * 128 * 2 * 2 bytes = 16 KiB per token
     assert ram_at(best + 256).kv_bytes - ram_at(best).kv_bytes == 256 * 16 * 1024
@@ -278,7 +284,8 @@ def test_embedded_engine_keeps_every_tokens_logits_only_when_the_user_turns_it_o
     logits = 4 * 32000 * (8192 + 512)
     assert on.overhead_bytes - default.overhead_bytes == logits
     assert server.overhead_bytes < default.overhead_bytes  # llama-server's own baseline is smaller too
-    assert any("every token" in str(n) for n in make_plan(info, plan_config(8192, extra_args=("--logits_all", "1")), None).notes)
+    logits_all = plan_config(8192, extra_args=("--logits_all", "1"))
+    assert any("every token" in str(n) for n in make_plan(info, logits_all, None).notes)
     assert not any("every token" in str(n) for n in make_plan(info, plan_config(8192), None).notes)
 
 

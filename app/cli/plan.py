@@ -15,6 +15,7 @@ from app.cli._types import context_size, gpu_layers, parse_bytes, positive_int
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
+from app.core.session import first_run_ctx
 from app.core.text import human_bytes
 
 
@@ -49,11 +50,9 @@ def margins_from_args(args):
 
 
 def default_ctx(info, hw, vram_budget: int | None) -> int:
-    """GPU: 4096 (layers are the knob); CPU only: the training length (context is the knob)."""
-    train = int(info.context_length or 4096)
-    if (hw is not None and getattr(hw, "gpus", None)) or vram_budget is not None:
-        return min(4096, train)
-    return train
+    """Core's first-run context; with no GPU to plan for, context is the knob, so the whole training length."""
+    has_gpu = (hw is not None and bool(hw.gpus)) or vram_budget is not None
+    return first_run_ctx(info, context_is_searched=not has_gpu)
 
 
 def config_from_args(args, info, hw) -> LaunchConfig:

@@ -76,8 +76,11 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _conform(data: dict[str, Any], schema: tuple[Field, ...]) -> dict[str, Any]:
-    """Keep known fields of the right type, fill the rest with defaults; unknown keys are kept."""
+def conform(data: dict[str, Any], schema: tuple[Field, ...]) -> dict[str, Any]:
+    """Keep known fields of the right type, fill the rest with defaults; unknown keys are kept.
+
+    A bool is no int here (``True`` for a count falls back to the default); the launch config a model's profile
+    stores is read the same way (:func:`app.core.session.launch_config_for`)."""
     result = dict(data)
     for f in schema:
         value = data.get(f.name, f.default)
@@ -88,12 +91,12 @@ def _conform(data: dict[str, Any], schema: tuple[Field, ...]) -> dict[str, Any]:
 
 
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:
-    data = _conform(migrate(data), SCHEMA)
+    data = conform(migrate(data), SCHEMA)
     if data["language"] not in (None, *SUPPORTED_LANGUAGES):
         data["language"] = None
     data["recent_models"] = [p for p in data["recent_models"] if isinstance(p, str)][:MAX_RECENT_MODELS]
     data["profiles"] = {
-        key: _conform(value, PROFILE_SCHEMA)
+        key: conform(value, PROFILE_SCHEMA)
         for key, value in data["profiles"].items()
         if isinstance(key, str) and isinstance(value, dict)
     }
@@ -147,7 +150,7 @@ class Settings:
     def profile(self, model_path: str | Path) -> dict[str, Any]:
         """A copy of the model's profile (defaults when the model was never opened)."""
         stored = self.data["profiles"].get(profile_key(model_path), {})
-        return _conform(stored, PROFILE_SCHEMA)
+        return conform(stored, PROFILE_SCHEMA)
 
     def update_profile(self, model_path: str | Path, **changes: Any) -> dict[str, Any]:
         unknown = set(changes) - {f.name for f in PROFILE_SCHEMA}
@@ -156,7 +159,7 @@ class Settings:
         profile = self.profile(model_path)
         profile.update(changes)
         profile["updated"] = time.time()
-        self.data["profiles"][profile_key(model_path)] = _conform(profile, PROFILE_SCHEMA)
+        self.data["profiles"][profile_key(model_path)] = conform(profile, PROFILE_SCHEMA)
         return profile
 
     def get(self, name: str) -> Any:

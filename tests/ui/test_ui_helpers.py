@@ -1,8 +1,9 @@
-"""Small pure helpers of the window: progress fractions, saved configs, diagnosis fixes, bar zones."""
+"""Small pure helpers of the window: progress fractions, diagnosis fixes, bar zones.
+
+Saved launch configs are read by core now: tests/unit/core/test_session.py."""
 
 from __future__ import annotations
 
-from app.core.launch.config import LaunchConfig
 from app.ui.steps.model import model_actions
 from app.ui.steps.server import server_control
 from app.ui.widgets.memory_bar import MemoryBar, Segment, zone_for
@@ -14,21 +15,6 @@ def test_progress_fraction_from_the_shapes_core_reports():
     assert model_actions.fraction(0.5) == 0.5
     assert model_actions.fraction(40) == 0.4  # a percentage
     assert model_actions.fraction((5, 0)) == 0.0 and model_actions.fraction(None) == 0.0
-
-
-def test_config_for_uses_the_saved_profile_or_safe_defaults(tiny_model):
-    from app.core.gguf import read_model_info
-
-    info = read_model_info(tiny_model)
-    fresh = server_control.config_for(str(tiny_model), info, None)
-    assert fresh.model == str(tiny_model) and fresh.ctx == min(4096, info.context_length)
-    saved = LaunchConfig(model="/elsewhere.gguf", ctx=1536, threads=2).to_dict()
-    restored = server_control.config_for(str(tiny_model), info, saved)
-    assert (restored.model, restored.ctx, restored.threads) == (str(tiny_model), 1536, 2)
-    hand_edited = {"ctx": "not a number", "parallel": None, "threads": "two", "flash_attn": True, "x": 1,
-                   "gpu_layers": True, "extra_args": ["--verbose"]}
-    repaired = server_control.config_for(str(tiny_model), info, hand_edited)
-    assert repaired == fresh.with_changes(flash_attn=True, extra_args=("--verbose",))
 
 
 def test_diagnosis_fixes_become_settings_changes():

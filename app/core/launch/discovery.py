@@ -1,7 +1,8 @@
 """Find an external llama-server and learn what it is: version, build, compiled backends, accepted flags.
 
 Builds differ (flags were renamed and removed over time; some builds report build 0), so the flags come
-from the binary's own ``--help``. Results are cached per (path, mtime, size), in memory and on disk.
+from the binary's own ``--help``. Results are cached per file identity (path, mtime, size, inode), in memory and
+on disk, so a binary replaced at the same path (a rebuild, an upgrade) is inspected again.
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ def parse_help_flags(text: str) -> dict[str, str]:
 
 
 def _cache_key(path: Path) -> str:
+    """Which file this is: a new build copied over the old one differs in mtime, size or inode (os.replace)."""
     stat = path.stat()
-    return f"{path.resolve()}|{stat.st_mtime_ns}|{stat.st_size}"
+    return f"{path.resolve()}|{stat.st_mtime_ns}|{stat.st_size}|{stat.st_ino}"
 
 
 def _disk_cache_path() -> Path:
@@ -180,7 +182,7 @@ def _write_disk_cache(key: str, facts: BinaryFacts) -> None:
 
 
 def inspect_llama_server(path: Path) -> BinaryFacts:
-    """Run ``--version`` and ``--help`` once per (path, mtime, size) and remember what they said."""
+    """Run ``--version`` and ``--help`` once per file identity (see ``_cache_key``) and remember what they said."""
     key = _cache_key(path)
     with _lock:
         if key in _memory_cache:

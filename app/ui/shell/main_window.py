@@ -4,7 +4,7 @@ Server above Chat | Logs on the right. It wires the panels together and remember
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.launch.config import LaunchConfig
+from app.core.session import ModelSession
 from app.core.settings import Settings
 from app.ui import i18n, workers
 from app.ui.chat import chat_embed
@@ -34,6 +36,9 @@ from app.ui.steps.settings.settings_panel import SettingsPanel
 from app.ui.widgets.banner import Banner
 from app.ui.widgets.step_box import StepBox
 
+if TYPE_CHECKING:
+    from app.ui.logs.log_pane import LogPane  # built on first use
+
 CLOSE_TIMEOUT_MS = 20_000
 
 
@@ -43,8 +48,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.store = SettingsStore(settings, self)
         self.bridge = SupervisorBridge(parent=self)
         self.machine = MachinePanel(self, live=live_hardware)
-        self.model = ModelPanel(self)
-        self.settings_panel = SettingsPanel(self)
+        self.session = ModelSession()  # the model on its way to a server: checks, config, plan, probe
+        self.model = ModelPanel(self, self.session)
+        self.settings_panel = SettingsPanel(self, session=self.session)
         self.server = ServerPanel(self.bridge, self, wire_actions=False)
         self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
@@ -53,7 +59,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self)
-        self.profiles = ProfileSync(self.store, self.model, self.settings_panel, self)
+        self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
         self._connect()
         self.retranslate()
         self._restore()
@@ -118,7 +124,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.follow_rebuild(self.control.engine_rebuild)
 
     @property
-    def logs(self) -> Any:
+    def logs(self) -> LogPane:
         """The Logs pane (built on first use)."""
         return self.lazy_logs.pane()
 
@@ -213,7 +219,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.settings_panel.advanced_box.set_expanded(True)
         self.statusBar().showMessage(self.tr("The engine was changed in Settings; the next start uses it."), 8000)
 
-    def _on_config_changed(self, config: Any) -> None:
+    def _on_config_changed(self, config: LaunchConfig) -> None:
         if self.control.state() == "ready":
             self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
 

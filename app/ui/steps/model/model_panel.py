@@ -7,7 +7,7 @@ Validation, hashing, copying and fetching the demo model all run in workers; thi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.problem import Check, Fix
+from app.core.session import CheckedModel, ModelSession
 from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.steps.model.demo_row import DemoRow
@@ -28,27 +30,42 @@ from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
 from app.ui.workers import Task, run_task
 
+if TYPE_CHECKING:
+    from app.core.demo import DemoResult
+
 
 class ModelPanel(Retranslating, QWidget):
-    """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(report)`` when
-    its checks are back (report.info is None when the file could not be read at all);
-    ``expectedHashChanged(str)`` when the user edits the expected SHA-256."""
+    """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(CheckedModel)`` when
+    its checks are back (info is None when the file could not be read at all);
+    ``expectedHashChanged(str)`` when the user edits the expected SHA-256.
+
+    The path and the checks live in the window's :class:`ModelSession`: opening a file starts a new session
+    model there (the last model's plan and probe are forgotten)."""
 
     modelChosen = Signal(str)
     modelChecked = Signal(object)
     expectedHashChanged = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, session: ModelSession | None = None) -> None:
         super().__init__(parent)
-        self.path: str | None = None
-        self.report: Any = None
+        self.session = session if session is not None else ModelSession()
         self.recent: list[str] = []
         self._task: Task | None = None
-        self.demo_result: Any = None  # the last DemoResult: says why the demo is the random fallback
+        self.demo_result: DemoResult | None = None  # the last one: says why the demo is the random fallback
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
         self.setAcceptDrops(True)
         self._build()
         self.retranslate()
+
+    @property
+    def path(self) -> str | None:
+        """The file being shown (checked or still being checked)."""
+        return self.session.path
+
+    @property
+    def report(self) -> CheckedModel | None:
+        """Its checks; None while they run."""
+        return self.session.checked
 
     def _build(self) -> None:
         self.open_button = QPushButton(self)
@@ -102,10 +119,7 @@ class ModelPanel(Retranslating, QWidget):
 
     def _render(self) -> None:
         if self.path is None:
-            self.demo_hint.setText(self.tr(
-                "The demo model is SmolLM2-135M-Instruct, a small real model that answers in plain words (about "
-                "100 MB, fetched once). Without internet a tiny random model is used instead: it proves the "
-                "set-up works but writes nonsense."))
+            self.demo_hint.setText(actions.demo_intro_text())
         else:
             self.demo_hint.setText(actions.demo_hint_text(self.path, self.demo_result))
         self.demo_hint.setVisible(bool(self.demo_hint.text()))
@@ -146,8 +160,7 @@ class ModelPanel(Retranslating, QWidget):
         """Start checking ``path``; results arrive through ``modelChecked``."""
         if self._task is not None:
             self._task.cancel()
-        self.path = str(path)
-        self.report = None
+        self.session.open(path)
         self.hash_row.set_path(self.path, expected_sha256)
         self.modelChosen.emit(self.path)
         self._render()
@@ -156,12 +169,11 @@ class ModelPanel(Retranslating, QWidget):
         self._task = run_task(actions.validate_file, path, on_done=self._on_validated, owner=self,
                               on_error=lambda error: self._on_validated(actions.report_from_error(path, error)))
 
-    def _on_validated(self, report: Any) -> None:
+    def _on_validated(self, report: CheckedModel) -> None:
         """The checks of a file (or one error row when it could not be checked at all)."""
         self._task = None
-        if report.path != self.path:
+        if not self.session.set_checked(report):
             return  # an older file's answer arriving after the user picked another one
-        self.report = report
         self._render()
         self.modelChecked.emit(report)
 
@@ -172,23 +184,24 @@ class ModelPanel(Retranslating, QWidget):
         self.demo_button.setEnabled(False)
         self.demo_row.start(self.demo_options)
 
-    def _on_demo_ready(self, result: Any) -> None:
+    def _on_demo_ready(self, result: DemoResult) -> None:
         self.demo_result = result
         self.open_model(str(result.path))
 
     # --- fixes -----------------------------------------------------------------------------------
 
-    def apply_fix(self, check: Any) -> None:
-        action = (check.fix_action or {}).get("action")
-        if action == "copy_to_safe_path" and self.path:
+    def apply_fix(self, check: Check) -> None:
+        action = check.action
+        kind = action.kind if action is not None else None
+        if kind is Fix.COPY_TO_SAFE_PATH and self.path:
             self.summary.setText(self.tr("Copying the model to a folder with a plain path…"))
             self.checks.set_busy(True)
-            run_task(actions.copy_to_safe_folder, self.path, dict(check.fix_action), on_done=self._on_copied,
+            run_task(actions.copy_to_safe_folder, self.path, action, on_done=self._on_copied,
                      on_error=self._on_copy_failed)
-        elif action == "use_first_shard" and check.fix_action.get("path"):
-            self.open_model(check.fix_action["path"])
+        elif kind is Fix.USE_FIRST_SHARD and action.get("path"):
+            self.open_model(action.get("path"))
 
-    def _on_copied(self, new_path: Any) -> None:
+    def _on_copied(self, new_path: Path) -> None:
         self.checks.set_busy(False)
         self.open_model(str(new_path), self.hash_row.expected.text().strip() or None)
 
@@ -198,8 +211,7 @@ class ModelPanel(Retranslating, QWidget):
 
     # --- sha256 ----------------------------------------------------------------------------------
 
-    def _on_hashed(self, model: Any) -> None:
-        if model.path == self.path:
-            self.report = model  # the same checks plus the hash row
+    def _on_hashed(self, model: CheckedModel) -> None:
+        if self.session.set_checked(model):  # the same checks plus the hash row
             self._render()
             self.modelChecked.emit(model)

@@ -6,7 +6,7 @@ Every change re-plans in a worker after a short pause (debounced), so typing nev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.session import ModelSession
 from app.ui.i18n import Retranslating
 from app.ui.steps.settings import settings_preview as preview
 from app.ui.steps.settings.advanced_form import AdvancedForm
@@ -31,6 +32,12 @@ from app.ui.steps.settings.probe_box import ProbeBox
 from app.ui.widgets import look
 from app.ui.widgets.collapsible import Collapsible
 from app.ui.workers import Debouncer, Task, run_task
+
+if TYPE_CHECKING:
+    from app.core.gguf.model_info import ModelInfo
+    from app.core.hardware.report import HardwareReport
+    from app.core.plan.memory import MemoryPlan
+    from app.core.probe.result import ProbeResult
 
 CTX_STEP = 256
 
@@ -45,13 +52,12 @@ class SettingsPanel(Retranslating, QWidget):
     planReady = Signal(object)
     probeFinished = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None, *, debounce_ms: int = 250) -> None:
+    def __init__(self, parent: QWidget | None = None, *, debounce_ms: int = 250,
+                 session: ModelSession | None = None) -> None:
         super().__init__(parent)
-        self.info: Any = None
-        self.hardware: Any = None
-        self.plan: Any = None
+        self.session = session if session is not None else ModelSession()  # the model, its config and plan
+        self.hardware: HardwareReport | None = None
         self.preview: preview.Preview | None = None
-        self._base: LaunchConfig | None = None
         self._plan_task: Task | None = None
         self._replan_again = False
         self._engine: tuple[str, str | None] | None = None
@@ -76,7 +82,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.use_plan.clicked.connect(self.apply_plan_recommendation)
         self.probe = ProbeBox(self)
         self.probe.applyRequested.connect(self.apply_changes)
-        self.probe.finished.connect(self.probeFinished)
+        self.probe.finished.connect(self._on_probe_finished)
         self.advanced = AdvancedForm(self)
         self.advanced_box = Collapsible("", self.advanced, self)
         self.command = QLineEdit(self)
@@ -141,26 +147,37 @@ class SettingsPanel(Retranslating, QWidget):
 
     # --- inputs from the other steps ---------------------------------------------------------------
 
-    def set_hardware(self, report: Any) -> None:
+    @property
+    def info(self) -> ModelInfo | None:
+        """The model whose settings are shown (None until the session has a config for it)."""
+        return self.session.info if self.session.config is not None else None
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        return self.session.plan
+
+    def set_hardware(self, report: HardwareReport) -> None:
         self.hardware = report
         self.probe.set_hardware(report)
         self._sync_layer_range()
-        if self._base is not None:  # the GPU layer range may have changed: show the model's setting again
-            self._apply_config(self._base)
+        if self.session.config is not None:  # the GPU layer range may have changed: show the model's setting again
+            self._apply_config(self.session.config)
         self._debouncer.trigger()
 
-    def set_model(self, info: Any, config: LaunchConfig, cached_probe: dict | None = None) -> None:
-        """A model passed its checks: show its saved (or default) settings and plan them."""
-        self.info = info
-        self._base = config
-        self.setEnabled(info is not None)
+    def show_model(self) -> None:
+        """The session's model passed its checks and has its saved (or default) settings: show and plan them."""
+        config = self.session.config
+        self.setEnabled(config is not None)
+        if config is None:
+            return
         self._apply_config(config)
-        self.probe.set_model(info, cached_probe)
+        self.probe.set_model(self.info, self.session.saved_probe)
         self.probe.set_config(self.config())
         self._debouncer.trigger()
 
     def clear_model(self) -> None:
-        self.info, self._base, self.plan, self.preview = None, None, None, None
+        """No model to show (another one is being checked, or it failed its checks)."""
+        self.preview = None
         self.probe.set_model(None, None)
         self.plan_bars.set_plan(None)
         self.setEnabled(False)
@@ -185,17 +202,17 @@ class SettingsPanel(Retranslating, QWidget):
         self._emit_engine()
 
     def _sync_layer_range(self) -> None:
-        n_layer = int(getattr(self.info, "block_count", 0) or 0)
-        has_gpu = bool(getattr(self.hardware, "gpus", None))
+        n_layer = int(self.info.block_count or 0) if self.info is not None else 0
+        has_gpu = self.hardware is not None and bool(self.hardware.gpus)
         self.gpu_layers.setRange(0, n_layer + 1 if has_gpu else 0)
         self.gpu_layers.setEnabled(has_gpu)
 
     # --- the launch config -----------------------------------------------------------------------
 
     def config(self) -> LaunchConfig | None:
-        if self._base is None:
+        if self.session.config is None:
             return None
-        return self._base.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
+        return self.session.config.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
                                        parallel=self.parallel.value(), **self.advanced.values())
 
     def apply_changes(self, changes: dict) -> None:
@@ -229,15 +246,20 @@ class SettingsPanel(Retranslating, QWidget):
             self._engine = engine
             self.engineChanged.emit(*engine)
 
-    def _edited(self, *_: Any) -> None:
+    def _edited(self, *_: object) -> None:
         self._render_layers_label()
         self._emit_engine()
         config = self.config()
         if config is not None:
-            self._base = config
+            self.session.set_config(config)
             self.probe.set_config(config)
             self.configChanged.emit(config)
             self._debouncer.trigger()
+
+    def _on_probe_finished(self, result: ProbeResult) -> None:
+        if self.info is not None:
+            self.session.set_probe(result)
+        self.probeFinished.emit(result)
 
     def _render_layers_label(self) -> None:
         if not self.gpu_layers.isEnabled():
@@ -256,19 +278,23 @@ class SettingsPanel(Retranslating, QWidget):
         if self._plan_task is not None:
             self._replan_again = True  # one at a time; the newest config is planned right after
             return
-        info = self.info
-        self._plan_task = run_task(preview.compute_preview, info, config, self.hardware, owner=self,
-                                   on_done=lambda result: self._on_preview(result, info),
-                                   on_error=lambda error: self._on_preview(preview.Preview(plan_error=error), info))
+        generation = self.session.generation
+        self._plan_task = run_task(preview.compute_preview, self.info, config, self.hardware, owner=self,
+                                   on_done=lambda result: self._on_preview(result, generation, config),
+                                   on_error=lambda error: self._on_preview(preview.Preview(plan_error=error),
+                                                                           generation, config))
 
-    def _on_preview(self, result: preview.Preview, info: Any) -> None:
+    def _on_preview(self, result: preview.Preview, generation: int, config: LaunchConfig) -> None:
         self._plan_task = None
-        if info is not self.info:  # the model changed while this was computed: plan the new one instead
+        if generation != self.session.generation or self.info is None:
+            # the model changed while this was computed: plan the new one instead
             self._replan_again = False
             if self.info is not None:
                 self._start_preview()
             return
-        self.preview, self.plan = result, result.plan
+        self.preview = result
+        self.session.set_plan(result.plan, config)
+        self.session.set_backend(result.backend)
         self._render_preview()
         if result.plan is not None:
             self.planReady.emit(result.plan)

@@ -1,0 +1,182 @@
+"""One model on its way to a server: the checked file, its launch config, the memory plan and the probe result.
+
+The window's steps share one :class:`ModelSession` instead of handing dicts to each other: the Model step opens
+and checks a file, the Settings step keeps the config (and stores the plan and the backend it resolved for the
+command line), "Find safe settings" stores its result, the Server step starts ``session.config``. Opening another
+model resets the plan, the backend and the probe, so nothing measured for the last model answers for the new one.
+
+Also here, because the window and the command line must agree on them: the first-run context size
+(:func:`first_run_ctx`) and how a saved launch config is read back (:func:`launch_config_for`).
+
+A session is owned by one thread (the GUI's); workers get values from it and hand their results back.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from app.core.launch.config import LaunchConfig
+from app.core.problem import Check
+from app.core.settings import Field, conform
+
+if TYPE_CHECKING:  # the types only: importing a session stays cheap at start-up
+    from app.core.gguf.model_info import ModelInfo
+    from app.core.launch.backends import BackendInfo
+    from app.core.plan.memory import MemoryPlan
+    from app.core.probe.result import ProbeResult
+
+FIRST_RUN_CTX = 4096  # tokens: enough for a chat, small enough for most machines
+
+
+def first_run_ctx(info: ModelInfo | None, *, context_is_searched: bool = False) -> int:
+    """The context a model gets before anyone chose one: the window, ``plan``, ``probe`` and ``serve`` all ask here.
+
+    4096 tokens, never more than the model was trained for (an unknown training length counts as 4096).
+    ``context_is_searched``: with no GPU to plan for, ``plan`` and ``probe`` look for the most context that fits
+    (context is the knob there, not layers), so they start from the whole training length.
+    """
+    trained = int(info.context_length or 0) if info is not None else 0
+    trained = trained or FIRST_RUN_CTX
+    return trained if context_is_searched else min(FIRST_RUN_CTX, trained)
+
+
+def _kinds(hint: Any) -> tuple[type, ...]:
+    """The types a saved value of a field annotated ``hint`` may have (JSON keeps tuples as lists)."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    kinds: list[type] = []
+    for option in options:
+        origin = typing.get_origin(option) or option
+        kinds += [list, tuple] if origin in (list, tuple) else [origin]
+    return tuple(kinds)
+
+
+def _launch_schema(defaults: LaunchConfig) -> tuple[Field, ...]:
+    hints = typing.get_type_hints(LaunchConfig)
+    return tuple(Field(f.name, getattr(defaults, f.name), _kinds(hints[f.name]))
+                 for f in fields(LaunchConfig) if f.name != "model")
+
+
+def launch_config_for(path: str, info: ModelInfo | None, stored: dict | None) -> LaunchConfig:
+    """The model's saved launch settings over safe first-time defaults.
+
+    Read like the rest of the settings file (:func:`app.core.settings.conform`): a value of the wrong type (a
+    hand-edited file) falls back to the default instead of crashing; the saved ``model`` never replaces ``path``.
+    """
+    defaults = LaunchConfig(model=path, ctx=first_run_ctx(info))
+    schema = _launch_schema(defaults)
+    saved = conform({k: v for k, v in (stored or {}).items() if k != "model"}, schema)
+    return defaults.with_changes(**{f.name: saved[f.name] for f in schema})
+
+
+@dataclass
+class CheckedModel:
+    """A validation report tied to the path it is about (the report itself does not say)."""
+
+    path: str
+    info: ModelInfo | None
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """Read and without an error row: the model can get settings and a server."""
+        return self.info is not None and not any(c.is_error for c in self.checks)
+
+
+def check_model(path: str | Path, expected_sha256: str | None = None, compute_sha256: bool = False,
+                progress: Callable | None = None, cancel: Callable | None = None) -> CheckedModel:
+    """Every check on one file (a worker call: it reads the file, and hashes it when asked)."""
+    from app.core.gguf import validate
+
+    report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
+                      progress=progress, cancel=cancel)
+    return CheckedModel(str(path), report.info, list(report.checks))
+
+
+def same_path(a: str | Path, b: str | Path) -> bool:
+    from app.core.settings import profile_key
+
+    return profile_key(a) == profile_key(b)
+
+
+class ModelSession:
+    """The one model the window works on (see the module doc). Every field is None until its step got there."""
+
+    def __init__(self) -> None:
+        self.generation = 0  # +1 per opened model: a worker's answer for an older one is dropped
+        self._clear(None)
+
+    def _clear(self, path: str | None) -> None:
+        self.path: str | None = path
+        self.checked: CheckedModel | None = None
+        self.config: LaunchConfig | None = None
+        self.plan: MemoryPlan | None = None
+        self.plan_config: LaunchConfig | None = None  # the config ``plan`` was made for
+        self.backend: BackendInfo | None = None  # the engine resolved for ``config`` (command line, probe)
+        self.probe: ProbeResult | None = None  # the last "Find safe settings" of this session
+        self.saved_probe: dict | None = None  # the one the model's profile remembered
+
+    # --- the Model step ----------------------------------------------------------------------------
+
+    def open(self, path: str | Path) -> int:
+        """Another model (or the same one again): forget everything about the last one."""
+        self.generation += 1
+        self._clear(str(path))
+        return self.generation
+
+    def set_checked(self, checked: CheckedModel) -> bool:
+        """Take a file's checks; False (and nothing changes) for an older file's late answer."""
+        if self.path is None or checked.path != self.path:
+            return False
+        self.checked = checked
+        if not checked.usable:
+            self.config = self.plan = self.plan_config = self.backend = self.probe = self.saved_probe = None
+        return True
+
+    @property
+    def info(self) -> ModelInfo | None:
+        return self.checked.info if self.checked is not None else None
+
+    @property
+    def usable(self) -> bool:
+        return self.checked is not None and self.checked.usable
+
+    # --- the Settings step -------------------------------------------------------------------------
+
+    def use_profile(self, stored_config: dict | None, saved_probe: dict | None) -> LaunchConfig | None:
+        """The checked model's settings from its profile (or first-run defaults); None when it is not usable."""
+        if not self.usable or self.path is None:
+            return None
+        self.config = launch_config_for(self.path, self.info, stored_config)
+        self.saved_probe = saved_probe
+        return self.config
+
+    def set_config(self, config: LaunchConfig | None) -> None:
+        self.config = config
+
+    def set_plan(self, plan: MemoryPlan | None, config: LaunchConfig) -> None:
+        self.plan, self.plan_config = plan, config
+
+    def set_backend(self, backend: BackendInfo | None) -> None:
+        self.backend = backend
+
+    def backend_for(self, config: LaunchConfig) -> BackendInfo | None:
+        """The backend already resolved for this engine choice, if any (a changed choice needs a new look)."""
+        backend = self.backend
+        if backend is None or backend.kind != config.backend:
+            return None
+        if config.server_bin and backend.path and not same_path(backend.path, config.server_bin):
+            return None
+        return backend
+
+    # --- the probe ---------------------------------------------------------------------------------
+
+    def set_probe(self, result: ProbeResult) -> None:
+        self.probe = result
+
+    def is_for(self, path: str | Path | None) -> bool:
+        """True when ``path`` is the session's model (a supervisor built for another model is not)."""
+        return path is not None and self.path is not None and same_path(path, self.path)

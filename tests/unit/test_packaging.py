@@ -6,6 +6,7 @@ import configparser
 import os
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from tests.paths import ROOT
 

@@ -36,10 +36,15 @@ def blind_target(n: int, best: int | None) -> int:
     return target + 1 if best == 0 and n & (n - 1) == 0 else target
 
 
+def at_most(truth: int):
+    """A trial that loads every value up to ``truth`` and fails above it."""
+    return lambda i: i <= truth
+
+
 @pytest.mark.parametrize("n", list(range(1, 40)) + [64, 65, 100, 130, 514])
 def test_blind_search_is_exact_within_log2_plus_one(n):
     for truth in range(-1, n):
-        result = search_highest(n, lambda i: i <= truth)
+        result = search_highest(n, at_most(truth))
         assert result.best == (truth if truth >= 0 else None)
         assert result.loads <= blind_target(n, result.best), (n, truth, result.steps)
 
@@ -47,14 +52,14 @@ def test_blind_search_is_exact_within_log2_plus_one(n):
 @pytest.mark.parametrize("n", [2, 3, 9, 34, 42, 82, 128])
 def test_seeded_search_good_plan_needs_at_most_three_loads(n):
     for truth in range(0, n):
-        exact = search_highest(n, lambda i: i <= truth, seed=truth)
+        exact = search_highest(n, at_most(truth), seed=truth)
         assert exact.best == truth and exact.loads <= 3
         for seed in (truth - 1, truth + 1):
             if 0 <= seed < n:
-                near = search_highest(n, lambda i: i <= truth, seed=seed)
+                near = search_highest(n, at_most(truth), seed=seed)
                 assert near.best == truth and near.loads <= 4
         for seed in range(0, n, max(n // 9, 1)):  # wrong seeds of every size
-            far = search_highest(n, lambda i: i <= truth, seed=seed)
+            far = search_highest(n, at_most(truth), seed=seed)
             assert far.best == truth and far.loads <= max_loads(n, seeded=True)
 
 
@@ -100,7 +105,8 @@ class SimDevice:
             return Attempt(config.gpu_layers, config.ctx, ok=False, cause="request")  # not about memory
         noise = self.random.uniform(-self.jitter, self.jitter) if self.jitter else 0.0
         ok = self.passes(config.gpu_layers, config.ctx, noise)
-        return Attempt(config.gpu_layers, config.ctx, ok=ok, peak_vram_bytes=int(self.vram_use(config.gpu_layers, config.ctx)),
+        peak = int(self.vram_use(config.gpu_layers, config.ctx))
+        return Attempt(config.gpu_layers, config.ctx, ok=ok, peak_vram_bytes=peak,
                        cause=None if ok else "gpu_out_of_memory")
 
 
@@ -122,7 +128,8 @@ def shaped(tmp_path, n_layer, n_head, n_kv, head_dim, layer_mib, vocab):
     path.write_bytes(b"GGUF")
     return make_info(n_layer=n_layer, n_head=n_head, n_head_kv=n_kv, head_dim=head_dim, n_embd=n_head * head_dim,
                      vocab=vocab, layer_bytes=[layer_mib * MiB] * n_layer, path=str(path),
-                     non_layer={"token_embd.weight": vocab * n_head * head_dim, "output.weight": vocab * n_head * head_dim})
+                     non_layer={"token_embd.weight": vocab * n_head * head_dim,
+                                "output.weight": vocab * n_head * head_dim})
 
 
 def probe_sim(info, device, vram, **kw):
@@ -138,8 +145,9 @@ def test_layer_search_on_many_shapes_and_budgets(tmp_path, shape):
     n = info.block_count + 2
     for gib in BUDGETS_GIB:
         vram = gib * GiB
-        for error, hidden, limit in ((0.0, 0, 3), (0.04, 0, max_loads(n, True)), (0.0, int(vram * 0.4), max_loads(n, True)),
-                                     (-0.3, 0, max_loads(n, True))):
+        seeded_limit = max_loads(n, True)
+        for error, hidden, limit in ((0.0, 0, 3), (0.04, 0, seeded_limit), (0.0, int(vram * 0.4), seeded_limit),
+                                     (-0.3, 0, seeded_limit)):
             device = SimDevice(info, config, vram, error=error, hidden=hidden)
             result = probe_sim(info, device, vram)
             truth = device.truth(4096)
@@ -233,7 +241,8 @@ def test_cpu_only_searches_context_in_steps_of_256(tmp_path):
         return Attempt(cfg.gpu_layers, cfg.ctx, ok=cfg.ctx <= 5000, cause=None if cfg.ctx <= 5000 else "oom_killed")
 
     cpu_only = replace(gpu_report(1), gpus=[])
-    result = run_probe(info, config, cpu_only, ram_budget=64 * GiB, use_cache=False, backend=CUDA_BACKEND, runner=runner)
+    result = run_probe(info, config, cpu_only, ram_budget=64 * GiB, use_cache=False, backend=CUDA_BACKEND,
+                       runner=runner)
     assert result.recommendation == {"gpu_layers": 0, "ctx": 4864}
     assert all(layers == 0 and ctx % 256 == 0 for layers, ctx in seen)
     assert len(seen) <= max_loads(16384 // 256, seeded=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from app import __version__
+from app.core.app_log import configure_app_log
 
 
 def _command_modules() -> list[ModuleType]:
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[], int] | None = 
             parser.print_help()
             return 0
         return open_window()
+    configure_app_log("cli")
     previous = _interrupt_on_stop_signals()
     try:
         return int(args._run(args) or 0)

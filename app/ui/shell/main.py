@@ -23,10 +23,12 @@ def run_gui(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app import __version__
+    from app.core.app_log import configure_app_log
     from app.core.settings import load_settings
     from app.ui import i18n, workers
     from app.ui.shell.main_window import MainWindow
 
+    configure_app_log("gui")
     app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
     app.setApplicationName("GGUF Launcher")
     app.setApplicationVersion(__version__)

@@ -51,7 +51,8 @@ def _rebuild() -> None:
             percent = int(step.fraction * 100)
             if percent >= shown["percent"] + 5:
                 shown["percent"] = percent
-                print(T("  building the engine: {percent} %", "  正在构建引擎：{percent} %", percent=percent), file=sys.stderr)
+                print(T("  building the engine: {percent} %", "  正在构建引擎：{percent} %", percent=percent),
+                      file=sys.stderr)
         elif step.phase is not Phase.BUILDING:
             print(T("  testing the processor ...", "  正在测试处理器……") if step.phase is Phase.PROBING
                   else T("  testing the rebuilt engine ...", "  正在测试重新构建的引擎……"), file=sys.stderr)
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         if args.rebuild:
             _rebuild()
         engines = _engines(args)
-        checks = [(engine, path, selftest.run_check(engine, path, use_cache=not args.again)) for engine, path in engines]
+        checks = [(engine, path, selftest.run_check(engine, path, use_cache=not args.again))
+                  for engine, path in engines]
     except UserError as error:
         return report_user_error(error)
     rows = [report.check_row(check, engine, path) for engine, path, check in checks]

@@ -25,10 +25,11 @@ def window(qtbot, qapp):
     win.close()
     try:
         qtbot.waitUntil(lambda: win._close_state == "done", timeout=LONG)
-    except Exception:
+    except Exception as error:
         sup = win.bridge.supervisor
+        history = [e.state for e in getattr(sup, "history", [])][-8:]
         raise AssertionError(f"window did not close: close_state={win._close_state} server={win.control.state()} "
-                             f"busy={win.bridge.is_busy()} history={[e.state for e in getattr(sup, 'history', [])][-8:]}")
+                             f"busy={win.bridge.is_busy()} history={history}") from error
     win.shutdown_blocking()
     qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=LONG)
     win.deleteLater()

@@ -67,7 +67,8 @@ def rebuild_embedded(progress: Callable[[RebuildProgress], None] = lambda p: Non
     if not check.ok:
         first = check.failed()[0]
         raise UserError(T("The rebuilt engine still cannot run a {quant} model here: {detail}.",
-                          "重新构建的引擎仍然无法在这里运行 {quant} 模型：{detail}。", quant=first.quant, detail=first.detail),
+                          "重新构建的引擎仍然无法在这里运行 {quant} 模型：{detail}。",
+                          quant=first.quant, detail=first.detail),
                         T("Use the other engine: choose a llama-server file in Settings.",
                           "请改用另一个引擎：在设置中选择 llama-server 文件。"))
     return check
@@ -90,12 +91,14 @@ def _build_in_child(progress: Callable[[RebuildProgress], None], cancel: Callabl
     returncode = child.wait()
     stop_watch.set()
     if cancel():
-        raise UserError(T("The engine rebuild was cancelled; the engine is unchanged.", "已取消重新构建引擎；引擎没有改变。"),
+        raise UserError(T("The engine rebuild was cancelled; the engine is unchanged.",
+                          "已取消重新构建引擎；引擎没有改变。"),
                         T("Start the rebuild again when you have a few minutes.", "有几分钟空闲时再重新构建。"))
     if returncode != 0:
         raise UserError(T("Rebuilding the engine failed.", "重新构建引擎失败。"),
                         T("Check that this computer is online (the source is downloaded), then try again; the log "
-                          "lines below say more.", "请确认这台电脑已联网（需要下载源代码），然后重试；下面的日志行有更多信息。"),
+                          "lines below say more.",
+                          "请确认这台电脑已联网（需要下载源代码），然后重试；下面的日志行有更多信息。"),
                         evidence=list(tail))
 
 

@@ -93,7 +93,8 @@ def _output_scales(plan: Plan) -> None:
     got = [plan.want(f"output.{s}", (1,), required=False) for s in ("scale", "input_scale")]
     if "output.weight" not in plan.present and any(got):
         raise LoadStop(T("This file is damaged: its output projection has scale factors but no weights of its own; "
-                         "llama.cpp stops with an assertion.", "文件已损坏：输出投影有缩放因子却没有自己的权重；llama.cpp 会因断言失败而中止。"),
+                         "llama.cpp stops with an assertion.",
+                         "文件已损坏：输出投影有缩放因子却没有自己的权重；llama.cpp 会因断言失败而中止。"),
                        ("output.scale without output.weight (NVFP4 tied embeddings)",), check_id="tensor_shapes")
 
 
@@ -266,8 +267,9 @@ def _swa_pattern(meta: Meta, hp: HParams, n_pattern: int) -> list[bool]:
     key = meta.akey("attention.sliding_window_pattern")
     if meta.type_of(key) == ARRAY:
         if (meta.length(key) or 0) > MAX_LAYERS:
-            raise LoadStop(T("This file is damaged: its sliding-window pattern lists more layers than llama.cpp supports.",
-                             "文件已损坏：滑动窗口模式列出的层数超出 llama.cpp 的支持范围。"), (f"{key} has {meta.length(key)} items",))
+            raise LoadStop(T("This file is damaged: its sliding-window pattern lists more layers than llama.cpp "
+                             "supports.", "文件已损坏：滑动窗口模式列出的层数超出 llama.cpp 的支持范围。"),
+                           (f"{key} has {meta.length(key)} items",))
         values = meta.get_array(key, "u32_or_bool") or []
         return [bool(v) for v in values] + [False] * max(0, hp.n_layer_all - len(values))
     period = meta.get(key, "u32")

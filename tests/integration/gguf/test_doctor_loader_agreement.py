@@ -31,13 +31,15 @@ N_CASES = 400
 SEED = 20251201
 MIN_AGREEMENT = 0.99
 LOADER_CHECKS = {"loader_metadata", "tokenizer", "tensor_names", "layers", "tensor_shapes"}
-SYNTHETIC = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3")  # the generated architectures whose layout the doctor knows
+# the generated architectures whose layout the doctor knows
+SYNTHETIC = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3")
 
 
 def _base_models(folder: Path, loader: RealLoader) -> list[Path]:
     bases = [
         write_tiny_llama(folder / "demo-llama.gguf"),
-        write_tiny_llama(folder / "demo-llama-gqa-f16.gguf", TinyModelSpec(n_layers=3, n_head=4, n_head_kv=2, f16=True)),
+        write_tiny_llama(folder / "demo-llama-gqa-f16.gguf",
+                         TinyModelSpec(n_layers=3, n_head=4, n_head_kv=2, f16=True)),
     ]
     bases += [write_model(arch, folder / f"{arch}.F16.gguf") for arch in SYNTHETIC if arch in ARCHITECTURES]
     bases += [quantize(folder / "llama.F16.gguf", "Q4_K_M", folder / "llama.Q4_K_M.gguf", threads=2),

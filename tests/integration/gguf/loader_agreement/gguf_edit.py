@@ -160,7 +160,7 @@ class GGUFFile:
     def relayout(self, chunks: list[bytes]) -> None:
         """Write ``chunks`` (one per tensor, in order) as the data section, with offsets a writer would give."""
         offset, data = 0, []
-        for t, chunk in zip(self.tensors, chunks):
+        for t, chunk in zip(self.tensors, chunks, strict=True):
             t.offset = offset
             chunk += b"\0" * ((-len(chunk)) % self.alignment)
             data.append(chunk)

@@ -182,14 +182,15 @@ def string_value(rng, f: GGUFFile) -> str | None:
 
 
 _STRUCTURED = [(key_name, 14), (value_type, 8), (array_length, 8), (hparam_value, 10), (tensor_name, 14),
-               (tensor_delete, 8), (tensor_dims, 12), (tensor_type, 8), (token_text, 5), (token_duplicate, 2), (token_type_value, 2), (string_value, 4)]
+               (tensor_delete, 8), (tensor_dims, 12), (tensor_type, 8), (token_text, 5), (token_duplicate, 2),
+               (token_type_value, 2), (string_value, 4)]
 
 
 def mutate(rng: random.Random, pristine: bytes) -> tuple[str, bytes]:
     if rng.random() < 0.08:  # cut short: anywhere, or within the last bytes (a download that almost finished)
         cut = rng.randrange(len(pristine)) if rng.random() < 0.5 else len(pristine) - rng.randint(1, 64)
         return f"truncated at {cut} of {len(pristine)}", pristine[:cut]
-    functions, weights = zip(*_STRUCTURED)
+    functions, weights = zip(*_STRUCTURED, strict=True)
     while True:
         f = GGUFFile.parse(pristine)
         label = rng.choices(functions, weights)[0](rng, f)

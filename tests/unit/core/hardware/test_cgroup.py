@@ -76,13 +76,15 @@ def test_v1_nested_chain_and_namespace_root(tmp_path):
     found = find_memory_cgroup(self_cgroup.read_text(), tmp_path)
     assert found.version == 1 and found.dirs == (mount / "docker" / "abc", mount / "docker", mount)
     assert memory_limit_bytes(str(self_cgroup), str(tmp_path)) == min(256 * MiB, psutil.virtual_memory().total)
-    assert own_cgroup_events_path(str(self_cgroup), str(tmp_path)) == str(mount / "docker" / "abc" / "memory.oom_control")
+    events = own_cgroup_events_path(str(self_cgroup), str(tmp_path))
+    assert events == str(mount / "docker" / "abc" / "memory.oom_control")
     # Inside a cgroup namespace the host path does not exist: the mount root is our cgroup and holds the counter.
     namespaced = tmp_path / "ns"
     _write(namespaced / "memory" / "memory.limit_in_bytes", f"{128 * MiB}\n")
     _write(namespaced / "memory" / "memory.oom_control", "oom_kill 0\n")
     assert memory_limit_bytes(str(self_cgroup), str(namespaced)) == 128 * MiB
-    assert own_cgroup_events_path(str(self_cgroup), str(namespaced)) == str(namespaced / "memory" / "memory.oom_control")
+    events = own_cgroup_events_path(str(self_cgroup), str(namespaced))
+    assert events == str(namespaced / "memory" / "memory.oom_control")
 
 
 def test_no_memory_cgroup_means_ram_alone(tmp_path):

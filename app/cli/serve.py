@@ -14,6 +14,7 @@ from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEF
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
+from app.core.session import first_run_ctx
 from app.core.text import T
 
 _print_lock = threading.Lock()
@@ -27,7 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
-    parser.add_argument("--ctx", type=context_size, default=4096, help="context size in tokens")
+    parser.add_argument("--ctx", type=context_size,
+                        help="context size in tokens (default: 4096, or the model's training length if shorter)")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="requests served at once (llama-server)")
     parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
@@ -41,10 +43,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     model = Path(args.model).expanduser()
-    read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
+    info = read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
     return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
-                        ctx=args.ctx, gpu_layers=args.gpu_layers, parallel=args.parallel, host=args.host,
-                        port=args.port, api_key=args.api_key)
+                        ctx=args.ctx or first_run_ctx(info), gpu_layers=args.gpu_layers, parallel=args.parallel,
+                        host=args.host, port=args.port, api_key=args.api_key)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,13 +11,13 @@ The row is a Check like every other; its button rebuilds the engine or switches 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from app.core.problem import Status
-from app.core.text import human_bytes
+from app.core.problem import Check, Status
+from app.core.text import Text, human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.steps.machine.engine_rebuild import (
     REBUILT_ENGINE,
@@ -30,6 +30,12 @@ from app.ui.widgets.check_list import CheckList
 from app.ui.widgets.memory_bar import MemoryBar, Segment
 from app.ui.workers import Task, run_task
 
+if TYPE_CHECKING:
+    from app.core.engine.selftest import EngineCheck
+    from app.core.hardware.gpu import GpuInfo, GpuProcess
+    from app.core.hardware.report import HardwareReport
+    from app.ui.steps.machine.engine_rebuild import EngineRebuild
+
 REFRESH_MS = 1000
 
 
@@ -37,10 +43,10 @@ REFRESH_MS = 1000
 class LiveSample:
     ram_total: int
     ram_available: int
-    gpus: list[Any] = field(default_factory=list)
+    gpus: list[GpuInfo] = field(default_factory=list)
 
 
-def scan() -> Any:  # worker thread
+def scan() -> HardwareReport:  # worker thread
     from app.core.hardware import scan as hardware
 
     return hardware.scan_hardware()
@@ -59,12 +65,13 @@ class EngineLookup:
 
     engine: str
     path: str | None
-    result: Any  # EngineCheck | None
-    row: Any  # Check | None (None: nothing cached, the test is still to run)
-    cannot_rebuild: Any = None  # Text: why the engine cannot be rebuilt here
+    result: EngineCheck | None
+    row: Check | None  # None: nothing cached, the test is still to run
+    cannot_rebuild: Text | None = None  # why the engine cannot be rebuilt here
 
 
-def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False, result: Any = None) -> EngineLookup:
+def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False,
+                   result: EngineCheck | None = None) -> EngineLookup:
     """Worker thread: the cached self-test of this engine build on this processor, or (``run``) the self-test
     itself, or the row for a ``result`` already in hand (a rebuild's). Raises UserError when the engine is missing."""
     from app.core.engine import report, selftest
@@ -81,7 +88,7 @@ def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False, re
     return EngineLookup(engine, path, result, report.check_row(result, engine, path), cannot_rebuild_reason())
 
 
-def untested_row(engine: str, server_bin: str | None, error: BaseException) -> Any:
+def untested_row(engine: str, server_bin: str | None, error: BaseException) -> Check:
     """Worker thread: the self-test could not run at all; say "not tested yet" with its button, and why."""
     from app.core.engine import report
 
@@ -101,7 +108,7 @@ class MachinePanel(Retranslating, QWidget):
 
     def __init__(self, parent: QWidget | None = None, *, live: bool = True) -> None:
         super().__init__(parent)
-        self.report: Any = None
+        self.report: HardwareReport | None = None
         self.last_sample: LiveSample | None = None
         self.own_pids: set[int] = set()
         self._sampling = False
@@ -110,10 +117,10 @@ class MachinePanel(Retranslating, QWidget):
         self.engine: tuple[str, str | None] | None = None  # (backend, server_bin) the Settings step chose
         self.engine_state = "idle"  # idle | looking | testing | done
         self.engine_lookup: EngineLookup | None = None
-        self.engine_row: Any = None  # the Check shown
+        self.engine_row: Check | None = None  # the row shown
         self._engine_task: Task | None = None
         self._engine_missing = False
-        self._pending_rebuilt: Any = None  # a rebuild's EngineCheck that arrived during a look-up
+        self._pending_rebuilt: EngineCheck | None = None  # a rebuild's EngineCheck that arrived during a look-up
         self.engine_checks = CheckList(self, fold_passed=False)
         self.engine_checks.fixRequested.connect(self._on_engine_fix)
         self.engine_checks.hide()
@@ -160,7 +167,7 @@ class MachinePanel(Retranslating, QWidget):
         """Processes of this app (the server): labelled as ours in the GPU process list."""
         self.own_pids = set(pids)
 
-    def _on_scanned(self, report: Any) -> None:
+    def _on_scanned(self, report: HardwareReport) -> None:
         self.report = report
         self.last_sample = LiveSample(report.effective_ram_total_bytes, report.usable_ram_bytes(), list(report.gpus))
         self._render()
@@ -201,14 +208,14 @@ class MachinePanel(Retranslating, QWidget):
         if self.engine is not None and self._engine_task is None:
             self._look_up_engine(run=True)
 
-    def follow_rebuild(self, rebuild: Any) -> None:
+    def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Show the window's engine rebuild (``EngineRebuild``); its result becomes the row when it is done."""
         self.rebuild_box.follow(rebuild)
         rebuild.started.connect(lambda: self.engine_checks.set_busy(True))
         rebuild.failed.connect(lambda _error: self.engine_checks.set_busy(False))
         rebuild.finished.connect(self._on_engine_rebuilt)
 
-    def _look_up_engine(self, *, run: bool = False, result: Any = None) -> None:
+    def _look_up_engine(self, *, run: bool = False, result: EngineCheck | None = None) -> None:
         key = self.engine
         if key is None:
             return
@@ -250,7 +257,7 @@ class MachinePanel(Retranslating, QWidget):
         else:
             self._look_up_engine(run=True)
 
-    def _on_untested_row(self, key: tuple[str, str | None], row: Any) -> None:
+    def _on_untested_row(self, key: tuple[str, str | None], row: Check) -> None:
         self._engine_task = None
         if key != self.engine:
             self._look_up_engine()
@@ -260,7 +267,7 @@ class MachinePanel(Retranslating, QWidget):
             self.engine_state = "done"
             self._render_engine()
 
-    def _on_engine_rebuilt(self, result: Any) -> None:
+    def _on_engine_rebuilt(self, result: EngineCheck) -> None:
         self.engine_checks.set_busy(False)
         self._pending_rebuilt = None
         if self._engine_task is not None:
@@ -270,7 +277,7 @@ class MachinePanel(Retranslating, QWidget):
         elif self.engine is not None:
             self._look_up_engine()
 
-    def _row_for(self, lookup: EngineLookup) -> Any:
+    def _row_for(self, lookup: EngineLookup) -> Check | None:
         """The core's row; its rebuild button becomes "use the other engine" where no rebuild is possible."""
         row = lookup.row
         action = dict(row.fix_action or {})
@@ -279,7 +286,7 @@ class MachinePanel(Retranslating, QWidget):
             row = replace(row, fix_action={"action": "switch_engine", "engine": other_engine(lookup.engine)})
         return row
 
-    def _show_engine(self, lookup: EngineLookup | None, row: Any, *, engine_missing: bool = False) -> None:
+    def _show_engine(self, lookup: EngineLookup | None, row: Check | None, *, engine_missing: bool = False) -> None:
         self._engine_task = None
         self.engine_state, self.engine_lookup, self.engine_row = "done", lookup, row
         self._engine_missing = engine_missing
@@ -287,7 +294,7 @@ class MachinePanel(Retranslating, QWidget):
         self.engine_checks.set_busy(self.rebuild_box.state in ("running", "cancelling"))
         self._render_engine()
 
-    def _on_engine_fix(self, check: Any) -> None:
+    def _on_engine_fix(self, check: Check) -> None:
         action = dict(check.fix_action or {})
         if action.get("action") == "rebuild_engine":
             self.rebuildRequested.emit()
@@ -331,7 +338,7 @@ class MachinePanel(Retranslating, QWidget):
             return
         self.summary.setText(self.tr("{cpu}, {cores} cores · {os}").format(
             cpu=report.cpu_model or self.tr("unknown CPU"), cores=report.cpu_cores_logical or "?",
-            os=getattr(report, "os_description", "") or report.os_name))
+            os=report.os_description or report.os_name))
         used = max(0, live.ram_total - live.ram_available)
         self.ram_label.setText(self.tr("Memory (RAM)"))
         self.ram_bar.set_usage([Segment(self.tr("in use"), used, other=True)], live.ram_total,
@@ -340,9 +347,9 @@ class MachinePanel(Retranslating, QWidget):
         self._render_gpus(live.gpus)
         self.notes.setText(self._notes_text(report))
 
-    def _notes_text(self, report: Any) -> str:
+    def _notes_text(self, report: HardwareReport) -> str:
         # core's notes cover WSL2, containers, cgroup limits; "why no GPU" is already on the GPU line
-        skip = getattr(report, "nvidia_note", None)
+        skip = report.nvidia_note
         lines = [note.render() for note in (report.notes or []) if note != skip]
         return "\n".join(dict.fromkeys(lines))
 
@@ -357,7 +364,7 @@ class MachinePanel(Retranslating, QWidget):
                 self.gpu_layout.addWidget(widget, row * 3 + i, 0)
             self._gpu_rows.append((name, bar, detail))
 
-    def _render_gpus(self, gpus: list[Any]) -> None:
+    def _render_gpus(self, gpus: list[GpuInfo]) -> None:
         self._ensure_gpu_rows(len(gpus))
         for i, (name, bar, detail) in enumerate(self._gpu_rows):
             visible = i < len(gpus)
@@ -368,15 +375,16 @@ class MachinePanel(Retranslating, QWidget):
                 self._render_gpu(gpus[i], name, bar, detail)
         if not gpus:
             name = self._gpu_rows[0][0]
-            others = ", ".join(getattr(self.report, "other_gpus", []) or [])
-            why = getattr(self.report, "nvidia_note", None)  # e.g. "no NVIDIA driver is installed", said kindly
+            report = self.report
+            others = ", ".join(report.other_gpus or []) if report is not None else ""
+            why = report.nvidia_note if report is not None else None  # e.g. "no NVIDIA driver is installed"
             text = why.render() if why is not None else self.tr(
                 "No NVIDIA GPU found. That is fine: models run on the processor, only slower.")
             if others:
                 text += " " + self.tr("(Also seen: {others}; not used for acceleration.)").format(others=others)
             name.setText(text)
 
-    def _render_gpu(self, gpu: Any, name: QLabel, bar: MemoryBar, detail: QLabel) -> None:
+    def _render_gpu(self, gpu: GpuInfo, name: QLabel, bar: MemoryBar, detail: QLabel) -> None:
         total = gpu.vram_total_bytes or 0
         used = gpu.vram_used_bytes or 0
         free = gpu.vram_free_bytes if gpu.vram_free_bytes is not None else max(0, total - used)
@@ -390,7 +398,7 @@ class MachinePanel(Retranslating, QWidget):
             parts.append(self.tr("held by: {list}").format(list=", ".join(holders)))
         detail.setText(" · ".join(parts))
 
-    def _process_text(self, process: Any) -> str:
+    def _process_text(self, process: GpuProcess) -> str:
         label = self.tr("this app's server") if process.pid in self.own_pids else process.name
         size = human_bytes(process.used_bytes) if process.used_bytes is not None else "?"
         return f"{label} ({size})"

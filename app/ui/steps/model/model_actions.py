@@ -6,27 +6,21 @@ The ``*_file``/``write_*``/``copy_*`` functions run on worker threads (they touc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 
 from app.core.problem import Check, Status, UserError
+from app.core.session import CheckedModel, check_model
 from app.core.text import T, human_bytes
+
+if TYPE_CHECKING:  # the demo code is imported when the demo is asked for: faster start-up
+    from app.core.demo import DemoProgress, DemoResult
 
 
 def tr(text: str) -> str:
     return QCoreApplication.translate("", text)  # lupdate files module-level tr() under the empty context
-
-
-@dataclass
-class CheckedModel:
-    """A validation report tied to the path it is about (the report itself does not say)."""
-
-    path: str
-    info: Any
-    checks: list[Check] = field(default_factory=list)
 
 
 # --- worker-thread calls -------------------------------------------------------------------------
@@ -34,18 +28,15 @@ class CheckedModel:
 
 def validate_file(path: str, expected_sha256: str | None = None, compute_sha256: bool = False,
                   progress: Callable | None = None, cancel: Callable | None = None) -> CheckedModel:
-    from app.core.gguf import validate
-
-    report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
-                      progress=progress, cancel=cancel)
-    return CheckedModel(str(path), report.info, list(report.checks))
+    return check_model(path, expected_sha256, compute_sha256, progress, cancel)
 
 
 def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel: Callable) -> CheckedModel:
     return validate_file(path, expected_sha256, True, progress, cancel)
 
 
-def get_demo_model(progress: Callable, cancel: Callable, **options: Any) -> Any:
+def get_demo_model(progress: Callable[[DemoProgress], None], cancel: Callable[[], bool],
+                   **options: Any) -> DemoResult:
     """The real demo model (fetched once) or the random fallback; a ``DemoResult``. ``options`` go to core."""
     from app.core.demo import get_demo_model as core_get_demo_model
 
@@ -67,7 +58,7 @@ def report_from_error(path: str | None, error: BaseException) -> CheckedModel:
     message = error.message if isinstance(error, UserError) else T(
         "This file could not be checked: {error}", "无法检查此文件：{error}", error=str(error) or type(error).__name__)
     fix = error.fix if isinstance(error, UserError) else None
-    evidence = tuple(getattr(error, "evidence", ()) or ())
+    evidence = tuple(error.evidence or ()) if isinstance(error, UserError) else ()
     return CheckedModel(str(path), None, [Check("open", Status.ERROR, message, fix, evidence)])
 
 
@@ -83,14 +74,21 @@ def is_demo_model(path: str | None) -> bool:
     return demo_kind(path) is not None
 
 
-def demo_hint_text(path: str | None, result: Any = None) -> str:
+def demo_intro_text() -> str:
+    """What the demo model is, before one was opened (core's sentence, with the size and name it pins)."""
+    from app.core.demo import intro_text
+
+    return intro_text().render()
+
+
+def demo_hint_text(path: str | None, result: DemoResult | None = None) -> str:
     """What the open demo model is (core's label, as the CLI prints it); for the random fallback also why."""
     from app.core.demo.fetch import demo_label
 
     label = demo_label(path)
     if label is None:
         return ""
-    problem = getattr(result, "problem", None) if result is not None and str(result.path) == str(path) else None
+    problem = result.problem if result is not None and str(result.path) == str(path) else None
     if problem is None:
         return label.render()
     return f"{label.render()}\n{error_text(problem)}"

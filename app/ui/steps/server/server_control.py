@@ -22,33 +22,6 @@ from app.ui.workers import run_task
 IDLE_STATES = {"stopped", "failed"}
 
 
-OPTIONAL_FIELD_TYPES = {"server_bin": str, "threads": int, "flash_attn": bool, "api_key": str}
-
-
-def _valid_fields(stored: dict, defaults: LaunchConfig) -> dict:
-    """The saved values whose type matches the field (a hand-edited settings file must not crash the UI)."""
-    valid = {}
-    for name, value in stored.items():
-        if name not in LaunchConfig.__dataclass_fields__ or name == "model":
-            continue
-        default = getattr(defaults, name)
-        kind = OPTIONAL_FIELD_TYPES.get(name) or type(default)
-        if kind is tuple:
-            kind = (list, tuple)
-        ok = (value is None and name in OPTIONAL_FIELD_TYPES) or (
-            isinstance(value, kind) and (kind is bool or not isinstance(value, bool)))
-        if ok:
-            valid[name] = value
-    return valid
-
-
-def config_for(path: str, info: Any, stored: dict | None) -> LaunchConfig:
-    """The model's saved launch settings over safe first-time defaults."""
-    trained = int(getattr(info, "context_length", 0) or 4096)
-    defaults = LaunchConfig(model=path, ctx=min(4096, trained))
-    return defaults.with_changes(**_valid_fields(stored or {}, defaults))
-
-
 def fix_for_settings(fix: dict) -> dict:
     """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number).
     Keys that are no setting ("rebuild_engine") are left out."""

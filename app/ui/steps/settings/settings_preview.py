@@ -1,10 +1,13 @@
-"""The Settings step's worker call: plan the memory and build the exact command line for one config."""
+"""The Settings step's worker call: plan the memory and build the exact command line for one config.
+
+The engine is resolved by core every time (``resolve_backend``): the embedded one is a quick look, and a
+llama-server's ``--help`` is remembered by core per file identity (path, size, mtime, inode), so a binary replaced
+at the same path is inspected again instead of answering with the old one's flags."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication
 
@@ -12,8 +15,11 @@ from app.core.launch.config import LaunchConfig
 from app.core.problem import UserError
 from app.core.text import Text
 
-_backend_cache: dict[tuple[str, str | None], Any] = {}
-_cache_lock = threading.Lock()
+if TYPE_CHECKING:
+    from app.core.gguf.model_info import ModelInfo
+    from app.core.hardware.report import HardwareReport
+    from app.core.launch.backends import BackendInfo
+    from app.core.plan.memory import MemoryPlan
 
 
 def tr(text: str) -> str:
@@ -22,29 +28,16 @@ def tr(text: str) -> str:
 
 @dataclass
 class Preview:
-    plan: Any = None
+    plan: MemoryPlan | None = None
     plan_error: BaseException | None = None
     command: str = ""
     command_error: BaseException | None = None
     notes: list[Text] = field(default_factory=list)
+    backend: BackendInfo | None = None  # the engine the command line is for (kept in the model session)
 
 
-def _backend(config: LaunchConfig) -> Any:
-    """Inspecting a backend runs ``llama-server --help``; do it once per engine and path."""
-    from app.core.launch.backends import resolve_backend
-
-    key = (config.backend, config.server_bin)
-    with _cache_lock:
-        if key in _backend_cache:
-            return _backend_cache[key]
-    backend = resolve_backend(config)
-    with _cache_lock:
-        _backend_cache[key] = backend
-    return backend
-
-
-def compute_preview(info: Any, config: LaunchConfig, hardware: Any) -> Preview:  # worker thread
-    from app.core.launch.backends import build_argv_with_notes, command_line
+def compute_preview(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport | None) -> Preview:  # worker
+    from app.core.launch.backends import build_argv_with_notes, command_line, resolve_backend
     from app.core.plan.memory import make_plan
 
     result = Preview()
@@ -53,7 +46,8 @@ def compute_preview(info: Any, config: LaunchConfig, hardware: Any) -> Preview: 
     except Exception as exc:  # noqa: BLE001 - shown as a sentence, the command line still matters
         result.plan_error = exc
     try:
-        argv, result.notes = build_argv_with_notes(config, _backend(config))
+        result.backend = resolve_backend(config)
+        argv, result.notes = build_argv_with_notes(config, result.backend)
         result.command = command_line(argv)
     except Exception as exc:  # noqa: BLE001
         result.command_error = exc

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -23,7 +26,9 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         try:
             os.unlink(tmp_name)
         except FileNotFoundError:
-            pass
+            pass  # never created or already moved into place
+        except OSError:  # the original error matters more than a leftover temporary file
+            logger.warning("temporary file %s not removed", tmp_name, exc_info=True)
         raise
 
 

@@ -7,6 +7,7 @@ None / nothing instead of raising. Paths are parameters so tests can point them 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import subprocess
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Iterable
 
 from app.core.hardware.cgroup import own_cgroup_events_path
+
+logger = logging.getLogger(__name__)
 
 VMSTAT_PATH = "/proc/vmstat"
 KMSG_PATH = "/dev/kmsg"
@@ -56,7 +59,8 @@ def read_counter(path: str | os.PathLike[str], key: str) -> int | None:
     """The integer after ``key`` in a "key value" per line file (/proc/vmstat, memory.events)."""
     try:
         text = Path(path).read_text()
-    except OSError:
+    except OSError:  # no such counter here (macOS, Windows, no cgroup): the evidence goes without it
+        logger.debug("counter file %s unreadable", path, exc_info=True)
         return None
     for line in text.splitlines():
         parts = line.split()
@@ -89,7 +93,8 @@ def read_kmsg(path: str = KMSG_PATH, limit: int = MAX_KMSG_RECORDS) -> list[str]
         return None
     try:
         fd = os.open(path, os.O_RDONLY | nonblocking)
-    except OSError:
+    except OSError as error:  # dmesg_restrict, containers: the kernel log is often closed to us
+        logger.debug("kernel log %s unreadable: %s", path, error)
         return None
     records: list[str] = []
     try:
@@ -135,7 +140,8 @@ def lines_since(kernel_lines: Iterable[str], since_monotonic: float | None) -> l
 def read_dmesg(timeout_s: float = 2.0) -> list[str] | None:
     try:
         result = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=timeout_s)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as error:
+        logger.debug("dmesg did not run: %s", error)
         return None
     return result.stdout.splitlines() if result.returncode == 0 else None
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
+logger = logging.getLogger(__name__)
+
 
 def port_owner(port: int) -> tuple[int, str] | None:
     """(pid, program name) of the process listening on ``port``, when the OS lets us see it."""
@@ -12,5 +16,6 @@ def port_owner(port: int) -> tuple[int, str] | None:
             if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN and conn.pid:
                 return conn.pid, psutil.Process(conn.pid).name()
     except Exception:  # AccessDenied on macOS without root, processes that vanish: the owner is a nicety
+        logger.debug("owner of port %s unknown", port, exc_info=True)
         return None
     return None

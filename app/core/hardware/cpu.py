@@ -6,6 +6,7 @@ the flags are reported by their /proc/cpuinfo names in a fixed order.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import subprocess
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 import psutil
 
 from app.core.hardware.system import read_text
+
+logger = logging.getLogger(__name__)
 
 # Flags that decide which llama.cpp CPU build runs and how fast; x86 then Arm names.
 RELEVANT_FLAGS = (
@@ -62,6 +65,7 @@ def _run(argv: list[str]) -> str:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=3, check=False).stdout
     except (OSError, subprocess.SubprocessError):
+        logger.debug("%s did not run", argv[0], exc_info=True)
         return ""
 
 
@@ -73,7 +77,7 @@ def _windows_cpu() -> tuple[str | None, tuple[str, ...]]:
         key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")
         model = str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()
     except (ImportError, OSError):
-        pass
+        logger.debug("CPU name not in the registry", exc_info=True)
     raw: set[str] = set()
     try:
         import ctypes
@@ -81,7 +85,7 @@ def _windows_cpu() -> tuple[str | None, tuple[str, ...]]:
         present = ctypes.windll.kernel32.IsProcessorFeaturePresent  # type: ignore[attr-defined]
         raw = {name for feature_id, name in _WINDOWS_FEATURES.items() if present(feature_id)}
     except (AttributeError, OSError):
-        pass
+        logger.debug("CPU features not readable from kernel32", exc_info=True)
     return model, relevant_flags(raw)
 
 
@@ -109,6 +113,7 @@ def read_cpu() -> CpuInfo:
     try:
         model, flags = _model_and_flags()
     except Exception:  # noqa: BLE001 - an odd platform must not break the scan
+        logger.warning("CPU model and flags unreadable", exc_info=True)
         model, flags = None, ()
     return CpuInfo(
         model=model or platform.processor() or platform.machine() or "unknown CPU",

@@ -7,6 +7,7 @@ asks to retry. Every NVML call is wrapped: one unsupported query leaves one fiel
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -16,6 +17,8 @@ from typing import Any
 import psutil
 
 from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ def _initialise() -> tuple[Any, Text | None]:
     try:
         pynvml.nvmlInit()
     except Exception as error:  # noqa: BLE001 - NVMLError, OSError from a broken library, anything
+        logger.debug("NVML did not start: %r", error)  # the user reads it as the GPU note
         return None, _init_failure(pynvml, error)
     return pynvml, None
 
@@ -124,7 +128,8 @@ def _call(function: Callable[..., Any] | None, *args: Any) -> Any:
         return None
     try:
         return function(*args)
-    except Exception:  # noqa: BLE001 - NVML raises for "not supported" on many consumer/WSL setups
+    except Exception as error:  # noqa: BLE001 - NVML raises for "not supported" on many consumer/WSL setups
+        logger.debug("NVML %s: %r", getattr(function, "__name__", function), error)
         return None
 
 

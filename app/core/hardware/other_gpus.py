@@ -6,6 +6,7 @@ NVML only sees NVIDIA GPUs with a loaded driver; this module asks the OS instead
 
 from __future__ import annotations
 
+import logging
 import platform
 import shlex
 import shutil
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.hardware.system import read_text
+
+logger = logging.getLogger(__name__)
 
 _DISPLAY_CLASSES = ("vga compatible controller", "3d controller", "display controller")
 _PCI_VENDORS = {
@@ -49,6 +52,7 @@ def read_drm_cards(root: Path = Path("/sys/class/drm")) -> list[DisplayAdapter]:
     try:
         cards = sorted(p for p in root.glob("card*") if p.name[4:].isdigit())
     except OSError:
+        logger.debug("%s unreadable", root, exc_info=True)
         return []
     for card in cards:
         device = card / "device"
@@ -71,6 +75,7 @@ def _run(argv: list[str], timeout: float = 5) -> str:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False).stdout
     except (OSError, subprocess.SubprocessError):
+        logger.debug("%s did not run", argv[0], exc_info=True)
         return ""
 
 
@@ -100,5 +105,5 @@ def read_display_adapters() -> list[DisplayAdapter]:
         if system == "Darwin":
             return _mac_adapters()
     except Exception:  # noqa: BLE001 - naming adapters is a courtesy, never a failure
-        pass
+        logger.warning("display adapters could not be listed", exc_info=True)
     return []

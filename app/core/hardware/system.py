@@ -6,10 +6,13 @@ files; the ``read_*`` wrappers point them at the live system and never raise.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 WSL_LIBCUDA = Path("/usr/lib/wsl/lib/libcuda.so")
 WSL_DXG = Path("/dev/dxg")
@@ -20,7 +23,10 @@ def read_text(path: str | Path) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read(1 << 20)
+    except FileNotFoundError:
+        return None  # the normal answer for a file this system does not have
     except OSError:
+        logger.debug("%s unreadable", path, exc_info=True)
         return None
 
 

@@ -7,6 +7,7 @@ margin free. The child is always stopped before this returns (also on cancel).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from app.core.probe.request import RequestFailed, evaluate_once
 from app.core.probe.sampler import PeakSampler
 from app.core.problem import UserError
 from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
 
 POLL_S = 0.05
 CRASH_REPORT_WAIT_S = 15.0  # for the diagnosis of a child that is already gone (it is sure to come)
@@ -94,6 +97,7 @@ def _vram_reader() -> Callable[[int], int | None] | None:
     try:
         from app.core.hardware.scan import process_vram_bytes
     except ImportError:
+        logger.warning("no VRAM reader: peaks are measured without VRAM", exc_info=True)
         return None
     return process_vram_bytes
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Callable
 
 import psutil
+
+logger = logging.getLogger(__name__)
 
 SAMPLE_INTERVAL_S = 0.1  # the final VmHWM reading catches the true RSS peak; polling is for VRAM and children
 
@@ -14,7 +17,8 @@ def _process_tree(pid: int) -> list[psutil.Process]:
     try:
         root = psutil.Process(pid)
         return [root] + root.children(recursive=True)
-    except psutil.Error:
+    except psutil.Error:  # the child is gone: nothing to sample
+        logger.debug("process tree of pid %s unreadable", pid, exc_info=True)
         return []
 
 
@@ -23,8 +27,8 @@ def tree_rss_bytes(pid: int) -> int:
     for proc in _process_tree(pid):
         try:
             total += proc.memory_info().rss
-        except psutil.Error:
-            pass
+        except psutil.Error:  # one process of the tree exited meanwhile
+            logger.debug("RSS of pid %s unreadable", proc.pid, exc_info=True)
     return total
 
 
@@ -35,8 +39,8 @@ def _high_water_mark(pid: int) -> int:
             for line in status:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+    except (OSError, ValueError, IndexError):  # no /proc (macOS, Windows) or the process exited
+        logger.debug("VmHWM of pid %s unreadable", pid, exc_info=True)
     return 0
 
 
@@ -73,8 +77,8 @@ class PeakSampler:
         else:
             try:
                 self.peak_rss_bytes = max(self.peak_rss_bytes, psutil.Process(pid).memory_info().rss)
-            except psutil.Error:
-                pass
+            except psutil.Error:  # the child exited between two samples
+                logger.debug("RSS of pid %s unreadable", pid, exc_info=True)
         if self._vram_reader is not None:
             vram = self._vram_reader(pid)
             if vram is not None:

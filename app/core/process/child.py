@@ -7,6 +7,7 @@ stop reaches everything it started.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -22,6 +23,8 @@ import psutil
 
 from app.core.process import registry as child_registry
 from app.core.process.registry import StaleChild, find_stale_children, kill_stale_child  # noqa: F401  (re-exported)
+
+logger = logging.getLogger(__name__)
 
 IS_WINDOWS = os.name == "nt"
 RSS_SAMPLE_INTERVAL_S = 0.5
@@ -146,6 +149,7 @@ class ChildProcess:
         try:
             return child_registry.register(self.pid, self.create_time, self.argv)
         except OSError:
+            logger.warning("pid %s runs without a child record (data folder not writable)", self.pid, exc_info=True)
             return None
 
     def _start_reader(self, pipe, stream: str) -> threading.Thread:
@@ -179,7 +183,8 @@ class ChildProcess:
             while not self._exited.is_set():
                 self.rss_samples.append((time.time(), process.memory_info().rss))
                 self._exited.wait(RSS_SAMPLE_INTERVAL_S)
-        except (psutil.Error, OSError):
+        except (psutil.Error, OSError):  # the child is gone (or hidden from us): the samples so far stand
+            logger.debug("RSS sampling of pid %s ended", self.pid, exc_info=True)
             return
 
     def _wait(self) -> None:
@@ -234,6 +239,7 @@ class ChildProcess:
         except ProcessLookupError:
             return True
         except OSError:
+            logger.warning("could not signal the group of pid %s", self.pid, exc_info=True)
             return False
         return True
 
@@ -243,8 +249,10 @@ class ChildProcess:
             return
         try:
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
+        except ProcessLookupError:
+            pass  # the usual case: nothing was left in the group
+        except OSError:
+            logger.warning("leftovers in the group of pid %s could not be killed", self.pid, exc_info=True)
 
 
 def _create_time(pid: int) -> float:

@@ -7,6 +7,7 @@ A pid is only ever reported (or killed) when all three still match: a reused pid
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import time
@@ -17,6 +18,8 @@ import psutil
 
 from app.core.atomic import write_json_atomic
 from app.core.paths import data_dir
+
+logger = logging.getLogger(__name__)
 
 CREATE_TIME_TOLERANCE_S = 0.1
 
@@ -55,8 +58,8 @@ def register(pid: int, create_time: float, cmdline: list[str]) -> Path:
 def unregister(record: Path) -> None:
     try:
         record.unlink()
-    except OSError:
-        pass
+    except OSError:  # gone already, or an unwritable data folder: the next clean-up pass tries again
+        logger.debug("child record %s not removed", record, exc_info=True)
 
 
 def _same_process(pid: int, create_time: float, cmdline: list[str] | None = None) -> bool:
@@ -76,7 +79,8 @@ def _load(record: Path) -> dict | None:
         data = json.loads(record.read_text(encoding="utf-8"))
         int(data["pid"]), float(data["create_time"]), list(data["cmdline"])
         return data
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):  # half-written or foreign: not a record of ours
+        logger.debug("child record %s unreadable", record, exc_info=True)
         return None
 
 
@@ -157,5 +161,5 @@ def _signal_tree(process: psutil.Process, *, polite: bool) -> None:
                 target.terminate()
             else:
                 target.kill()
-        except psutil.Error:
-            pass
+        except psutil.Error:  # it exited meanwhile, or is not ours to signal
+            logger.debug("could not signal pid %s", target.pid, exc_info=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any, Sequence
 
 from app.core.diagnosis import (
@@ -15,6 +16,8 @@ from app.core.diagnosis import (
     snapshot_oom_counters,
 )
 
+logger = logging.getLogger(__name__)
+
 LOG_LINES_FOR_DIAGNOSIS = 200
 
 
@@ -22,6 +25,7 @@ def oom_snapshot() -> OomCounters | None:
     try:
         return snapshot_oom_counters()
     except Exception:  # evidence is optional; an unreadable /proc must never stop a start
+        logger.warning("OOM counters unreadable before a start; a crash will be diagnosed without them", exc_info=True)
         return None
 
 
@@ -31,6 +35,7 @@ def block_count(model: str) -> int | None:
 
         return read_model_info(model).block_count
     except Exception:  # a file that cannot be read is the diagnosis' business, not ours
+        logger.debug("layer count of %s unreadable", model, exc_info=True)
         return None
 
 
@@ -41,7 +46,8 @@ def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: in
     if returncode in (-9, 137):
         try:
             oom = oom_evidence_since(before, pid, use_dmesg=False)
-        except Exception:
+        except Exception:  # evidence is optional: the diagnosis reads the log and the exit code without it
+            logger.warning("OOM evidence unreadable after pid %s died", pid, exc_info=True)
             oom = None
     return diagnose(returncode, log_lines[-LOG_LINES_FOR_DIAGNOSIS:], config, oom_evidence=oom,
                     rss_samples=tuple(rss_samples), block_count=block_count, was_ready=was_ready)

@@ -6,10 +6,13 @@ measured, follows the measured time instead of a guess.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
 import httpx
+
+logger = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.05
 BASE_LIMIT_S = 60.0
@@ -24,7 +27,8 @@ def ready_time_limit(model_path: str, measured_load_s: float | None = None, over
         return float(override_s)
     try:
         size_gib = os.path.getsize(model_path) / 2**30
-    except OSError:
+    except OSError:  # the start itself reports an unreadable model
+        logger.debug("size of %s unknown; the base time limit applies", model_path, exc_info=True)
         size_gib = 0.0
     by_size = min(MAX_LIMIT_S, BASE_LIMIT_S + SECONDS_PER_GIB * size_gib)
     if measured_load_s is None:

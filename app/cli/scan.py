@@ -39,7 +39,8 @@ def describe(report: HardwareReport) -> list[str]:
     lines = [str(T("System: {os}", "系统：{os}", os=report.os_description or report.os_name))]
     if report.is_wsl:
         passthrough = T("GPU passed through", "显卡已接入") if report.wsl_gpu_passthrough else T("no GPU", "无显卡")
-        lines.append(str(T("  WSL{version} ({gpu})", "  WSL{version}（{gpu}）", version=report.wsl_version or "", gpu=passthrough)))
+        lines.append(str(T("  WSL{version} ({gpu})", "  WSL{version}（{gpu}）", version=report.wsl_version or "",
+                           gpu=passthrough)))
     if report.in_container:
         lines.append(str(T("  inside a container ({kind})", "  运行在容器中（{kind}）", kind=report.container_kind)))
     lines += _memory_lines(report)
@@ -57,12 +58,12 @@ def _memory_lines(report: HardwareReport) -> list[str]:
         "内存：共 {total}，可用 {available}，模型可用 {usable}",
         total=human_bytes(report.ram_total_bytes), available=human_bytes(report.ram_available_bytes),
         usable=human_bytes(report.usable_ram_bytes()),
-    ))]  # fmt: skip
+    ))]
     if report.cgroup_memory_limit_bytes is not None:
         lines.append(str(T(
             "  container memory limit {limit} ({usage} in use)", "  容器内存上限 {limit}（已用 {usage}）",
             limit=human_bytes(report.cgroup_memory_limit_bytes), usage=human_bytes(report.cgroup_memory_usage_bytes),
-        )))  # fmt: skip
+        )))
     return lines
 
 
@@ -75,7 +76,7 @@ def _cpu_lines(report: HardwareReport) -> list[str]:
             model=report.cpu_model, physical=report.cpu_cores_physical or "?", logical=report.cpu_cores_logical or "?",
         )),
         str(T("  SIMD: {flags}", "  指令集：{flags}", flags=flags)),
-    ]  # fmt: skip
+    ]
 
 
 def _gpu_lines(report: HardwareReport) -> list[str]:
@@ -99,9 +100,9 @@ def _one_gpu(gpu: GpuInfo) -> list[str]:
             "  driver {driver}, supports CUDA up to {cuda}", "  驱动 {driver}，最高支持 CUDA {cuda}",
             driver=gpu.driver_version or "?", cuda=gpu.cuda_driver_version or "?",
         )),
-    ]  # fmt: skip
+    ]
     for process in gpu.other_processes:
         used = human_bytes(process.used_bytes) if process.used_bytes is not None else "?"
         lines.append(str(T("  in use by {name} (pid {pid}): {used}", "  {name}（pid {pid}）占用 {used}",
-                           name=process.name, pid=process.pid, used=used)))  # fmt: skip
+                           name=process.name, pid=process.pid, used=used)))
     return lines

@@ -56,7 +56,8 @@ def fake_server_bin(tmp_path):
     def _make(mode: str) -> str:
         script = tmp_path / f"llama-server-fake-{mode}"
         fake = FAKES / "fake_llama_server.py"
-        script.write_text(f'#!/bin/sh\nFAKE_LLAMA_MODE={mode} exec "{sys.executable}" "{fake}" "$@"\n', encoding="utf-8")
+        script.write_text(f'#!/bin/sh\nFAKE_LLAMA_MODE={mode} exec "{sys.executable}" "{fake}" "$@"\n',
+                          encoding="utf-8")
         script.chmod(0o755)
         return str(script)
 

@@ -31,8 +31,7 @@ def test_result_and_progress_arrive_on_the_gui_thread(qtbot):
         seen["result"] = result
         seen["threads"].add(threading.get_ident())
 
-    task = workers.run_task(_count, 20, on_done=on_done, on_progress=on_progress,
-                            wants_progress=True, wants_cancel=True)
+    workers.run_task(_count, 20, on_done=on_done, on_progress=on_progress, wants_progress=True, wants_cancel=True)
     qtbot.waitUntil(lambda: task_done(seen), timeout=10_000)
     assert seen["result"] == ("done", 20)
     assert seen["progress"][-1] == (20, 20)

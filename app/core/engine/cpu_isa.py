@@ -68,7 +68,7 @@ FEATURES: tuple[IsaFeature, ...] = (
                ("amx_tile",), needs_tiles=True),
     IsaFeature("amx_bf16", "AMX-BF16", ("amx_bf16",), "GGML_AMX_BF16", _tile_code("c4e26a5cc1"),  # tdpbf16ps
                ("amx_tile",), needs_tiles=True),
-)  # fmt: skip
+)
 _BY_NAME = {feature.name: feature for feature in FEATURES}
 # ggml's system_info names (what an engine prints it was compiled with) -> our feature names.
 SYSTEM_INFO_NAMES = {
@@ -140,8 +140,8 @@ def _read_cpuinfo() -> str:
 
 def run_in_child(name: str, *, python: str | None = None, timeout_s: float = _PROBE_TIMEOUT_S) -> tuple[Verdict, str]:
     """Execute one feature's instructions in a fresh interpreter; a fault kills only that child."""
-    argv = [python or sys.executable, "-c", "import sys; from app.core.engine.cpu_isa import _child; _child(sys.argv[1])",
-            name]
+    argv = [python or sys.executable, "-c",
+            "import sys; from app.core.engine.cpu_isa import _child; _child(sys.argv[1])", name]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, cwd=root, check=False)

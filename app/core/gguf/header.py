@@ -61,7 +61,8 @@ def _check_version(version: int) -> None:
                 "GGUF 版本 {version} 无法被 llama.cpp 读取（它支持版本 2 和 3）。",
                 version=version,
             ),
-            T("The file is damaged, or made by a much newer tool; try another download.", "文件已损坏，或由更新的工具生成；请尝试重新下载。"),
+            T("The file is damaged, or made by a much newer tool; try another download.",
+              "文件已损坏，或由更新的工具生成；请尝试重新下载。"),
             check_id="version",
             offset=4,
         )

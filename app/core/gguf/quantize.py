@@ -146,7 +146,8 @@ def _failure(returncode: int, log: list[str], name: str, quant: str) -> Quantize
                                "llama.cpp 无法把 {name} 量化为 {quant}。", name=name, quant=quant),
                              T("The quantizer's own words are below; a model it cannot read is often damaged "
                                "or made for a newer llama.cpp.",
-                               "下面是量化程序给出的原因；它读不了的模型通常已损坏，或是为更新版本的 llama.cpp 制作的。"),
+                               "下面是量化程序给出的原因；"
+                               "它读不了的模型通常已损坏，或是为更新版本的 llama.cpp 制作的。"),
                              evidence, FAILED)
     status = decode_exit_status(returncode)
     if status.signal:
@@ -209,7 +210,7 @@ def _child(argv: list[str]) -> int:
         import ctypes
 
         import llama_cpp
-    except Exception as error:  # noqa: BLE001 - any import failure means the same to the user
+    except Exception as error:  # any import failure means the same to the user
         sys.stderr.write(f"error: cannot import llama_cpp: {error!r}\n")
         return _EXIT_NO_ENGINE
     params = llama_cpp.llama_model_quantize_default_params()

@@ -87,7 +87,8 @@ class MatrixServer:
     def start(self) -> None:
         port = find_free_port()
         entries = [{"model": str(path), "model_alias": alias, "n_ctx": CTX, "n_threads": 1, "n_threads_batch": 1,
-                    "n_batch": 128, "n_ubatch": 128, "logits_all": False, "verbose": True} for alias, path in self.models.items()]
+                    "n_batch": 128, "n_ubatch": 128, "logits_all": False, "verbose": True}
+                   for alias, path in self.models.items()]
         self.config.write_text(json.dumps({"host": "127.0.0.1", "port": port, "models": entries}), encoding="utf-8")
         self.url = f"http://127.0.0.1:{port}"
         self.lines.clear()

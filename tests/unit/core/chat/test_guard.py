@@ -50,7 +50,8 @@ def test_keeps_system_and_newest_turns_drops_oldest_whole_turns():
     assert fit.messages[1]["role"] == "user"  # whole turns only
     kept_first = fit.messages[1]["content"][:2]
     assert kept_first == f"u{fit.dropped_turns}"
-    assert fit.notices[0].render("en") == f"{fit.dropped_messages} earlier messages are no longer sent to the model (the context is full)."
+    assert fit.notices[0].render("en") == (
+        f"{fit.dropped_messages} earlier messages are no longer sent to the model (the context is full).")
 
 
 def test_everything_kept_when_it_fits():

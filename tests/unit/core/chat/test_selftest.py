@@ -1,4 +1,5 @@
-"""The self-test's first question to the server: wait while the model loads, give up with a sentence, not a traceback."""
+"""The self-test's first question to the server: wait while the model loads, give up with a sentence, not a
+traceback."""
 
 from __future__ import annotations
 

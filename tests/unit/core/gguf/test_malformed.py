@@ -115,7 +115,8 @@ def test_duplicate_and_empty_keys_are_refused(tmp_path):
 
 
 def test_bad_alignment_is_refused(tmp_path):
-    path = write_gguf(tmp_path / "al.gguf", extra_kv={"general.alignment": (48, __import__("gguf").GGUFValueType.UINT32)})
+    path = write_gguf(tmp_path / "al.gguf",
+                      extra_kv={"general.alignment": (48, __import__("gguf").GGUFValueType.UINT32)})
     with pytest.raises(GGUFError, match="power of two"):
         read_model_info(path)
 

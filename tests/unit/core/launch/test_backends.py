@@ -124,7 +124,8 @@ def test_command_line_round_trip(argv):
 
 
 def test_version_parsing_handles_numbered_and_unknown_builds():
-    assert parse_version("version: 6123 (a1b2c3d)\nbuilt with cc for x86_64") == ("version: 6123 (a1b2c3d)", 6123, ("CPU",))
+    parsed = parse_version("version: 6123 (a1b2c3d)\nbuilt with cc for x86_64")
+    assert parsed == ("version: 6123 (a1b2c3d)", 6123, ("CPU",))
     line, build, backends = parse_version("version: 0.6.0-dev (build 0, commit unknown)")
     assert build is None and line.startswith("version: 0.6.0")
     cuda = "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA RTX 3060\nversion: 4000 (abc)\n"

@@ -74,7 +74,8 @@ def test_cache_key_changes_with_everything_that_changes_the_answer(tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + b"\0" * 10)
     info = SimpleNamespace(path=str(model))
-    backend = SimpleNamespace(kind="llama-server", version_text="b1", build_number=1, path="/x", compiled_backends=("CPU",))
+    backend = SimpleNamespace(kind="llama-server", version_text="b1", build_number=1, path="/x",
+                              compiled_backends=("CPU",))
     hw = SimpleNamespace(gpus=[])
     config = LaunchConfig(model=str(model), ctx=4096)
     base = cache.key_digest(cache.probe_key(info, config, backend, hw))

@@ -1,5 +1,6 @@
 """Generated models of several architectures (app.core.synthetic): what llama.cpp's loader and tokenizers need,
-read back with the app's own reader. Loading them in the real engines is tests/integration/models/test_arch_matrix.py."""
+read back with the app's own reader. Loading them in the real engines is
+tests/integration/models/test_arch_matrix.py."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import Any, Callable
 
 from app.core.paths import config_dir
 from app.core.text import SUPPORTED_LANGUAGES, T, Text
+
+logger = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
 SCHEMA_VERSION = 1
@@ -203,6 +206,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
             raise ValueError("top level is not an object")
         return Settings(path=path, data=_normalise(raw))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
+        logger.warning("settings file %s unreadable (%s); setting it aside, defaults are used", path,
+                       type(exc).__name__)  # not the text: it may hold an API key
         backup = _set_aside(path)
         notice = T(
             "Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",

@@ -8,6 +8,7 @@ on disk, so a binary replaced at the same path (a rebuild, an upgrade) is inspec
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -19,6 +20,8 @@ from pathlib import Path
 from app.core.paths import cache_dir
 from app.core.problem import UserError
 from app.core.text import T
+
+logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 20.0
 CACHE_VERSION = 1
@@ -165,7 +168,10 @@ def _read_disk_cache() -> dict:
     try:
         data = json.loads(_disk_cache_path().read_text(encoding="utf-8"))
         return data if data.get("version") == CACHE_VERSION else {}
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        return {}  # nothing asked yet
+    except (OSError, ValueError):  # unreadable or damaged: the binary is asked again
+        logger.warning("llama-server facts cache unreadable; asking the binary again", exc_info=True)
         return {}
 
 
@@ -177,8 +183,8 @@ def _write_disk_cache(key: str, facts: BinaryFacts) -> None:
     entries[key] = asdict(facts)
     try:
         write_json_atomic(_disk_cache_path(), data)
-    except OSError:
-        pass
+    except OSError:  # a cache only: the facts are still known for this run
+        logger.warning("llama-server facts not cached (cache folder not writable)", exc_info=True)
 
 
 def inspect_llama_server(path: Path) -> BinaryFacts:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from typing import Any
 
 from app.core.atomic import write_json_atomic
 from app.core.paths import cache_dir
+
+logger = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
 
@@ -58,7 +61,10 @@ def load_cached(key: dict[str, Any]) -> dict[str, Any] | None:
     try:
         with open(_path(key), encoding="utf-8") as handle:
             stored = json.load(handle)
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        return None  # not measured yet
+    except (OSError, ValueError):  # unreadable or half-written: measured again
+        logger.warning("probe cache entry unreadable; measuring again", exc_info=True)
         return None
     expected = json.loads(json.dumps(key, default=str))
     if not isinstance(stored, dict) or stored.get("key") != expected:

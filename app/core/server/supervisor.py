@@ -7,6 +7,7 @@ for the child to go (at most the grace period plus a kill).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -24,6 +25,8 @@ from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Event", "LogLine", "State", "Supervisor"]
 
@@ -126,7 +129,7 @@ class Supervisor:
                 try:
                     callback(event)
                 except Exception:  # a broken subscriber must not kill supervision
-                    pass
+                    logger.warning("a subscriber failed on the %s event", event.kind, exc_info=True)
 
     def _set_state(self, state: State, generation: int | None = None, *, only_from: State | None = None,
                    **data: Any) -> bool:
@@ -305,8 +308,8 @@ class Supervisor:
             self.restart_count = attempt
         try:
             self._launch(if_generation=generation)  # checked again under the lock: stop() may run right now
-        except UserError:
-            pass  # already FAILED with a diagnosis
+        except UserError as error:  # already FAILED with a diagnosis
+            logger.info("automatic restart %s did not start: %s", attempt, error)
 
     # -- stop and restart ------------------------------------------------------------------------------------
     def stop(self) -> None:

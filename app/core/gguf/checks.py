@@ -10,28 +10,35 @@ from app.core.problem import Check, Status
 from app.core.text import T, human_bytes
 
 MAX_LAYERS = 512  # llama.cpp's LLAMA_MAX_LAYERS
-REDOWNLOAD = T("Download the file again; this copy is incomplete or damaged.", "请重新下载该文件；当前副本不完整或已损坏。")
+REDOWNLOAD = T("Download the file again; this copy is incomplete or damaged.",
+               "请重新下载该文件；当前副本不完整或已损坏。")
 
 
 def ok_header_checks(info: ModelInfo) -> list[Check]:
     endian = " (big-endian)" if info.big_endian else ""
     return [
         Check("magic", Status.OK, T("The file is a GGUF model.", "该文件是 GGUF 模型。")),
-        Check("version", Status.OK, T("GGUF version {v}{endian}.", "GGUF 版本 {v}{endian}。", v=info.version, endian=endian)),
+        Check("version", Status.OK,
+              T("GGUF version {v}{endian}.", "GGUF 版本 {v}{endian}。", v=info.version, endian=endian)),
     ]
 
 
 def truncation_check(info: ModelInfo) -> Check:
-    beyond = [t for t in info.tensors if t.n_bytes is not None and info.data_offset + t.offset + t.n_bytes > info.file_size]
+    beyond = [t for t in info.tensors
+              if t.n_bytes is not None and info.data_offset + t.offset + t.n_bytes > info.file_size]
     if not beyond:
-        return Check("truncation", Status.OK, T("All tensor data lies within the file.", "所有张量数据都在文件范围内。"))
+        return Check("truncation", Status.OK,
+                     T("All tensor data lies within the file.", "所有张量数据都在文件范围内。"))
     first = min(beyond, key=lambda t: t.offset)
     missing = info.data_end - info.file_size
     return Check(
         "truncation", Status.ERROR,
-        T("tensor '{name}' data is not within the file bounds: the file is {size} but needs {needed} ({missing} missing). It is truncated or incomplete.",
-          "张量“{name}”的数据不在文件范围内（data is not within the file bounds）：文件大小为 {size}，但需要 {needed}（缺少 {missing}）。文件被截断或不完整。",
-          name=first.name, size=human_bytes(info.file_size), needed=human_bytes(info.data_end), missing=human_bytes(missing)),
+        T("tensor '{name}' data is not within the file bounds: the file is {size} but needs {needed} "
+          "({missing} missing). It is truncated or incomplete.",
+          "张量“{name}”的数据不在文件范围内（data is not within the file bounds）："
+          "文件大小为 {size}，但需要 {needed}（缺少 {missing}）。文件被截断或不完整。",
+          name=first.name, size=human_bytes(info.file_size), needed=human_bytes(info.data_end),
+          missing=human_bytes(missing)),
         REDOWNLOAD,
         evidence=(f"file_size={info.file_size}", f"data_end={info.data_end}", f"tensors_beyond_end={len(beyond)}"),
         fix_action={"action": "redownload", "missing_bytes": missing},
@@ -44,12 +51,13 @@ def offsets_check(info: ModelInfo) -> Check:
     for tensor in info.tensors:
         if tensor.offset % info.alignment:
             return Check("tensor_offsets", Status.ERROR,
-                         T("Tensor '{name}' starts at offset {offset}, which is not a multiple of the alignment {align}.",
-                           "张量“{name}”的起始偏移 {offset} 不是对齐值 {align} 的倍数。", name=tensor.name, offset=tensor.offset,
-                           align=info.alignment), REDOWNLOAD)
+                         T("Tensor '{name}' starts at offset {offset}, which is not a multiple of the alignment "
+                           "{align}.", "张量“{name}”的起始偏移 {offset} 不是对齐值 {align} 的倍数。",
+                           name=tensor.name, offset=tensor.offset, align=info.alignment), REDOWNLOAD)
         if tensor.offset != expected:
             return Check("tensor_offsets", Status.ERROR,
-                         T("tensor '{name}' has offset {offset}, expected {expected}: the tensor data is not laid out contiguously.",
+                         T("tensor '{name}' has offset {offset}, expected {expected}: the tensor data is not laid "
+                           "out contiguously.",
                            "张量“{name}”的偏移为 {offset}，应为 {expected}：张量数据不连续。", name=tensor.name,
                            offset=tensor.offset, expected=expected), REDOWNLOAD)
         if tensor.n_bytes is None:
@@ -65,10 +73,13 @@ def sizes_check(info: ModelInfo) -> Check:
         kind = type_info(tensor.type_id)
         if kind is not None and tensor.n_bytes is None:
             return Check("tensor_sizes", Status.ERROR,
-                         T("Tensor '{name}' of type {type} has rows of {row} values, not a multiple of its block size {block}.",
-                           "类型为 {type} 的张量“{name}”每行有 {row} 个值，不是块大小 {block} 的倍数。", name=tensor.name,
-                           type=kind.name, row=tensor.shape[0] if tensor.shape else 1, block=kind.block_size), REDOWNLOAD)
-    return Check("tensor_sizes", Status.OK, T("Tensor sizes match their shapes and types.", "张量大小与其形状和类型一致。"))
+                         T("Tensor '{name}' of type {type} has rows of {row} values, not a multiple of its block "
+                           "size {block}.",
+                           "类型为 {type} 的张量“{name}”每行有 {row} 个值，不是块大小 {block} 的倍数。",
+                           name=tensor.name, type=kind.name, row=tensor.shape[0] if tensor.shape else 1,
+                           block=kind.block_size), REDOWNLOAD)
+    return Check("tensor_sizes", Status.OK,
+                 T("Tensor sizes match their shapes and types.", "张量大小与其形状和类型一致。"))
 
 
 def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
@@ -81,7 +92,8 @@ def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
     if unknown:
         return Check("quant_types", Status.ERROR,
                      T("The model uses tensor type id(s) {ids} that no known llama.cpp version defines.",
-                       "模型使用了任何已知 llama.cpp 版本都未定义的张量类型编号 {ids}。", ids=", ".join(map(str, unknown))),
+                       "模型使用了任何已知 llama.cpp 版本都未定义的张量类型编号 {ids}。",
+                       ids=", ".join(map(str, unknown))),
                      T("The file is damaged, or needs a llama.cpp newer than this app knows; try another download.",
                        "文件已损坏，或需要比本应用所知更新的 llama.cpp；请尝试重新下载。"), evidence)
     if removed:
@@ -89,19 +101,25 @@ def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
         return Check("quant_types", Status.ERROR,
                      T("The model uses {names}, a format llama.cpp removed; current builds cannot load it.",
                        "模型使用了 {names}，llama.cpp 已移除该格式；当前版本无法加载。", names=names),
-                     T("Download the Q4_0 (or another current) version of this model; llama.cpp repacks Q4_0 for your CPU itself.",
-                       "请下载该模型的 Q4_0（或其他当前格式）版本；llama.cpp 会自动为您的 CPU 重新排列 Q4_0。"), evidence)
+                     T("Download the Q4_0 (or another current) version of this model; llama.cpp repacks Q4_0 for "
+                       "your CPU itself.",
+                       "请下载该模型的 Q4_0（或其他当前格式）版本；llama.cpp 会自动为您的 CPU 重新排列 Q4_0。"),
+                     evidence)
     if too_new:
         newest = max(KNOWN_TYPES[i].since_build for i in too_new)
         names = ", ".join(type_name(i) for i in too_new)
         return Check("quant_types", Status.ERROR,
-                     T("The model uses {names}, which the selected llama.cpp build cannot load (needs build b{build} or newer).",
-                       "模型使用了 {names}，所选的 llama.cpp 版本无法加载（需要 b{build} 或更新版本）。", names=names, build=newest),
+                     T("The model uses {names}, which the selected llama.cpp build cannot load (needs build "
+                       "b{build} or newer).",
+                       "模型使用了 {names}，所选的 llama.cpp 版本无法加载（需要 b{build} 或更新版本）。",
+                       names=names, build=newest),
                      T("Update llama.cpp / llama-server, use the embedded backend, or download another quantization.",
                        "请更新 llama.cpp / llama-server，改用内置后端，或下载其他量化版本。"),
                      evidence, fix_action={"action": "update_backend", "min_build": newest})
     names = ", ".join(type_name(i) for i in present) or "-"
-    return Check("quant_types", Status.OK, T("Tensor types {names} are supported.", "张量类型 {names} 均受支持。", names=names), evidence=evidence)
+    return Check("quant_types", Status.OK,
+                 T("Tensor types {names} are supported.", "张量类型 {names} 均受支持。", names=names),
+                 evidence=evidence)
 
 
 def metadata_check(info: ModelInfo) -> Check:
@@ -112,17 +130,20 @@ def metadata_check(info: ModelInfo) -> Check:
         return Check("metadata", Status.ERROR,
                      T("The model does not say which architecture it is (general.architecture is missing).",
                        "模型未说明其架构（缺少 general.architecture）。"),
-                     T("This file is not a complete language model; pick another file.", "该文件不是完整的语言模型；请选择其他文件。"))
+                     T("This file is not a complete language model; pick another file.",
+                       "该文件不是完整的语言模型；请选择其他文件。"))
     if info.block_count is None:
         return Check("metadata", Status.WARNING,
                      T("The model does not state its layer count ({arch}.block_count); memory planning will be rough.",
                        "模型未说明层数（{arch}.block_count）；内存估算将比较粗略。", arch=info.architecture))
     if info.block_count > MAX_LAYERS:
         return Check("metadata", Status.ERROR,
-                     T("The model claims {n} layers; llama.cpp supports at most {max}.", "模型声称有 {n} 层；llama.cpp 最多支持 {max} 层。",
-                       n=info.block_count, max=MAX_LAYERS), REDOWNLOAD)
+                     T("The model claims {n} layers; llama.cpp supports at most {max}.",
+                       "模型声称有 {n} 层；llama.cpp 最多支持 {max} 层。", n=info.block_count, max=MAX_LAYERS),
+                     REDOWNLOAD)
     return Check("metadata", Status.OK,
-                 T("{arch} model with {layers} layers, trained context {ctx}.", "{arch} 模型，{layers} 层，训练上下文 {ctx}。",
+                 T("{arch} model with {layers} layers, trained context {ctx}.",
+                   "{arch} 模型，{layers} 层，训练上下文 {ctx}。",
                    arch=info.architecture, layers=info.block_count, ctx=info.context_length or "?"))
 
 

@@ -7,10 +7,13 @@ Context overflow and "still loading" are not shown to the user: they become ``Co
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any, Callable
 
 from app.core.chat import errors
+
+logger = logging.getLogger(__name__)
 
 LogTail = Callable[[int], list[str]]
 _LCP_OVERFLOW = re.compile(r"maximum context length is (\d+) tokens.*?\((\d+) in the messages", re.S)
@@ -104,6 +107,7 @@ def recent_log_lines(log_tail: LogTail | None, n: int = 20) -> list[str]:
     try:
         return [str(line) for line in log_tail(n)]
     except Exception:  # a broken log source must not hide the real error
+        logger.warning("server log lines unreadable for an error's evidence", exc_info=True)
         return []
 
 

@@ -7,6 +7,7 @@ overflows by round five; the guard must trim it and every round must still be an
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -19,6 +20,8 @@ from app.core.chat.classify import ServerLoading
 from app.core.chat.client import ChatClient, ServerInfo
 from app.core.chat.params import ChatParams
 from app.core.chat.session import DONE, ERROR, TRIMMED, ChatSession
+
+logger = logging.getLogger(__name__)
 
 _SENTENCE = "Round {n}: tell me more about the river, the boats and the weather on the water. "
 _LONG_REQUEST = "Now write one long answer: describe the whole journey down the river in detail. "
@@ -79,8 +82,8 @@ def server_pid_for(url: str) -> int | None:
         for conn in psutil.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
                 return conn.pid
-    except (psutil.Error, OSError):
-        pass
+    except (psutil.Error, OSError) as error:  # AccessDenied on macOS without root: memory goes unreported
+        logger.debug("listening pid of port %s unknown: %s", port, error)
     return None
 
 

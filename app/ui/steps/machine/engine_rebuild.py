@@ -7,11 +7,18 @@ an attribute (``step``) so that the controller that owns it can be given another
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from app.ui.workers import Task, run_task
+
+if TYPE_CHECKING:  # imported when a rebuild starts: faster start-up
+    from app.core.engine.rebuild import RebuildProgress
+    from app.core.engine.selftest import EngineCheck
+    from app.core.text import Text
+
+RebuildStep = Callable[[Callable[["RebuildProgress"], None], Callable[[], bool]], "EngineCheck"]
 
 # The diagnosis fix key that is no setting (app.core.diagnosis.causes_runtime.REBUILD_ENGINE). Kept here as a
 # plain string: importing the diagnosis package would slow down the window's start-up.
@@ -19,13 +26,13 @@ REBUILD_KEY = "rebuild_engine"
 REBUILT_ENGINE = "embedded"  # the only engine this app can rebuild: the built-in one
 
 
-def rebuild_embedded(progress: Callable[[Any], None], cancel: Callable[[], bool]) -> Any:  # worker thread
+def rebuild_embedded(progress: Callable[[RebuildProgress], None], cancel: Callable[[], bool]) -> EngineCheck:  # worker
     from app.core.engine.rebuild import rebuild_embedded as rebuild
 
     return rebuild(progress, cancel)
 
 
-def cannot_rebuild_reason() -> Any:
+def cannot_rebuild_reason() -> Text | None:
     """Why this installation cannot rebuild its engine (a core ``Text``), or None when it can."""
     from app.core.engine.rebuild import cannot_rebuild_reason as reason
 
@@ -45,11 +52,11 @@ class EngineRebuild(QObject):
     finished = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, step: Callable[..., Any] | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, step: RebuildStep | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.step: Callable[..., Any] = step or rebuild_embedded
+        self.step: RebuildStep = step or rebuild_embedded
         self._task: Task | None = None
-        self.last_progress: Any = None
+        self.last_progress: RebuildProgress | None = None
 
     @property
     def running(self) -> bool:
@@ -74,13 +81,13 @@ class EngineRebuild(QObject):
             self._task.cancel()
             self.progress.emit(self.last_progress)  # followers re-render as "cancelling"
 
-    def _on_progress(self, step: Any) -> None:
+    def _on_progress(self, step: RebuildProgress) -> None:
         if self._task is None:
             return
         self.last_progress = step
         self.progress.emit(step)
 
-    def _on_done(self, check: Any) -> None:
+    def _on_done(self, check: EngineCheck) -> None:
         self._task = None
         self.finished.emit(check)
 

@@ -7,7 +7,7 @@ or a failure it keeps the sentence that says what happened.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
@@ -16,6 +16,9 @@ from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.widgets import look
 from app.ui.workers import Task, run_task
+
+if TYPE_CHECKING:  # the demo code is imported when the demo is asked for: faster start-up
+    from app.core.demo import DemoProgress, DemoResult
 
 
 class DemoRow(Retranslating, QWidget):
@@ -27,8 +30,8 @@ class DemoRow(Retranslating, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.task: Task | None = None
-        self.last_progress: Any = None
-        self.outcome: tuple[str, Any] | None = None  # ("done" | "cancelled" | "failed", value)
+        self.last_progress: DemoProgress | None = None
+        self.outcome: tuple[str, DemoResult | BaseException] | None = None  # ("done" | "cancelled" | "failed", value)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -74,7 +77,7 @@ class DemoRow(Retranslating, QWidget):
             self.cancel_button.setEnabled(False)
             self._render()
 
-    def _on_progress(self, value: Any) -> None:
+    def _on_progress(self, value: DemoProgress) -> None:
         self.last_progress = value
         fraction = value.fraction
         if fraction is None:
@@ -84,7 +87,7 @@ class DemoRow(Retranslating, QWidget):
             self.progress.setValue(int(fraction * 1000))
         self._render()
 
-    def _on_done(self, result: Any) -> None:
+    def _on_done(self, result: DemoResult) -> None:
         self.task = None
         self.outcome = ("done", result)
         self._render()

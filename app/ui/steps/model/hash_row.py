@@ -6,7 +6,7 @@ check of the same file is instant); the verdict is the core's own sha256 check s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -22,6 +22,9 @@ from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.workers import Task, run_task
 
+if TYPE_CHECKING:
+    from app.core.session import CheckedModel
+
 
 class HashRow(Retranslating, QWidget):
     """Signals: ``hashed(CheckedModel)`` with the model's checks plus the sha256 row;
@@ -34,7 +37,8 @@ class HashRow(Retranslating, QWidget):
         super().__init__(parent)
         self.path: str | None = None
         self.task: Task | None = None
-        self.outcome: tuple[str, Any] | None = None  # ("done" | "cancelled" | "failed", value)
+        # ("done" | "cancelled" | "failed", the checks | None | the error)
+        self.outcome: tuple[str, CheckedModel | BaseException | None] | None = None
         self.label = QLabel(self)
         self.expected = QLineEdit(self)
         self.expected.setClearButtonEnabled(True)
@@ -89,10 +93,10 @@ class HashRow(Retranslating, QWidget):
         if self.task is not None:
             self.task.cancel()
 
-    def _on_progress(self, value: Any) -> None:
+    def _on_progress(self, value: object) -> None:  # (done, total) from core's hashing
         self.progress.setValue(int(actions.fraction(value) * 1000))
 
-    def _on_done(self, model: Any) -> None:
+    def _on_done(self, model: CheckedModel) -> None:
         task, self.task = self.task, None
         if model.path == self.path:
             if task is not None and task.cancelled:

@@ -145,7 +145,7 @@ class AdvancedForm(Retranslating, QWidget):
             self.server_bin.setText(config.server_bin or "")
             self.host.setText(config.host)
             self.port.setValue(int(config.port))
-            self.pick_free_port.setCurrentIndex(0 if getattr(config, "pick_free_port", True) else 1)
+            self.pick_free_port.setCurrentIndex(0 if config.pick_free_port else 1)
             self.api_key.setText(config.api_key or "")
         finally:
             for widget in widgets:

@@ -55,6 +55,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
+        self._start_pending = False  # start() waits for the first paint
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
         self.setAcceptDrops(True)
         self._build()
@@ -150,7 +151,7 @@ class MainWindow(Retranslating, QMainWindow):
 
     def paintEvent(self, event) -> None:  # noqa: N802
         super().paintEvent(event)
-        if getattr(self, "_start_pending", False):
+        if self._start_pending:
             self._start_pending = False
             QTimer.singleShot(0, self.start)
 

@@ -3,7 +3,7 @@ otherwise), Cancel, and afterwards the outcome (the error's sentence and next st
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -19,13 +19,17 @@ from app.core.engine.rebuild import Phase, RebuildProgress
 from app.core.problem import UserError
 from app.ui.i18n import Retranslating
 
+if TYPE_CHECKING:
+    from app.core.engine.selftest import EngineCheck
+    from app.ui.steps.machine.engine_rebuild import EngineRebuild
+
 
 class RebuildBox(Retranslating, QWidget):
     """Follows an ``EngineRebuild`` (``follow``); hidden until a rebuild starts, or while not ``relevant``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rebuild: Any = None
+        self.rebuild: EngineRebuild | None = None
         self.state = "idle"  # idle | running | cancelling | failed | done
         self._step: RebuildProgress | None = None
         self._error: BaseException | None = None
@@ -46,7 +50,7 @@ class RebuildBox(Retranslating, QWidget):
         layout.addLayout(row)
         self.retranslate()
 
-    def follow(self, rebuild: Any) -> None:
+    def follow(self, rebuild: EngineRebuild) -> None:
         self.rebuild = rebuild
         rebuild.started.connect(self._on_started)
         rebuild.progress.connect(self._on_progress)
@@ -78,11 +82,11 @@ class RebuildBox(Retranslating, QWidget):
             self.state = "cancelling"
         self._render()
 
-    def _on_finished(self, _check: Any) -> None:
+    def _on_finished(self, _check: EngineCheck) -> None:
         self.state = "done"
         self._render()
 
-    def _on_failed(self, error: Any) -> None:
+    def _on_failed(self, error: BaseException) -> None:
         self.state, self._error = "failed", error
         self._render()
 

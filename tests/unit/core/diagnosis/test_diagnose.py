@@ -343,7 +343,7 @@ def test_fixes_apply_to_a_launch_config():
 
 def test_diagnosis_is_frozen_and_serialises():
     diagnosis = diagnose(137, [], config())
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         diagnosis.cause = "x"  # type: ignore[misc]
     data = diagnosis.to_dict("en")
     assert set(data) == {"cause", "message", "fix_hint", "fix", "evidence", "exit_code", "signal", "exit_meaning",
@@ -362,31 +362,42 @@ def test_every_cause_has_a_builder_and_an_id():
 
 ONE_LINE_CASES = {
     "not_gguf": (1, "gguf_init_from_file_impl: invalid magic characters: 'PK\x03\x04', expected 'GGUF'"),
-    "gguf_too_old": (1, "gguf_init_from_file_impl: GGUFv1 is no longer supported, please use a more up-to-date version"),
-    "gguf_too_new": (1, "gguf_init_from_file_impl: this GGUF file is version 4 but this software only supports up to version 3"),
-    "model_truncated": (1, "llama_model_load: error loading model: tensor 'output.weight' data is not within the file bounds, model is corrupted or incomplete"),
+    "gguf_too_old": (1, "gguf_init_from_file_impl: GGUFv1 is no longer supported, please use a more up-to-date "
+                        "version"),
+    "gguf_too_new": (1, "gguf_init_from_file_impl: this GGUF file is version 4 but this software only supports up to "
+                        "version 3"),
+    "model_truncated": (1, "llama_model_load: error loading model: tensor 'output.weight' data is not within the file "
+                           "bounds, model is corrupted or incomplete"),
     "model_corrupt": (1, "gguf_init_from_file_impl: failed to read key-value pairs"),
-    "unsupported_architecture": (1, "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'mamba3'"),
+    "unsupported_architecture": (1, "llama_model_load: error loading model: error loading model architecture: unknown "
+                                    "model architecture: 'mamba3'"),
     "unsupported_quant_type": (1, "gguf_init_from_file_impl: tensor 'blk.0.attn_q.weight' has invalid ggml type 42 (NONE)"),
     "model_incompatible": (1, "llama_model_load: error loading model: missing tensor 'blk.0.attn_norm.weight'"),
-    "wrong_split_part": (1, "llama_model_load: error loading model: illegal split file idx: 1 (file: /m/q-00002-of-00003.gguf), model must be loaded with the first split"),
-    "split_part_missing": (1, "llama_model_load: error loading model: llama_model_loader: failed to load GGUF split from /m/q-00002-of-00003.gguf"),
+    "wrong_split_part": (1, "llama_model_load: error loading model: illegal split file idx: 1 (file: "
+                            "/m/q-00002-of-00003.gguf), model must be loaded with the first split"),
+    "split_part_missing": (1, "llama_model_load: error loading model: llama_model_loader: failed to load GGUF split "
+                              "from /m/q-00002-of-00003.gguf"),
     "model_not_found": (1, "ValueError: Model path does not exist: /models/gone.gguf"),
     "model_unreadable": (1, "gguf_init_from_file: failed to open GGUF file '/models/x.gguf' (Permission denied)"),
     "mmap_failed": (1, "llama_model_load: error loading model: mmap failed: Cannot allocate memory"),
     "model_load_failed": (1, "srv    load_model: failed to load model, '/models/x.gguf'"),
-    "gpu_out_of_memory": (-6, "ggml_vulkan: Device memory allocation of size 2147483648 failed. vk::Device::allocateMemory: ErrorOutOfDeviceMemory"),
+    "gpu_out_of_memory": (-6, "ggml_vulkan: Device memory allocation of size 2147483648 failed. "
+                              "vk::Device::allocateMemory: ErrorOutOfDeviceMemory"),
     "context_out_of_memory": (1, "llama_kv_cache: failed to allocate buffer for kv cache"),
     "ram_out_of_memory": (-6, "terminate called after throwing an instance of 'std::bad_alloc'"),
     "port_in_use": (1, "OSError: [Errno 98] Address already in use"),
-    "host_unavailable": (1, "ERROR:    [Errno 99] error while attempting to bind on address ('10.9.9.9', 8000): cannot assign requested address"),
+    "host_unavailable": (1, "ERROR:    [Errno 99] error while attempting to bind on address ('10.9.9.9', 8000): cannot "
+                            "assign requested address"),
     "bad_argument": (2, "__main__.py: error: unrecognized arguments: --n-gpu-layers 5"),
     "gpu_driver_problem": (-6, "CUDA error: no kernel image is available for execution on the device"),
     "gpu_error": (-6, "CUDA error: an illegal memory access was encountered"),
-    "missing_library": (1, "RuntimeError: Failed to load shared library '/venv/llama_cpp/lib/libllama.so': libcuda.so.1: cannot open shared object file"),
-    "library_incompatible": (1, "/opt/llama-server: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by /opt/llama-server)"),
+    "missing_library": (1, "RuntimeError: Failed to load shared library '/venv/llama_cpp/lib/libllama.so': "
+                           "libcuda.so.1: cannot open shared object file"),
+    "library_incompatible": (1, "/opt/llama-server: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found "
+                                "(required by /opt/llama-server)"),
     "illegal_instruction": (-4, "Illegal instruction (core dumped)"),
-    "assertion_failed": (-6, "/src/ggml/src/ggml.c:1703: GGML_ASSERT(view_src == NULL || data_size == 0 || data_size + view_offs <= ggml_nbytes(view_src)) failed"),
+    "assertion_failed": (-6, "/src/ggml/src/ggml.c:1703: GGML_ASSERT(view_src == NULL || data_size == 0 || data_size + "
+                             "view_offs <= ggml_nbytes(view_src)) failed"),
     "python_error": (1, "KeyError: 'tokenizer.ggml.tokens'"),
     "crashed": (139, "slot update_slots: id  0 | task 3 | prompt processing progress"),
     "bus_error": (-7, "load_tensors: loading model tensors"),
@@ -430,11 +441,14 @@ def test_every_crash_cause_has_a_one_line_case():
 @pytest.mark.parametrize(("line", "cause"), [
     ("error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "gpu_out_of_memory"),
     ("alloc_tensor_range: failed to allocate Vulkan0 buffer of size 3221225472", "gpu_out_of_memory"),
-    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 812.00 MiB on device 1: hipMalloc failed: out of memory", "gpu_out_of_memory"),
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 812.00 MiB on device 1: hipMalloc failed: out of "
+     "memory", "gpu_out_of_memory"),
     ("llama_model_load: error loading model: unable to allocate CPU_REPACK buffer", "ram_out_of_memory"),
     ("alloc_tensor_range: failed to allocate CUDA_Host buffer of size 1073741824", "ram_out_of_memory"),
-    ("ERROR:    [Errno 10048] error while attempting to bind on address ('127.0.0.1', 8000): only one usage of each socket address (protocol/network address/port) is normally permitted", "port_in_use"),
-    ("ERROR:    [Errno 48] error while attempting to bind on address ('127.0.0.1', 8000): address already in use", "port_in_use"),
+    ("ERROR:    [Errno 10048] error while attempting to bind on address ('127.0.0.1', 8000): only one usage of each "
+     "socket address (protocol/network address/port) is normally permitted", "port_in_use"),
+    ("ERROR:    [Errno 48] error while attempting to bind on address ('127.0.0.1', 8000): address already in "
+     "use", "port_in_use"),
     ("dyld[1234]: Library not loaded: @rpath/libggml-metal.dylib", "missing_library"),
     ("__main__.py: error: argument --n_ctx: invalid int value: 'big'", "bad_argument"),
     ("error while handling argument \"-fa\": unknown value for --flash-attn: 'yes'", "bad_argument"),

@@ -12,7 +12,7 @@ from app.core.problem import Check, Status, UserError
 
 def _raise_if_error(check: Check) -> None:
     if check.status is Status.ERROR:
-        raise UserError(check.message, check.fix, list(check.evidence))
+        raise UserError(check.message, check.next_step, check.evidence, action=check.action)
 
 
 def read_model(path: str) -> ModelInfo:

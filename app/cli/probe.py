@@ -79,7 +79,6 @@ def _next_step(result) -> Text | None:
     if result.recommendation:
         return None
     for attempt in reversed(result.attempts):
-        hint = getattr(attempt.diagnosis, "fix_hint", None)
-        if hint is not None and hint.render():
-            return hint
+        if attempt.diagnosis is not None and attempt.diagnosis.next_step.render():
+            return attempt.diagnosis.next_step
     return None

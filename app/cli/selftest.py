@@ -82,7 +82,8 @@ def _with_model(args, progress) -> SelftestReport:
         if state is not State.READY:
             diagnosis = supervisor.last_diagnosis
             message = diagnosis.message if diagnosis else T("The server did not become ready.", "服务器未能就绪。")
-            raise UserError(message, getattr(diagnosis, "fix_hint", None), [line.text for line in supervisor.tail(20)])
+            next_step = diagnosis.next_step if diagnosis else None
+            raise UserError(message, next_step, [line.text for line in supervisor.tail(20)])
         client = client_for_supervisor(supervisor)
         client.ctx_per_slot = ctx_per_slot(supervisor.config)
         try:

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from app.cli._model import read_model
-from app.cli._output import print_json_line, report_user_error
+from app.cli._output import print_json_line, print_next_step, report_user_error
 from app.cli._types import context_size, gpu_layers, port_number, positive_int
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
@@ -124,8 +124,7 @@ def _print_human(event: Event) -> None:
 
 
 def _print_diagnosis(diagnosis) -> None:
-    if diagnosis.fix_hint.render():
-        print(T("  next step: {hint}", "  下一步：{hint}", hint=diagnosis.fix_hint), flush=True)
+    print_next_step(diagnosis)
     meaning = diagnosis.exit_meaning.render()
     if meaning:
         print(T("  exit: {meaning}", "  退出：{meaning}", meaning=meaning), flush=True)

@@ -1,10 +1,17 @@
-"""Typed results shown to the user: a check outcome with a plain sentence and a next step."""
+"""The one problem shape every face renders: a sentence, a next step, evidence lines and an optional fix button.
+
+Checks, user errors, chat errors and crash diagnoses all carry these four fields under the same names
+(``message``, ``next_step``, ``evidence``, ``action``), so the CLI has one renderer (``app.cli._output``) and the
+window one (``app.ui.widgets.problem_view``). ``action`` says what a fix button does, as data: a :class:`Fix` kind
+and its parameters.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from app.core.text import Text
 
@@ -15,33 +22,96 @@ class Status(str, Enum):
     ERROR = "error"
 
 
+class Fix(str, Enum):
+    """What a fix button does. The value is the ``"action"`` key of the JSON the CLI prints."""
+
+    CHANGE_SETTINGS = "change_settings"  # params: LaunchConfig changes ({"port": 0} means "any free port")
+    REBUILD_ENGINE = "rebuild_engine"  # params: engine
+    SWITCH_ENGINE = "switch_engine"  # params: engine (the one to switch to)
+    TEST_ENGINE = "test_engine"  # params: engine
+    COPY_TO_SAFE_PATH = "copy_to_safe_path"  # params: path, suggested_dir
+    USE_FIRST_SHARD = "use_first_shard"  # params: path
+    DOWNLOAD_MISSING_SHARDS = "download_missing_shards"  # params: missing
+    REDOWNLOAD = "redownload"  # params: missing_bytes (optional)
+    UPDATE_BACKEND = "update_backend"  # params: min_build
+    LARGER_CONTEXT = "larger_context"  # params: needed_tokens
+    WAIT_LONGER = "wait_longer"  # params: read_timeout_s
+
+
+@dataclass(frozen=True)
+class FixAction:
+    """A fix a UI can apply: its ``kind`` and the data it needs (``params``)."""
+
+    kind: Fix
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.params.get(key, default)
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        """The LaunchConfig changes of a CHANGE_SETTINGS fix; {} for every other kind."""
+        return dict(self.params) if self.kind is Fix.CHANGE_SETTINGS else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"action": kind, **params}``."""
+        return {"action": self.kind.value, **self.params}
+
+
+def change_settings(changes: Mapping[str, Any]) -> FixAction | None:
+    """A fix that changes launch settings; None when there is nothing to change."""
+    return FixAction(Fix.CHANGE_SETTINGS, dict(changes)) if changes else None
+
+
+def fix_action(kind: Fix, **params: Any) -> FixAction:
+    return FixAction(kind, params)
+
+
+@runtime_checkable
+class Problem(Protocol):
+    """What every problem shows: the sentence, the next step, the evidence lines and the fix button's action."""
+
+    @property
+    def message(self) -> Text: ...
+
+    @property
+    def next_step(self) -> Text | None: ...
+
+    @property
+    def evidence(self) -> tuple[str, ...]: ...
+
+    @property
+    def action(self) -> FixAction | None: ...
+
+
 @dataclass(frozen=True)
 class Check:
     """One check's outcome.
 
     ``id`` is stable (``magic``, ``truncation``, ``path_ascii`` ...) so UIs and tests can find it.
-    ``fix_action`` is data a UI can apply (e.g. ``{"action": "copy_to_safe_path"}``); ``fix`` says it in words.
+    ``action`` is the fix a UI can apply (e.g. ``Fix.COPY_TO_SAFE_PATH``); ``next_step`` says it in words.
     """
 
     id: str
     status: Status
     message: Text
-    fix: Text | None = None
+    next_step: Text | None = None
     evidence: tuple[str, ...] = ()
-    fix_action: dict[str, Any] | None = None
+    action: FixAction | None = None
 
     @property
     def is_error(self) -> bool:
         return self.status is Status.ERROR
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        # the JSON keys ("fix", "fix_action") are an external interface and keep their old names
         return {
             "id": self.id,
             "status": self.status.value,
             "message": self.message.render(lang),
-            "fix": self.fix.render(lang) if self.fix else None,
+            "fix": self.next_step.render(lang) if self.next_step else None,
             "evidence": list(self.evidence),
-            "fix_action": self.fix_action,
+            "fix_action": self.action.to_dict() if self.action else None,
         }
 
 
@@ -58,8 +128,12 @@ class UserError(Exception):
     """A failure that reaches the user as a sentence and a next step, never a traceback."""
 
     message: Text
-    fix: Text | None = None
-    evidence: list[str] = field(default_factory=list)
+    next_step: Text | None = None
+    evidence: tuple[str, ...] = ()
+    action: FixAction | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        self.evidence = tuple(self.evidence)
 
     def __str__(self) -> str:
         return self.message.render()

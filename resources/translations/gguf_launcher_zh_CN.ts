@@ -227,30 +227,6 @@
 <context>
     <name>CheckList</name>
     <message>
-        <source>Copy to a safe folder</source>
-        <translation>复制到安全的文件夹</translation>
-    </message>
-    <message>
-        <source>Open the first part</source>
-        <translation>打开第一部分</translation>
-    </message>
-    <message>
-        <source>Rebuild the engine for this processor</source>
-        <translation>为这台处理器重新构建引擎</translation>
-    </message>
-    <message>
-        <source>Use the llama-server engine</source>
-        <translation>改用 llama-server 引擎</translation>
-    </message>
-    <message>
-        <source>Use the built-in engine</source>
-        <translation>改用内置引擎</translation>
-    </message>
-    <message>
-        <source>Test the engine</source>
-        <translation>测试引擎</translation>
-    </message>
-    <message>
         <source>All {n} checks passed.</source>
         <translation>全部 {n} 项检查通过。</translation>
     </message>
@@ -265,10 +241,6 @@
     <message>
         <source>Show details</source>
         <translation>显示详情</translation>
-    </message>
-    <message>
-        <source>Next step: {fix}</source>
-        <translation>下一步：{fix}</translation>
     </message>
 </context>
 <context>
@@ -679,10 +651,6 @@
         <translation>试用演示模型</translation>
     </message>
     <message>
-        <source>The demo model is SmolLM2-135M-Instruct, a small real model that answers in plain words (about 100 MB, fetched once). Without internet a tiny random model is used instead: it proves the set-up works but writes nonsense.</source>
-        <translation>演示模型是 SmolLM2-135M-Instruct，一个能用文字回答的小型真实模型（约 100 MB，只需下载一次）。没有网络时改用一个很小的随机模型：它能证明一切正常运行，但输出的是无意义的文字。</translation>
-    </message>
-    <message>
         <source>Open a GGUF model</source>
         <translation>打开 GGUF 模型</translation>
     </message>
@@ -810,6 +778,37 @@
     </message>
 </context>
 <context>
+    <name>ProblemView</name>
+    <message>
+        <source>Next step: {fix}</source>
+        <translation>下一步：{fix}</translation>
+    </message>
+    <message>
+        <source>Copy to a safe folder</source>
+        <translation>复制到安全的文件夹</translation>
+    </message>
+    <message>
+        <source>Open the first part</source>
+        <translation>打开第一部分</translation>
+    </message>
+    <message>
+        <source>Rebuild the engine for this processor</source>
+        <translation>为这台处理器重新构建引擎</translation>
+    </message>
+    <message>
+        <source>Use the llama-server engine</source>
+        <translation>改用 llama-server 引擎</translation>
+    </message>
+    <message>
+        <source>Use the built-in engine</source>
+        <translation>改用内置引擎</translation>
+    </message>
+    <message>
+        <source>Test the engine</source>
+        <translation>测试引擎</translation>
+    </message>
+</context>
+<context>
     <name>RebuildBox</name>
     <message>
         <source>Cancel</source>
@@ -846,10 +845,6 @@
     <message>
         <source>The engine could not be rebuilt: {error}</source>
         <translation>无法重新构建引擎：{error}</translation>
-    </message>
-    <message>
-        <source>Next step: {fix}</source>
-        <translation>下一步：{fix}</translation>
     </message>
 </context>
 <context>

@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from tests.paths import ROOT
 
 APP = ROOT / "app"
@@ -131,8 +129,6 @@ def test_the_cycle_finder_sees_function_level_imports_and_every_member():
     assert found == ["app.core.gguf.reader", "app.core.gguf.split"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: hardware/scan<->hardware/notes and chat/client<->chat/reply are "
-                   "being broken; remove this marker when they are (strict: it fails once no cycle is left)")
 def test_no_import_cycle_in_app():
     graph, modules = _import_graph()
     assert len(modules) > 50, "the scan found too few modules: is APP the app/ folder?"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.diagnosis.value import Diagnosis, fix_to_dict
+from app.core.problem import Fix, FixAction, fix_action
 from app.core.text import T, Text
 
 CONTEXT_TOO_LONG = "context_too_long"
@@ -25,9 +27,9 @@ KINDS = (CONTEXT_TOO_LONG, LOADING, AUTH, SERVER_CRASHED, UNREACHABLE, TOO_SLOW,
 
 @dataclass
 class ChatError(Exception):
-    """One classified chat failure. ``diagnosis`` is the supervisor's crash Diagnosis for ``server_crashed``.
+    """One classified chat failure (a Problem); ``diagnosis`` is the supervisor's crash Diagnosis for a crash.
 
-    ``fix_action`` is data a UI can apply (``{"action": "wait_longer", "read_timeout_s": 240}``).
+    ``action`` is the fix a UI can apply (``Fix.WAIT_LONGER`` with ``read_timeout_s=240``).
     """
 
     kind: str
@@ -35,8 +37,8 @@ class ChatError(Exception):
     next_step: Text
     request_id: str | None = None
     evidence: tuple[str, ...] = ()
-    diagnosis: Any = None
-    fix_action: dict[str, Any] | None = None
+    diagnosis: Diagnosis | None = None
+    action: FixAction | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -48,9 +50,7 @@ class ChatError(Exception):
         return self.message.render()
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
-        diagnosis = self.diagnosis
-        if diagnosis is not None and hasattr(diagnosis, "to_dict"):
-            diagnosis = diagnosis.to_dict(lang)
+        diagnosis = self.diagnosis.to_dict(lang) if self.diagnosis is not None else None
         return {
             "kind": self.kind,
             "message": self.message.render(lang),
@@ -58,9 +58,18 @@ class ChatError(Exception):
             "request_id": self.request_id,
             "evidence": list(self.evidence),
             "diagnosis": diagnosis,
-            "fix_action": self.fix_action,
+            "fix_action": self._action_json(),
             "details": dict(self.details),
         }
+
+
+    def _action_json(self) -> dict[str, Any] | None:
+        """The JSON "fix_action": a crash's fix keeps its diagnosis' shape ({"ctx": 2048}), as it always had."""
+        if self.action is None:
+            return None
+        if self.action.kind in (Fix.CHANGE_SETTINGS, Fix.REBUILD_ENGINE):
+            return fix_to_dict(self.action)
+        return self.action.to_dict()
 
 
 def message_too_long(message_tokens: int, budget_tokens: int, ctx_per_slot: int, max_tokens: int,
@@ -75,7 +84,7 @@ def message_too_long(message_tokens: int, budget_tokens: int, ctx_per_slot: int,
           "context that the memory plan says fits.",
           "请发送更短的消息、调低回答最大长度，或按内存规划选择一个放得下的更大上下文后重启模型。"),
         request_id=request_id,
-        fix_action={"action": "larger_context", "needed_tokens": message_tokens + max_tokens},
+        action=fix_action(Fix.LARGER_CONTEXT, needed_tokens=message_tokens + max_tokens),
         details={"message_tokens": message_tokens, "budget_tokens": budget_tokens,
                  "ctx_per_slot": ctx_per_slot, "max_tokens": max_tokens},
     )
@@ -115,18 +124,15 @@ def auth(request_id: str | None, evidence: tuple[str, ...] = ()) -> ChatError:
     )
 
 
-def server_crashed(request_id: str | None, diagnosis: Any, evidence: tuple[str, ...] = ()) -> ChatError:
-    message = getattr(diagnosis, "message", None)
-    fix_hint = getattr(diagnosis, "fix_hint", None)
-    return ChatError(
-        SERVER_CRASHED,
-        message if isinstance(message, Text) else T(
-            "The model server stopped while answering.", "模型服务器在回答时停止了。"),
-        fix_hint if isinstance(fix_hint, Text) else T(
-            "Your message is kept; send it again once the server is back.", "您的消息已保留，服务器恢复后可重新发送。"),
-        request_id=request_id, evidence=evidence, diagnosis=diagnosis,
-        fix_action=getattr(diagnosis, "fix", None) or None,
-    )
+def server_crashed(request_id: str | None, diagnosis: Diagnosis | None, evidence: tuple[str, ...] = ()) -> ChatError:
+    if diagnosis is None:
+        return ChatError(
+            SERVER_CRASHED, T("The model server stopped while answering.", "模型服务器在回答时停止了。"),
+            T("Your message is kept; send it again once the server is back.",
+              "您的消息已保留，服务器恢复后可重新发送。"),
+            request_id=request_id, evidence=evidence)
+    return ChatError(SERVER_CRASHED, diagnosis.message, diagnosis.next_step, request_id=request_id,
+                     evidence=evidence, diagnosis=diagnosis, action=diagnosis.action)
 
 
 def unreachable(request_id: str | None, url: str, evidence: tuple[str, ...] = ()) -> ChatError:
@@ -151,7 +157,7 @@ def too_slow(request_id: str | None, read_timeout_s: float) -> ChatError:
           "use a smaller model.",
           "可以延长等待时间后重新发送。若想更快，请把更多层放到 GPU 上，或换用更小的模型。"),
         request_id=request_id,
-        fix_action={"action": "wait_longer", "read_timeout_s": max(60.0, read_timeout_s * 2)},
+        action=fix_action(Fix.WAIT_LONGER, read_timeout_s=max(60.0, read_timeout_s * 2)),
         details={"read_timeout_s": read_timeout_s},
     )
 

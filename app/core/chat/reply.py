@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator, Protocol
 
 import httpcore
 
 from app.core.chat import errors
-from app.core.chat.classify import ServerLoading, classify_http, classify_stream_error
+from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, classify_stream_error
 from app.core.chat.params import FINISH_STOPPED, ReplyStats
 from app.core.chat.sse import MalformedChunk, SseDecoder, StreamErrorPayload, decode_payload
 from app.core.chat.transport import StoppableStream
 
-if TYPE_CHECKING:
-    from app.core.chat.client import ChatClient
-
 _CONNECTION_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, OSError)
 
 
+class ReplyClient(Protocol):
+    """What a reply asks of the client that started it (``ChatClient``), so this module needs no import of it."""
+
+    log_tail: LogTail | None
+
+    def connection_failure(self, exc: Exception, request_id: str | None, *, connect: bool) -> errors.ChatError: ...
+
+    def overflow_behind(self, messages: list[dict[str, str]], params: Any) -> ContextOverflow | None: ...
+
+
 class ReplyStream:
-    def __init__(self, client: "ChatClient", transport: StoppableStream, request_id: str, max_tokens: int,
+    def __init__(self, client: ReplyClient, transport: StoppableStream, request_id: str, max_tokens: int,
                  read_timeout: float, messages: list[dict[str, str]], params: Any):
         self._client = client
         self._transport = transport

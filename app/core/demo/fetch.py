@@ -94,7 +94,7 @@ class DemoResult:
         problem = None
         if self.problem is not None:
             problem = {"kind": self.problem.kind, "message": self.problem.message.render(lang),
-                       "fix": self.problem.fix.render(lang) if self.problem.fix else None,
+                       "fix": self.problem.next_step.render(lang) if self.problem.next_step else None,
                        "evidence": list(self.problem.evidence)}
         return {"path": str(self.path), "name": self.name, "kind": self.kind, "sha256": self.sha256,
                 "size": self.size, "source": self.source, "label": self.label.render(lang),

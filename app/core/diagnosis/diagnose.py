@@ -12,7 +12,7 @@ from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
 from app.core.diagnosis.signatures import SignatureHit, find_hits
 from app.core.diagnosis.situation import Situation
-from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, trim_evidence
+from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, fix_from_dict, trim_evidence
 from app.core.hardware.cgroup import memory_limit_bytes
 
 BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS}
@@ -113,10 +113,10 @@ def diagnose(
     cause = _choose_cause(status, hit, oom_evidence, trend)
     if hit is not None and hit.cause != cause:
         situation = replace(situation, hit=None)  # its groups belong to another cause
-    message, fix_hint, fix, restartable = BUILDERS[cause](situation)
+    message, next_step, fix, restartable = BUILDERS[cause](situation)
     tail = MAX_EVIDENCE_LINES if cause in ("unknown", "crashed", "exited_early") else 12
     return Diagnosis(
-        cause=cause, message=message, fix_hint=fix_hint, fix=dict(fix),
+        cause=cause, message=message, next_step=next_step, action=fix_from_dict(fix),
         evidence=_evidence(lines, hits if cause not in ("killed", "oom_killed") else [], oom_evidence, tail=tail),
         exit_code=status.exit_code, signal=status.signal, exit_meaning=status.meaning, restartable=restartable,
     )

@@ -10,7 +10,8 @@ from typing import Any, Iterable, Sequence
 from app.core.diagnosis.diagnose import as_lines
 from app.core.diagnosis.log_facts import LOADING_MARKERS, READY_MARKERS
 from app.core.diagnosis.signatures import find_hits
-from app.core.diagnosis.value import Diagnosis, trim_evidence
+from app.core.diagnosis.value import Diagnosis, fix_from_dict, trim_evidence
+from app.core.problem import UserError
 from app.core.text import T, Text
 
 
@@ -29,7 +30,7 @@ def diagnose_timeout(seconds: float, log_lines: Iterable[Any], config: Any = Non
     polled = [f"readiness check: {seen}"] if seen else []
     evidence = trim_evidence([hit.line for hit in hits[:4]] + lines[-19:])[: 20 - len(polled)] + tuple(polled)
     return Diagnosis(
-        cause="ready_timeout", message=message, fix_hint=hint, fix={}, evidence=evidence,
+        cause="ready_timeout", message=message, next_step=hint, evidence=evidence,
         exit_code=None, signal=None, restartable=restartable,
         exit_meaning=T("The server was still running; it was stopped after {s} seconds of waiting.",
                        "服务器仍在运行；等待 {s} 秒后被停止。", s=secs),
@@ -72,7 +73,7 @@ def diagnose_start_failure(exc: BaseException, argv: Sequence[str] | None = None
     program = _program(argv, exc)
     cause, message, hint, fix = _start_failure_parts(exc, program, config)
     return Diagnosis(
-        cause=cause, message=message, fix_hint=hint, fix=fix, restartable=False,
+        cause=cause, message=message, next_step=hint, action=fix_from_dict(fix), restartable=False,
         evidence=trim_evidence([f"{type(exc).__name__}: {exc}", " ".join(argv or ())[:500]]),
         exit_code=None, signal=None,
         exit_meaning=T("The server program never started.", "服务器程序没有启动。"),
@@ -81,10 +82,8 @@ def diagnose_start_failure(exc: BaseException, argv: Sequence[str] | None = None
 
 def _start_failure_parts(exc: BaseException, program: str, config: Any) -> tuple[str, Text, Text, dict]:
     builtin = {"backend": "embedded"} if getattr(config, "backend", None) == "llama-server" else {}
-    user_message = getattr(exc, "message", None)
-    if isinstance(user_message, Text):  # a UserError from backend resolution already says it plainly
-        fix_text = getattr(exc, "fix", None)
-        return "start_failed", user_message, fix_text or T("", ""), builtin
+    if isinstance(exc, UserError):  # a UserError from backend resolution already says it plainly
+        return "start_failed", exc.message, exc.next_step or T("", ""), builtin
     code = getattr(exc, "errno", None)
     if isinstance(exc, FileNotFoundError) or code == errno.ENOENT:
         return ("missing_binary",

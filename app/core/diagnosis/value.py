@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.problem import Fix, FixAction, change_settings
 from app.core.text import T, Text, current_language
 
 MAX_EVIDENCE_LINES = 20
@@ -12,18 +13,19 @@ MAX_EVIDENCE_LINES = 20
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Why the server stopped, in one plain sentence, with the next step as words and as data.
+    """Why the server stopped, in one plain sentence, with the next step as words and as data (a Problem).
 
-    ``cause`` is a stable id (see ``CAUSES``); ``fix`` holds LaunchConfig changes a UI can apply with
-    ``config.with_changes(**fix)`` (``{"port": 0}`` means "pick a free port"); ``restartable`` is False when
+    ``cause`` is a stable id (see ``CAUSES``); ``action`` is the fix a UI can apply: LaunchConfig changes
+    (``Fix.CHANGE_SETTINGS``, applied with ``config.with_changes(**action.changes)``; ``{"port": 0}`` means "pick a
+    free port") or ``Fix.REBUILD_ENGINE`` (no setting: the app rebuilds that engine); ``restartable`` is False when
     restarting with the same settings cannot help (bad file, bad option, missing program or library).
     ``signal`` is a POSIX signal name such as "SIGKILL" (None on Windows and for plain exits).
     """
 
     cause: str
     message: Text
-    fix_hint: Text
-    fix: dict[str, Any] = field(default_factory=dict)
+    next_step: Text
+    action: FixAction | None = None
     evidence: tuple[str, ...] = ()
     exit_code: int | None = None
     signal: str | None = None
@@ -32,7 +34,7 @@ class Diagnosis:
 
     def render(self, lang: str | None = None) -> str:
         """Sentence and next step together, e.g. for a chat error bubble or a one-line CLI message."""
-        hint = self.fix_hint.render(lang)
+        hint = self.next_step.render(lang)
         separator = "" if (lang or current_language()) == "zh" else " "
         return f"{self.message.render(lang)}{separator}{hint}".strip()
 
@@ -40,14 +42,34 @@ class Diagnosis:
         return {
             "cause": self.cause,
             "message": self.message.render(lang),
-            "fix_hint": self.fix_hint.render(lang),
-            "fix": dict(self.fix),
+            # the JSON keys ("fix_hint", "fix") are an external interface and keep their old names and shapes
+            "fix_hint": self.next_step.render(lang),
+            "fix": fix_to_dict(self.action),
             "evidence": list(self.evidence),
             "exit_code": self.exit_code,
             "signal": self.signal,
             "exit_meaning": self.exit_meaning.render(lang),
             "restartable": self.restartable,
         }
+
+
+REBUILD_KEY = "rebuild_engine"  # the JSON "fix" key of a Fix.REBUILD_ENGINE action: {"rebuild_engine": "embedded"}
+
+
+def fix_from_dict(fix: dict[str, Any]) -> FixAction | None:
+    """A diagnosis fix as the builders write it (settings changes, or ``{"rebuild_engine": engine}``) as an action."""
+    if REBUILD_KEY in fix:
+        return FixAction(Fix.REBUILD_ENGINE, {"engine": fix[REBUILD_KEY]})
+    return change_settings(fix)
+
+
+def fix_to_dict(action: FixAction | None) -> dict[str, Any]:
+    """The JSON "fix" of a diagnosis: the settings changes, ``{"rebuild_engine": engine}``, or {}."""
+    if action is None:
+        return {}
+    if action.kind is Fix.REBUILD_ENGINE:
+        return {REBUILD_KEY: action.get("engine")}
+    return action.changes
 
 
 def trim_evidence(lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from app.core.engine import build_record
 from app.core.engine.selftest import EngineCheck
-from app.core.problem import Check, Status
+from app.core.problem import Check, Fix, FixAction, Status, fix_action
 from app.core.text import T, Text
 
 CHECK_ID = "engine_runs"
-REBUILD_ACTION = {"action": "rebuild_engine"}
-SWITCH_ACTION = {"action": "switch_engine"}
 
 
 def engine_name(engine: str) -> Text:
@@ -23,7 +21,7 @@ def check_row(check: EngineCheck | None, engine: str, server_bin: str | None = N
                      T("{engine} has not been tested on this processor yet.", "{engine}尚未在这台电脑的处理器上测试过。",
                        engine=name),
                      T("Run the engine test (it takes a few seconds).", "请运行引擎测试（只需几秒）。"),
-                     fix_action={"action": "test_engine", "engine": engine})
+                     action=fix_action(Fix.TEST_ENGINE, engine=engine))
     evidence = tuple(f"{r.quant}: {r.outcome.value}{' — ' + r.detail if r.detail else ''}" for r in check.results)
     if check.ok:
         return Check(CHECK_ID, Status.OK,
@@ -36,7 +34,7 @@ def check_row(check: EngineCheck | None, engine: str, server_bin: str | None = N
     return Check(CHECK_ID, Status.ERROR,
                  T("{engine} could not run a {quant} model here: {detail}.", "{engine}在这里无法运行 {quant} 模型：{detail}。",
                    engine=name, quant=first.quant, detail=first.detail.rstrip(".")),
-                 _other_engine_fix(engine), evidence=evidence, fix_action=dict(SWITCH_ACTION, engine=_other(engine)))
+                 _other_engine_fix(engine), evidence=evidence, action=switch_to(_other(engine)))
 
 
 def illegal_instruction_row(engine: str, server_bin: str | None = None, evidence: tuple[str, ...] = ()) -> Check:
@@ -57,10 +55,16 @@ def illegal_instruction_row(engine: str, server_bin: str | None = None, evidence
                     "{engine}是在这台电脑上构建的，但量化模型仍因非法指令让它停止。", engine=name)
     if engine != "embedded":  # only the built-in engine is built by this app; another llama-server is the user's
         return Check(CHECK_ID, Status.ERROR, message, _other_engine_fix(engine), evidence=evidence,
-                     fix_action=dict(SWITCH_ACTION, engine=_other(engine)))
+                     action=switch_to(_other(engine)))
     fix = T("Rebuild the engine for this processor (a few minutes), or use the other engine.",
             "为这台处理器重新构建引擎（需要几分钟），或改用另一个引擎。")
-    return Check(CHECK_ID, Status.ERROR, message, fix, evidence=evidence, fix_action=dict(REBUILD_ACTION, engine=engine))
+    return Check(CHECK_ID, Status.ERROR, message, fix, evidence=evidence,
+                 action=fix_action(Fix.REBUILD_ENGINE, engine=engine))
+
+
+def switch_to(engine: str) -> FixAction:
+    """The fix "use the other engine": switch to ``engine``."""
+    return fix_action(Fix.SWITCH_ENGINE, engine=engine)
 
 
 def _faulting_here() -> list:

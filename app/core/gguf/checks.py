@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.core.gguf.loader_checks import loader_checks
 from app.core.gguf.model_info import ModelInfo
 from app.core.gguf.quant_types import KNOWN_TYPES, is_removed, type_info, type_name
-from app.core.problem import Check, Status
+from app.core.problem import Check, Fix, Status, fix_action
 from app.core.text import T, human_bytes
 
 MAX_LAYERS = 512  # llama.cpp's LLAMA_MAX_LAYERS
@@ -41,7 +41,7 @@ def truncation_check(info: ModelInfo) -> Check:
           missing=human_bytes(missing)),
         REDOWNLOAD,
         evidence=(f"file_size={info.file_size}", f"data_end={info.data_end}", f"tensors_beyond_end={len(beyond)}"),
-        fix_action={"action": "redownload", "missing_bytes": missing},
+        action=fix_action(Fix.REDOWNLOAD, missing_bytes=missing),
     )
 
 
@@ -115,7 +115,7 @@ def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
                        names=names, build=newest),
                      T("Update llama.cpp / llama-server, use the embedded backend, or download another quantization.",
                        "请更新 llama.cpp / llama-server，改用内置后端，或下载其他量化版本。"),
-                     evidence, fix_action={"action": "update_backend", "min_build": newest})
+                     evidence, action=fix_action(Fix.UPDATE_BACKEND, min_build=newest))
     names = ", ".join(type_name(i) for i in present) or "-"
     return Check("quant_types", Status.OK,
                  T("Tensor types {names} are supported.", "张量类型 {names} 均受支持。", names=names),

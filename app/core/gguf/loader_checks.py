@@ -23,7 +23,7 @@ from app.core.text import T
 
 
 def _error(stop: LoadStop, check_id: str | None = None) -> Check:
-    return Check(check_id or stop.check_id, Status.ERROR, stop.message, stop.fix or DAMAGED_FIX, stop.evidence)
+    return Check(check_id or stop.check_id, Status.ERROR, stop.message, stop.next_step or DAMAGED_FIX, stop.evidence)
 
 
 def _endian_check(info: ModelInfo) -> Check | None:

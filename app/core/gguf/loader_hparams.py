@@ -90,15 +90,15 @@ def read_architecture(meta: Meta) -> str:
                          "can load (the name may be damaged, or the model needs a newer llama.cpp).",
                          "该文件声称是“{arch}”模型，本应用已知的任何 llama.cpp 版本都无法加载此架构（名称可能已损坏，"
                          "或需要更新的 llama.cpp）。", arch=shown), (f"general.architecture={shown!r}",),
-                       fix=T("Download the file again, or try a newer llama.cpp / llama-server.",
-                             "请重新下载该文件，或尝试更新的 llama.cpp / llama-server。"))
+                       next_step=T("Download the file again, or try a newer llama.cpp / llama-server.",
+                                   "请重新下载该文件，或尝试更新的 llama.cpp / llama-server。"))
     arch = arch.split("\0", 1)[0]
     if arch == "clip":
         raise LoadStop(T("This is a vision projector (mmproj) file, not a language model; llama.cpp loads it only "
                          "next to a model.", "这是视觉投影（mmproj）文件，不是语言模型；llama.cpp 只会把它与模型一起加载。"),
                        ("general.architecture='clip'",),
-                       fix=T("Open the language model's .gguf instead (the mmproj file belongs next to it).",
-                             "请改为打开语言模型的 .gguf 文件（mmproj 文件应放在它旁边）。"))
+                       next_step=T("Open the language model's .gguf instead (the mmproj file belongs next to it).",
+                                   "请改为打开语言模型的 .gguf 文件（mmproj 文件应放在它旁边）。"))
     return arch
 
 

@@ -40,7 +40,7 @@ class LoadStop(Exception):
     message: Text
     evidence: tuple[str, ...] = ()
     check_id: str = "loader_metadata"
-    fix: Text | None = None  # None: "download the file again"
+    next_step: Text | None = None  # None: "download the file again"
 
     def __str__(self) -> str:
         return self.message.render("en")

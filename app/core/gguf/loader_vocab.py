@@ -200,8 +200,8 @@ def check_vocab(meta: Meta) -> int:
                          "or the model needs a newer llama.cpp.",
                          "该文件使用了 llama.cpp 不认识的预分词器（“{pre}”）；名称可能已损坏，或需要更新的 llama.cpp。",
                          f"tokenizer.ggml.pre={pre[:40]!r}", pre=pre[:40])
-            stop.fix = T("Download the file again, or try a newer llama.cpp / llama-server.",
-                         "请重新下载该文件，或尝试更新的 llama.cpp / llama-server。")
+            stop.next_step = T("Download the file again, or try a newer llama.cpp / llama-server.",
+                               "请重新下载该文件，或尝试更新的 llama.cpp / llama-server。")
             raise stop
     elif model == "t5":
         _charsmap(meta)

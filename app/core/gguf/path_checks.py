@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from app.core.paths import data_dir
-from app.core.problem import Check, Status
+from app.core.problem import Check, Fix, FixAction, Status, fix_action
 from app.core.text import T
 
 NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "afs", "davfs", "sshfs", "9p"}
@@ -28,8 +28,8 @@ def safe_model_dir() -> Path:
     return candidates[-1]
 
 
-def _copy_action(path: Path) -> dict:
-    return {"action": "copy_to_safe_path", "path": str(path), "suggested_dir": str(safe_model_dir())}
+def _copy_action(path: Path) -> FixAction:
+    return fix_action(Fix.COPY_TO_SAFE_PATH, path=str(path), suggested_dir=str(safe_model_dir()))
 
 
 def existence_check(path: Path) -> Check:
@@ -64,11 +64,11 @@ def characters_check(path: Path, platform: str = sys.platform) -> Check:
         return Check("path_chars", Status.WARNING,
                      T("The path contains non-ASCII characters; some llama.cpp builds on Windows cannot open it.",
                        "路径中包含非 ASCII 字符；Windows 上的部分 llama.cpp 版本无法打开。"),
-                     copy, evidence=(text,), fix_action=_copy_action(path))
+                     copy, evidence=(text,), action=_copy_action(path))
     if " " in text:
         return Check("path_chars", Status.WARNING,
                      T("The path contains spaces; some tools split it into pieces.", "路径中包含空格；部分工具会把它拆开。"),
-                     copy, evidence=(text,), fix_action=_copy_action(path))
+                     copy, evidence=(text,), action=_copy_action(path))
     return Check("path_chars", Status.OK, T("The path uses plain characters.", "路径只含普通字符。"))
 
 
@@ -136,7 +136,7 @@ def drive_check(path: Path) -> Check:
                            "模型位于 WSL 中的 Windows 磁盘上：加载速度比 Linux 磁盘慢得多。"),
     }
     if kind in messages:
-        return Check("path_drive", Status.WARNING, messages[kind], copy, evidence=(kind,), fix_action=_copy_action(path))
+        return Check("path_drive", Status.WARNING, messages[kind], copy, evidence=(kind,), action=_copy_action(path))
     return Check("path_drive", Status.OK, T("The model is on a local disk.", "模型位于本地磁盘。"))
 
 

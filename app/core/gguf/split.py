@@ -9,7 +9,7 @@ from app.core.gguf.errors import GGUFError
 from app.core.gguf.model_info import ModelInfo
 from app.core.gguf.reader import read_raw
 from app.core.gguf.shard_names import shard_paths
-from app.core.problem import Check, Status
+from app.core.problem import Check, Fix, Status, fix_action
 from app.core.text import T
 
 
@@ -26,8 +26,8 @@ def _missing_error(missing: list[Path], count: int) -> Check:
                    "该模型分为 {count} 个部分，缺少 {n} 个：{names}。", count=count, n=len(missing), names=names),
                  T("Download the missing parts into the same folder as the others.",
                    "请把缺少的部分下载到与其他部分相同的文件夹中。"),
-                 evidence=tuple(str(p) for p in missing), fix_action={"action": "download_missing_shards",
-                                                                     "missing": [str(p) for p in missing]})
+                 evidence=tuple(str(p) for p in missing),
+                 action=fix_action(Fix.DOWNLOAD_MISSING_SHARDS, missing=[str(p) for p in missing]))
 
 
 def _compare_shards(shards: list[Path], count: int, info: ModelInfo, path: Path) -> Check | None:
@@ -40,7 +40,8 @@ def _compare_shards(shards: list[Path], count: int, info: ModelInfo, path: Path)
                 shard_count, n_tensors = _shard_count_from_header(shard)
         except GGUFError as exc:
             return Check("split", Status.ERROR, T("Part {name} cannot be read: {error}", "无法读取部分 {name}：{error}",
-                                                 name=shard.name, error=exc.message), exc.fix, evidence=(str(shard),))
+                                                 name=shard.name, error=exc.message),
+                         exc.next_step, evidence=(str(shard),))
         if shard_count is not None and shard_count != count:
             return Check("split", Status.ERROR,
                          T("Part {name} says the model has {other} parts, but its name says {count}: the parts "
@@ -95,5 +96,5 @@ def split_checks(path: str | Path, info: ModelInfo) -> list[Check]:
                               no=shards.index(path) + 1, count=count, first=shards[0].name),
                             T("Use the first part; llama.cpp finds the others itself.",
                               "请使用第一部分；llama.cpp 会自动找到其余部分。"),
-                            fix_action={"action": "use_first_shard", "path": str(shards[0])}))
+                            action=fix_action(Fix.USE_FIRST_SHARD, path=str(shards[0]))))
     return checks

@@ -22,7 +22,7 @@ from app.core.gguf.sha256 import (
     normalize_digest,
 )
 from app.core.gguf.split import split_checks
-from app.core.problem import Check, Status, worst_status
+from app.core.problem import Check, Fix, FixAction, Status, worst_status
 from app.core.text import T
 
 
@@ -54,7 +54,7 @@ class ValidationReport:
 
 def _error_check(error: GGUFError) -> Check:
     evidence = (f"offset={error.offset}",) if error.offset is not None else ()
-    return Check(error.check_id, Status.ERROR, error.message, error.fix, evidence + tuple(error.evidence))
+    return Check(error.check_id, Status.ERROR, error.message, error.next_step, evidence + error.evidence)
 
 
 def _sha256_check(path: Path, expected: str | None, compute: bool, progress: ProgressFn | None,
@@ -93,7 +93,7 @@ def _sha256_check(path: Path, expected: str | None, compute: bool, progress: Pro
                    "SHA-256 不一致：文件为 {digest}，预期为 {expected}（来自 {source}）。文件已损坏或不是同一个文件。",
                    digest=digest, expected=expected, source=source),
                  T("Download the file again.", "请重新下载该文件。"), evidence=(digest, expected),
-                 fix_action={"action": "redownload"}), digest
+                 action=FixAction(Fix.REDOWNLOAD)), digest
 
 
 def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None = None,

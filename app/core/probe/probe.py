@@ -65,7 +65,7 @@ class _Prober:
                 return attempt.ok
             if attempt.diagnosis is not None and not attempt.diagnosis.restartable:
                 raise UserError(attempt.reason or T("The server cannot start.", "服务器无法启动。"),
-                                attempt.diagnosis.fix_hint, list(attempt.diagnosis.evidence))
+                                attempt.diagnosis.next_step, attempt.diagnosis.evidence)
             if attempt.cause not in TRANSIENT_CAUSES:
                 return False  # a crash at these settings: too much for this machine
         return False

@@ -202,7 +202,7 @@ class Supervisor:
                                  env=self._child_env(), rlimits=self.rlimits)
         except OSError as error:
             self._fail_to_start(generation, error, argv)
-            raise UserError(self.last_diagnosis.message, self.last_diagnosis.fix_hint, [str(error)]) from error
+            raise UserError(self.last_diagnosis.message, self.last_diagnosis.next_step, [str(error)]) from error
         with self._cond:
             current = generation == self._generation
             if current:

@@ -31,6 +31,7 @@ from app.core.chat import (
     load_conversation,
 )
 from app.core.chat.hooks import client_for_supervisor
+from app.core.problem import Fix
 from app.ui.chat.context_meter import ContextMeter
 from app.ui.chat.params_box import ParamsBox
 from app.ui.chat.saved_picker import SavedPicker
@@ -182,8 +183,8 @@ class ChatPane(Retranslating, QWidget):
         """Send again the message left unanswered (server crash, error, or a reply stopped before it began)."""
         if self.session is None or self.is_streaming() or self.session.conversation.pending_message() is None:
             return False
-        action = (self._last_error.fix_action or {}) if self._last_error is not None else {}
-        timeout = action.get("read_timeout_s") if action.get("action") == "wait_longer" else None
+        action = self._last_error.action if self._last_error is not None else None
+        timeout = action.get("read_timeout_s") if action is not None and action.kind is Fix.WAIT_LONGER else None
         self.session.conversation.params = self.params_box.params()
         if self._pending_entry is not None:
             self.transcript.set_status(self._pending_entry, "")

@@ -7,6 +7,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QWidget
 
+from app.core.problem import Fix
+
 RUNNING_STATES = {"starting", "loading", "ready"}
 
 
@@ -43,8 +45,8 @@ class ChatStatus(QWidget):
         else:
             sentence = self.tr("Your last message was not answered. It is kept and can be sent again.")
         self.resend_label.setText(sentence)
-        action = (getattr(last_error, "fix_action", None) or {}) if last_error is not None else {}
-        wait_longer = action.get("action") == "wait_longer"
+        action = last_error.action if last_error is not None else None  # a ChatError
+        wait_longer = action is not None and action.kind is Fix.WAIT_LONGER
         self.resend_button.setText(self.tr("Wait longer and send again") if wait_longer else self.tr("Send again"))
         self.resend_button.setEnabled(pending and server_state in ("", "ready"))
         self.resend_label.setVisible(pending)

@@ -12,8 +12,10 @@ from typing import Any
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.core.chat import ReplyStats
+from app.core.chat import ChatError, ReplyStats
+from app.core.chat.errors import SERVER_ERROR
 from app.core.text import current_language
+from app.ui.widgets.problem_view import evidence_lines, next_step_text, render
 
 MESSAGE, NOTICE, ERROR, STATS = "message", "notice", "error", "stats"
 
@@ -112,7 +114,7 @@ class Transcript(QTextBrowser):
     def add_notice(self, text: Any) -> None:
         self._add(Entry(NOTICE, value=text))
 
-    def add_error(self, error: Any) -> None:
+    def add_error(self, error: ChatError) -> None:
         self._add(Entry(ERROR, value=error))
 
     def add_stats(self, stats: Any) -> None:
@@ -173,14 +175,14 @@ class Transcript(QTextBrowser):
         elif entry.kind == STATS:
             self._block(self.stats_line(entry.value), self._note)
         elif entry.kind == ERROR:
-            message = render_text(getattr(entry.value, "message", entry.value))
-            next_step = render_text(getattr(entry.value, "next_step", None))
-            self._block("⚠ " + message, self._error, top=8)
+            error: ChatError = entry.value
+            self._block("⚠ " + render(error.message), self._error, top=8)
+            next_step = next_step_text(error, labelled=False)
             if next_step:
                 self._block(next_step, self._error_step)
-            if getattr(entry.value, "kind", "") == "server_error":  # its evidence is the server's own log
-                for line in list(getattr(entry.value, "evidence", ()) or ())[-5:]:
-                    self._block(str(line), self._evidence)
+            if error.kind == SERVER_ERROR:  # its evidence is the server's own log
+                for line in evidence_lines(error, last=5):
+                    self._block(line, self._evidence)
         if at_bottom:
             self._scroll_to_end()
 

@@ -7,34 +7,17 @@ Machine step's engine row) shows every row without the summary line.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
+from app.core.problem import Check
 from app.ui.widgets import look
+from app.ui.widgets.problem_view import evidence_text, fix_button_text, problem_text, render
 from app.ui.widgets.status_icon import StatusIcon
 
 
-def fix_button_text(fix_action: dict[str, Any] | None) -> str:
-    action = (fix_action or {}).get("action", "")
-    if action == "copy_to_safe_path":
-        return QCoreApplication.translate("CheckList", "Copy to a safe folder")
-    if action == "use_first_shard":
-        return QCoreApplication.translate("CheckList", "Open the first part")
-    if action == "rebuild_engine":
-        return QCoreApplication.translate("CheckList", "Rebuild the engine for this processor")
-    if action == "switch_engine":
-        if (fix_action or {}).get("engine") == "llama-server":
-            return QCoreApplication.translate("CheckList", "Use the llama-server engine")
-        return QCoreApplication.translate("CheckList", "Use the built-in engine")
-    if action == "test_engine":
-        return QCoreApplication.translate("CheckList", "Test the engine")
-    return ""  # no button: the sentence says what to do (e.g. download the missing parts)
-
-
-def _status(check: Any) -> str:
-    return getattr(check.status, "value", str(check.status))
+def _status(check: Check) -> str:
+    return check.status.value
 
 
 class CheckList(QWidget):
@@ -49,7 +32,7 @@ class CheckList(QWidget):
         self._grid.setHorizontalSpacing(8)
         self._grid.setVerticalSpacing(3)
         self._grid.setColumnStretch(1, 1)
-        self._checks: list[Any] = []
+        self._checks: list[Check] = []
         self.expanded = False
         self.rows: list[tuple[StatusIcon, QLabel, QPushButton | None]] = []
         self.summary_icon = StatusIcon("ok", 16, self)
@@ -60,10 +43,10 @@ class CheckList(QWidget):
         self.details.clicked.connect(self._toggle)
 
     @property
-    def checks(self) -> list[Any]:
+    def checks(self) -> list[Check]:
         return list(self._checks)
 
-    def set_checks(self, checks: list[Any]) -> None:
+    def set_checks(self, checks: list[Check]) -> None:
         self._checks = list(checks)
         self._clear()
         self._grid.addWidget(self.summary_icon, 0, 0, Qt.AlignmentFlag.AlignTop)
@@ -97,7 +80,7 @@ class CheckList(QWidget):
         hide, show = (QCoreApplication.translate("CheckList", "Hide details"),
                       QCoreApplication.translate("CheckList", "Show details"))
         self.details.setText(hide if self.expanded else show)
-        for check, (icon, label, button) in zip(self._checks, self.rows):
+        for check, (icon, label, button) in zip(self._checks, self.rows, strict=True):
             shown = self.expanded or not self.fold_passed or _status(check) != "ok"
             for widget in (icon, label, button):
                 if widget is not None:
@@ -112,24 +95,22 @@ class CheckList(QWidget):
                     widget.deleteLater()
         self.rows = []
 
-    def _add_row(self, row: int, check: Any) -> None:
+    def _add_row(self, row: int, check: Check) -> None:
         status = _status(check)
         icon = StatusIcon(status, 16, self)
         icon.setToolTip(status)
-        text = check.message.render()
-        if check.fix is not None and status != "ok":
-            text += "\n" + QCoreApplication.translate("CheckList", "Next step: {fix}").format(fix=check.fix.render())
+        text = problem_text(check) if status != "ok" else render(check.message)
         label = QLabel(text, self)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setObjectName(f"check-{check.id}")
         if check.evidence:
-            label.setToolTip("\n".join(check.evidence))
+            label.setToolTip(evidence_text(check))
         self._grid.addWidget(icon, row, 0, Qt.AlignmentFlag.AlignTop)
         self._grid.addWidget(label, row, 1)
         button = None
-        if fix_button_text(check.fix_action) and status != "ok":
-            button = QPushButton(fix_button_text(check.fix_action), self)
+        if fix_button_text(check.action) and status != "ok":
+            button = QPushButton(fix_button_text(check.action), self)
             button.clicked.connect(lambda _=False, c=check: self.fixRequested.emit(c))
             self._grid.addWidget(button, row, 2, Qt.AlignmentFlag.AlignTop)
         self.rows.append((icon, label, button))

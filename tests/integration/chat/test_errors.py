@@ -18,6 +18,7 @@ from app.core.chat import errors
 from app.core.chat.client import ChatClient
 from app.core.chat.params import ChatParams
 from app.core.chat.session import DONE, ERROR, WAITING, ChatSession
+from app.core.problem import Fix
 from tests.integration.chat.test_harness import free_port
 
 LOADING_BODY = {"error": {"message": "Loading model", "type": "unavailable_error", "code": 503}}
@@ -150,7 +151,7 @@ def test_read_timeout_is_too_slow_and_offers_to_wait_longer(fake):
     fake.replies = [(200, sse(delta("a"), delta("", "stop")), 1.0)]
     error = run(ChatSession(ChatClient(fake.url, read_timeout=0.3), save=False))[-1].error
     assert error.kind == errors.TOO_SLOW and "still running" in error.message.render("en")
-    assert error.fix_action["action"] == "wait_longer"
+    assert error.action.kind is Fix.WAIT_LONGER
 
 
 def test_connection_refused_is_unreachable_and_message_kept():

@@ -10,7 +10,7 @@ import pytest
 
 from app.core.engine import report, selftest
 from app.core.engine.selftest import SELFTEST_QUANTS, EngineCheck, Outcome, QuantResult
-from app.core.problem import Status
+from app.core.problem import Fix, Status, fix_action
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -57,14 +57,14 @@ def test_an_engine_killed_by_sigill_gets_the_rebuild_row():
                                                  QuantResult("Q8_0", Outcome.RUNS, "4 tokens")), 1.0, 0.0)
     row = report.check_row(check, "embedded")
     assert row.status is Status.ERROR
-    assert row.fix_action == {"action": "rebuild_engine", "engine": "embedded"}
+    assert row.action == fix_action(Fix.REBUILD_ENGINE, engine="embedded")
     assert "Q4_0: crashed — killed by SIGILL" in row.evidence
-    assert "Rebuild" in row.fix.render("en") and row.fix.render("zh")
+    assert "Rebuild" in row.next_step.render("en") and row.next_step.render("zh")
 
 
 def test_no_result_yet_is_a_warning_that_offers_the_test():
     row = report.check_row(None, "embedded")
-    assert row.status is Status.WARNING and row.fix_action["action"] == "test_engine"
+    assert row.status is Status.WARNING and row.action.kind is Fix.TEST_ENGINE
 
 
 def test_doctor_includes_the_engine_row(tiny_model):

@@ -10,6 +10,7 @@ import pytest
 from app.core.diagnosis import diagnose
 from app.core.engine import cpu_isa, isa_cache
 from app.core.launch.config import LaunchConfig
+from app.core.problem import Fix, FixAction, change_settings
 from app.core.server.supervisor import State, Supervisor
 
 pytestmark = pytest.mark.skipif(not cpu_isa.can_probe(), reason="the probe runs x86-64 code on Linux only")
@@ -36,15 +37,15 @@ def test_embedded_engine_built_for_a_missing_extension_gets_the_rebuild_fix(unus
     result = diagnose(-4, lines, LaunchConfig(model="m.gguf", backend="embedded"))
     assert result.cause == "illegal_instruction"
     assert label in result.message.render("en") and label in result.message.render("zh")
-    assert result.fix == {"rebuild_engine": "embedded"}
-    assert "Rebuild" in result.fix_hint.render("en")
+    assert result.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"})
+    assert "Rebuild" in result.next_step.render("en")
 
 
 def test_sigill_without_system_info_keeps_the_general_sentence():
     result = diagnose(-4, ["Illegal instruction"], LaunchConfig(model="m.gguf", backend="llama-server"))
     assert result.cause == "illegal_instruction"
     assert "processor feature" in result.message.render("en")
-    assert result.fix == {"backend": "embedded"}
+    assert result.action == change_settings({"backend": "embedded"})
 
 
 @pytest.mark.slow
@@ -62,6 +63,6 @@ def test_llama_server_dying_of_a_real_sigill_is_explained(unusable_extension, fa
         assert result.cause == "illegal_instruction", result
         message = result.message.render("en")
         assert label in message and "SIGILL" not in message
-        assert result.fix == {"backend": "embedded"}
+        assert result.action == change_settings({"backend": "embedded"})
     finally:
         supervisor.close()

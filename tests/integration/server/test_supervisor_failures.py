@@ -72,7 +72,7 @@ def test_missing_binary_is_a_sentence_not_a_traceback(server_config, tmp_path):
     supervisor = Supervisor(config)
     with pytest.raises(UserError) as raised:
         supervisor.start()
-    assert "not found" in raised.value.message.render("en") and raised.value.fix is not None
+    assert "not found" in raised.value.message.render("en") and raised.value.next_step is not None
     assert supervisor.state is State.FAILED and not supervisor.last_diagnosis.restartable
 
 
@@ -91,8 +91,8 @@ def test_bad_flag_is_diagnosed_without_restart(backend, server_config):
 def test_applying_the_suggested_fix_gets_the_server_ready(server_config):
     supervisor = run_until_settled(server_config("llama-server", extra_args=("--definitely-not-a-flag",)))
     try:
-        assert supervisor.state is State.FAILED and supervisor.last_diagnosis.fix
-        config = supervisor.apply_fix_and_restart(supervisor.last_diagnosis.fix)
+        assert supervisor.state is State.FAILED and supervisor.last_diagnosis.action
+        config = supervisor.apply_fix_and_restart(supervisor.last_diagnosis.action.changes)
         assert "--definitely-not-a-flag" not in config.extra_args
         assert supervisor.wait_for({State.READY, State.FAILED}, 60) is State.READY
         assert "--definitely-not-a-flag" not in supervisor.argv and supervisor.restart_count == 1
@@ -122,7 +122,7 @@ def test_cuda_out_of_memory_says_gpu_memory_and_proposes_fewer_layers(server_con
         diagnosis = supervisor.last_diagnosis
         assert diagnosis.cause == "gpu_out_of_memory" and diagnosis.signal == "SIGABRT"
         assert "graphics card" in diagnosis.message.render("en").lower()
-        assert 0 <= diagnosis.fix["gpu_layers"] < 33  # the replayed log offloaded 33 layers
+        assert 0 <= diagnosis.action.changes["gpu_layers"] < 33  # the replayed log offloaded 33 layers
         assert any("cudaMalloc failed: out of memory" in line for line in diagnosis.evidence)
         assert supervisor.state is State.FAILED and supervisor.restart_count == 0
     finally:

@@ -98,8 +98,8 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     # Kill the child: crash card with a diagnosis, then the automatic restart brings it back
     os.kill(first_pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: window.server.crash_card.isVisible(), timeout=LONG)
-    assert window.server.crash_card.message.text()
-    assert "SIGKILL" in window.server.crash_card.exit_meaning.text() + str(supervisor.last_diagnosis)
+    assert window.server.crash_card.problem.message.text()
+    assert "SIGKILL" in window.server.crash_card.problem.detail.text() + str(supervisor.last_diagnosis)
     qtbot.waitUntil(lambda: window.server.state == "ready" and supervisor.pid not in (None, first_pid),
                     timeout=SERVER)
     assert supervisor.restart_count >= 1 and not _alive(first_pid)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from app.core.problem import Check, Status
+from app.core.problem import Check, Fix, Status
 from app.core.text import Text, human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.steps.machine.engine_rebuild import (
@@ -243,12 +243,13 @@ class MachinePanel(Retranslating, QWidget):
         if key != self.engine:
             self._look_up_engine()
             return
+        from app.core.engine.report import switch_to
         from app.core.problem import Check, Status, UserError
 
         engine = key[0]
         if isinstance(error, UserError):  # no llama-server file was found (its core next step names CLI flags)
-            row = Check("engine_runs", Status.ERROR, error.message, None, evidence=tuple(error.evidence),
-                        fix_action={"action": "switch_engine", "engine": other_engine(engine)})
+            row = Check("engine_runs", Status.ERROR, error.message, None, evidence=error.evidence,
+                        action=switch_to(other_engine(engine)))
             self._show_engine(None, row, engine_missing=True)
         elif ran:  # the self-test itself could not run: "not tested yet", with its button to try again
             self._engine_task = run_task(untested_row, engine, key[1], error, owner=self,
@@ -279,11 +280,12 @@ class MachinePanel(Retranslating, QWidget):
 
     def _row_for(self, lookup: EngineLookup) -> Check | None:
         """The core's row; its rebuild button becomes "use the other engine" where no rebuild is possible."""
+        from app.core.engine.report import switch_to
+
         row = lookup.row
-        action = dict(row.fix_action or {})
-        rebuild = action.get("action") == "rebuild_engine"
-        if rebuild and (lookup.cannot_rebuild is not None or action.get("engine") != REBUILT_ENGINE):
-            row = replace(row, fix_action={"action": "switch_engine", "engine": other_engine(lookup.engine)})
+        rebuild = row.action is not None and row.action.kind is Fix.REBUILD_ENGINE
+        if rebuild and (lookup.cannot_rebuild is not None or row.action.get("engine") != REBUILT_ENGINE):
+            row = replace(row, action=switch_to(other_engine(lookup.engine)))
         return row
 
     def _show_engine(self, lookup: EngineLookup | None, row: Check | None, *, engine_missing: bool = False) -> None:
@@ -295,12 +297,12 @@ class MachinePanel(Retranslating, QWidget):
         self._render_engine()
 
     def _on_engine_fix(self, check: Check) -> None:
-        action = dict(check.fix_action or {})
-        if action.get("action") == "rebuild_engine":
+        kind = check.action.kind if check.action is not None else None
+        if kind is Fix.REBUILD_ENGINE:
             self.rebuildRequested.emit()
-        elif action.get("action") == "switch_engine":
-            self.switchEngineRequested.emit(str(action.get("engine") or other_engine(self.engine[0])))
-        elif action.get("action") == "test_engine":
+        elif kind is Fix.SWITCH_ENGINE:
+            self.switchEngineRequested.emit(str(check.action.get("engine") or other_engine(self.engine[0])))
+        elif kind is Fix.TEST_ENGINE:
             self.test_engine_again()
 
     def _render_engine(self) -> None:

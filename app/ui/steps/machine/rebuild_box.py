@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from app.core.engine.rebuild import Phase, RebuildProgress
 from app.core.problem import UserError
 from app.ui.i18n import Retranslating
+from app.ui.widgets.problem_view import evidence_text, problem_text
 
 if TYPE_CHECKING:
     from app.core.engine.selftest import EngineCheck
@@ -141,8 +142,5 @@ class RebuildBox(Retranslating, QWidget):
         if not isinstance(error, UserError):
             self.status.setToolTip("")
             return self.tr("The engine could not be rebuilt: {error}").format(error=error)
-        text = error.message.render()
-        if error.fix is not None:
-            text += "\n" + self.tr("Next step: {fix}").format(fix=error.fix.render())
-        self.status.setToolTip("\n".join(list(error.evidence)[-20:]))
-        return text
+        self.status.setToolTip(evidence_text(error, last=20))
+        return problem_text(error)

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 
-from app.core.problem import Check, Status, UserError
+from app.core.problem import Check, FixAction, Status, UserError
 from app.core.session import CheckedModel, check_model
 from app.core.text import T, human_bytes
+from app.ui.widgets.problem_view import problem_text
 
 if TYPE_CHECKING:  # the demo code is imported when the demo is asked for: faster start-up
     from app.core.demo import DemoProgress, DemoResult
@@ -43,11 +44,11 @@ def get_demo_model(progress: Callable[[DemoProgress], None], cancel: Callable[[]
     return core_get_demo_model(progress=progress, cancel=cancel, **options)
 
 
-def copy_to_safe_folder(path: str, fix_action: dict) -> Path:
+def copy_to_safe_folder(path: str, action: FixAction) -> Path:
     from app.core.gguf import safe_copy_for_path_problem
     from app.core.gguf.path_checks import safe_model_dir
 
-    target_dir = fix_action.get("suggested_dir") or str(safe_model_dir())
+    target_dir = action.get("suggested_dir") or str(safe_model_dir())
     return Path(safe_copy_for_path_problem(path, target_dir))
 
 
@@ -57,14 +58,14 @@ def copy_to_safe_folder(path: str, fix_action: dict) -> Path:
 def report_from_error(path: str | None, error: BaseException) -> CheckedModel:
     message = error.message if isinstance(error, UserError) else T(
         "This file could not be checked: {error}", "无法检查此文件：{error}", error=str(error) or type(error).__name__)
-    fix = error.fix if isinstance(error, UserError) else None
-    evidence = tuple(error.evidence or ()) if isinstance(error, UserError) else ()
-    return CheckedModel(str(path), None, [Check("open", Status.ERROR, message, fix, evidence)])
+    next_step = error.next_step if isinstance(error, UserError) else None
+    evidence = error.evidence if isinstance(error, UserError) else ()
+    return CheckedModel(str(path), None, [Check("open", Status.ERROR, message, next_step, evidence)])
 
 
 def error_text(error: BaseException) -> str:
     if isinstance(error, UserError):
-        return error.message.render() + (f" {error.fix.render()}" if error.fix else "")
+        return problem_text(error, labelled=False, joiner=" ")
     return str(error) or type(error).__name__
 
 

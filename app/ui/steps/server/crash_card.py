@@ -1,7 +1,7 @@
 """The crash card: the diagnosis sentence, what the exit means, the next step, the evidence lines,
 and "Apply fix and restart" when the diagnosis carries a fix the settings can take.
 
-A fix that is no setting, ``{"rebuild_engine": "embedded"}`` (the engine was built for instructions this processor
+A fix that is no setting, ``Fix.REBUILD_ENGINE`` (the engine was built for instructions this processor
 cannot run), becomes "Rebuild the engine and restart": the card asks for the rebuild (``rebuildRequested``) and
 shows its progress, Cancel and outcome. Where this installation cannot rebuild, the button offers the other
 engine instead (an ordinary settings fix)."""
@@ -10,28 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.core.text import current_language
-from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, cannot_rebuild_reason, other_engine
+from app.core.diagnosis.value import Diagnosis
+from app.core.problem import Fix
+from app.core.text import Text
+from app.ui.steps.machine.engine_rebuild import cannot_rebuild_reason, other_engine
 from app.ui.steps.machine.rebuild_box import RebuildBox
-
-
-def _render(text: Any) -> str:
-    """A core ``Text`` in the app's language; tolerates None and plain strings."""
-    if text is None:
-        return ""
-    return text.render(current_language()) if hasattr(text, "render") else str(text)
+from app.ui.widgets.problem_view import ProblemView, render
 
 
 class CrashCard(QFrame):
@@ -42,29 +29,20 @@ class CrashCard(QFrame):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.diagnosis: Any = None
+        self.diagnosis: Diagnosis | None = None
         self._config: Any = None
         self._context = ""
         self._fix_enabled = True
-        self._cannot_rebuild: Any = None  # why the engine cannot be rebuilt here (a core Text), for this diagnosis
+        self._cannot_rebuild: Text | None = None  # why the engine cannot be rebuilt here, for this diagnosis
         self.setObjectName("crashCard")
         self.setFrameShape(QFrame.StyledPanel)
         self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
         self.title = QLabel(self, wordWrap=True)
         self.title.setStyleSheet("font-weight: bold; color: #8e0000;")
-        self.message = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
-        self.exit_meaning = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
-        self.exit_meaning.setStyleSheet("color: #555;")
-        self.fix_hint = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.problem = ProblemView(self)  # sentence, exit meaning (its detail line), next step, evidence
         self.fix_changes = QLabel(self, wordWrap=True)
-        self.evidence_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
-        self.evidence_toggle.setArrowType(Qt.RightArrow)
-        self.evidence_toggle.toggled.connect(self._show_evidence)
-        self.evidence = QPlainTextEdit(self, readOnly=True)
-        self.evidence.setLineWrapMode(QPlainTextEdit.NoWrap)
-        self.evidence.setMaximumHeight(140)
-        self.evidence.hide()
         self.rebuild_box = RebuildBox(self)
+        self.problem.add_before_evidence(self.fix_changes, self.rebuild_box)
         self.apply_button = QPushButton(self, clicked=self._apply)
         self.dismiss_button = QPushButton(self, clicked=self.hide)
         actions = QHBoxLayout()
@@ -72,16 +50,15 @@ class CrashCard(QFrame):
         actions.addStretch(1)
         actions.addWidget(self.dismiss_button)
         layout = QVBoxLayout(self)
-        for widget in (self.title, self.message, self.exit_meaning, self.fix_hint, self.fix_changes,
-                       self.rebuild_box, self.evidence_toggle, self.evidence):
+        for widget in (self.title, self.problem):
             layout.addWidget(widget)
         layout.addLayout(actions)
 
-    def set_diagnosis(self, diagnosis: Any, config: Any = None) -> None:
+    def set_diagnosis(self, diagnosis: Diagnosis | None, config: Any = None) -> None:
         if diagnosis is not self.diagnosis:
             self.rebuild_box.clear()
         self.diagnosis, self._config = diagnosis, config
-        self._cannot_rebuild = cannot_rebuild_reason() if REBUILD_KEY in self.fix() else None
+        self._cannot_rebuild = cannot_rebuild_reason() if self._rebuild_engine() is not None else None
         self.retranslate()
 
     def follow_rebuild(self, rebuild: Any) -> None:
@@ -99,18 +76,24 @@ class CrashCard(QFrame):
         self._fix_enabled = enabled
         self._render_button()
 
-    def fix(self) -> dict:
-        return dict(getattr(self.diagnosis, "fix", None) or {})
+    def has_fix(self) -> bool:
+        return self.diagnosis is not None and self.diagnosis.action is not None
+
+    def _rebuild_engine(self) -> str | None:
+        """The engine a rebuild fix names; None for a settings fix or none."""
+        action = self.diagnosis.action if self.diagnosis is not None else None
+        return str(action.get("engine")) if action is not None and action.kind is Fix.REBUILD_ENGINE else None
 
     def action(self) -> tuple[str, dict]:
         """What the fix button does: ("rebuild", {}), or ("apply", settings changes) — for a rebuild fix that
         cannot run here, the other engine."""
-        fix = self.fix()
-        if REBUILD_KEY not in fix:
-            return "apply", fix
+        engine = self._rebuild_engine()
+        if engine is None:
+            action = self.diagnosis.action if self.diagnosis is not None else None
+            return "apply", action.changes if action is not None else {}
         if self._cannot_rebuild is None:
             return "rebuild", {}
-        return "apply", {"backend": other_engine(str(fix[REBUILD_KEY]))}
+        return "apply", {"backend": other_engine(engine)}
 
     @property
     def rebuilding(self) -> bool:
@@ -119,29 +102,26 @@ class CrashCard(QFrame):
     def retranslate(self) -> None:
         diagnosis = self.diagnosis
         self._render_title()
-        generic = self.tr("The server stopped unexpectedly and gave no reason we recognise.")
-        self.message.setText(_render(getattr(diagnosis, "message", None)) or generic)
-        self._set_optional(self.exit_meaning, _render(getattr(diagnosis, "exit_meaning", None)))
-        self._set_optional(self.fix_hint, _render(getattr(diagnosis, "fix_hint", None)))
+        title = self.tr("Log lines behind this diagnosis ({count})")
+        self.problem.set_problem(
+            diagnosis, generic=self.tr("The server stopped unexpectedly and gave no reason we recognise."),
+            detail=render(diagnosis.exit_meaning) if diagnosis is not None else "",
+            evidence_title=lambda count: title.format(count=count))
         self._set_optional(self.fix_changes, self._describe_fix())
-        lines = list(getattr(diagnosis, "evidence", None) or ())
-        self.evidence.setPlainText("\n".join(lines))
-        self.evidence_toggle.setText(self.tr("Log lines behind this diagnosis ({count})").format(count=len(lines)))
-        self.evidence_toggle.setVisible(bool(lines))
         kind, _changes = self.action()
         if kind == "rebuild":
             self.apply_button.setText(self.tr("Rebuild the engine and restart"))
-        elif REBUILD_KEY in self.fix():
+        elif self._rebuild_engine() is not None:
             self.apply_button.setText(self.tr("Use the other engine and restart"))
         else:
             self.apply_button.setText(self.tr("Apply fix and restart"))
-        self.apply_button.setVisible(bool(self.fix()))
+        self.apply_button.setVisible(self.has_fix())
         self.rebuild_box.set_relevant(kind == "rebuild")
         self.dismiss_button.setText(self.tr("Dismiss"))
         self._render_button()
 
     def _render_button(self, *_: Any) -> None:
-        self.apply_button.setEnabled(self._fix_enabled and bool(self.fix()) and not self.rebuilding)
+        self.apply_button.setEnabled(self._fix_enabled and self.has_fix() and not self.rebuilding)
         self.dismiss_button.setEnabled(not self.rebuilding)
 
     def _render_title(self) -> None:
@@ -190,13 +170,8 @@ class CrashCard(QFrame):
             changes.append(f"{self._field_name(key)}: {arrow}")
         text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
         if self._cannot_rebuild is not None and text:
-            text = _render(self._cannot_rebuild) + " " + text
+            text = render(self._cannot_rebuild) + " " + text
         return text
-
-    @Slot(bool)
-    def _show_evidence(self, shown: bool) -> None:
-        self.evidence.setVisible(shown)
-        self.evidence_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
 
     def _apply(self) -> None:
         kind, changes = self.action()

@@ -30,8 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.problem import Problem
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
+from app.ui.widgets.problem_view import problem_text
 
 STATE_COLOURS = {
     "stopped": "#757575",
@@ -257,11 +259,10 @@ class ServerPanel(Retranslating, QWidget):
     def _on_action_failed(self, _name: str, error: object) -> None:
         if self.state == "failed" and self.crash_card.isVisibleTo(self):
             return  # the crash card already explains it (the supervisor's diagnosis of the failed start)
-        message = getattr(error, "message", None)
-        fix = getattr(error, "fix", None)
-        text = message.render() if hasattr(message, "render") else self.tr("The action failed: {error}").format(error=error)
-        if hasattr(fix, "render"):
-            text += "\n" + fix.render()
+        if isinstance(error, Problem):  # a UserError: its sentence and next step
+            text = problem_text(error, labelled=False)
+        else:
+            text = self.tr("The action failed: {error}").format(error=error)
         self.error_label.setText(text)
         self.error_label.show()
 

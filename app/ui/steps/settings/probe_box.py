@@ -23,6 +23,7 @@ from app.core.problem import UserError
 from app.core.text import human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.widgets import look
+from app.ui.widgets.problem_view import problem_text
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
 
@@ -174,7 +175,7 @@ class ProbeBox(Retranslating, QWidget):
         if attempt.ok:
             return head + " — " + self.tr("works (loaded in {s} s, peak RAM {rss})").format(
                 s=f"{attempt.load_seconds or attempt.seconds:.1f}", rss=human_bytes(attempt.peak_rss_bytes))
-        reason = attempt.reason or getattr(attempt.diagnosis, "message", None)
+        reason = attempt.reason or (attempt.diagnosis.message if attempt.diagnosis is not None else None)
         return head + " — " + (reason.render() if reason is not None else self.tr("failed"))
 
     def _render(self) -> None:
@@ -193,7 +194,7 @@ class ProbeBox(Retranslating, QWidget):
         if kind == "cancelled":
             return self.tr("Cancelled. Your settings were not changed.")
         if kind == "failed":
-            message = value.message.render() if isinstance(value, UserError) else str(value)
+            message = problem_text(value, labelled=False, joiner=" ") if isinstance(value, UserError) else str(value)
             return self.tr("The test could not run: {error}").format(error=message)
         if kind == "done":
             text = value.summary().render()

@@ -14,6 +14,7 @@ from PySide6.QtCore import QCoreApplication
 from app.core.launch.config import LaunchConfig
 from app.core.problem import UserError
 from app.core.text import Text
+from app.ui.widgets.problem_view import problem_text
 
 if TYPE_CHECKING:
     from app.core.gguf.model_info import ModelInfo
@@ -56,7 +57,7 @@ def compute_preview(info: ModelInfo, config: LaunchConfig, hardware: HardwareRep
 
 def _error_sentence(error: BaseException) -> str:
     if isinstance(error, UserError):
-        return error.message.render() + (" " + error.fix.render() if error.fix else "")
+        return problem_text(error, labelled=False, joiner=" ")
     return str(error) or type(error).__name__
 
 

@@ -22,7 +22,7 @@ from app.core.engine import isa_cache, report, selftest
 from app.core.engine.rebuild import Phase, RebuildProgress, cannot_rebuild_reason
 from app.core.engine.selftest import EngineCheck, Outcome, QuantResult
 from app.core.launch.config import LaunchConfig
-from app.core.problem import Status, UserError
+from app.core.problem import Fix, FixAction, Status, UserError
 from app.core.text import T
 from app.ui.steps.machine import engine_rebuild
 from app.ui.steps.machine.machine_panel import MachinePanel
@@ -144,7 +144,7 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
     machine = window.machine
     qtbot.waitUntil(lambda: machine.engine_state == "done" and machine.engine_row is not None, timeout=LONG)
     row = machine.engine_row
-    assert row.status is Status.ERROR and row.fix_action["action"] in ("rebuild_engine", "switch_engine")
+    assert row.status is Status.ERROR and row.action.kind in (Fix.REBUILD_ENGINE, Fix.SWITCH_ENGINE)
     text = _row_texts(machine.engine_checks)[0]
     assert "Next step:" in text and "SIGILL" not in text and "Q4_0: crashed" in machine.engine_checks.rows[0][1].toolTip()
     button = _row_button(machine.engine_checks)
@@ -171,7 +171,7 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
 def test_crash_card_offers_the_rebuild_for_a_rebuild_diagnosis(qtbot):
     diagnosis = diagnose(-4, ["llama_model_loader: loaded meta data", "Illegal instruction"],
                          LaunchConfig(model="m.gguf", backend="embedded"))
-    assert diagnosis.fix == {"rebuild_engine": "embedded"}, "the set-up built this engine: the fix is a rebuild"
+    assert diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"}), "the set-up built this engine: the fix is a rebuild"
     panel = ServerPanel()
     qtbot.addWidget(panel)
     panel.set_state("failed", {"diagnosis": diagnosis, "reason": "not_restartable"})
@@ -212,7 +212,7 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
 
     os.kill(supervisor.pid, signal.SIGILL)  # the engine dies the way a wrongly built engine dies
     qtbot.waitUntil(lambda: server.state == "failed" and card.isVisible(), timeout=LONG)
-    assert card.diagnosis.cause == "illegal_instruction" and card.diagnosis.fix == {"rebuild_engine": "embedded"}
+    assert card.diagnosis.cause == "illegal_instruction" and card.diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"})
     assert card.apply_button.text() == "Rebuild the engine and restart"
     restarts = supervisor.restart_count
 

@@ -81,7 +81,7 @@ def test_missing_llama_server_binary_is_a_sentence_not_a_crash(qtbot, window, ti
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.error_label.isVisible() or window.server.crash_card.isVisible()
                     or window.server.state == "failed", timeout=LONG)
-    shown = window.server.error_label.text() + window.server.crash_card.message.text()
+    shown = window.server.error_label.text() + window.server.crash_card.problem.message.text()
     assert "llama-server" in shown
     assert window.control.supervisor is None or window.control.supervisor.pid is None
 

@@ -34,7 +34,7 @@ def test_busy_port_crash_card_then_apply_fix_starts_on_a_free_port(qtbot, window
         card = window.server.crash_card
         qtbot.waitUntil(lambda: card.isVisible() and card.diagnosis is not None, timeout=SERVER)
         assert card.diagnosis.cause == "port_in_use", card.diagnosis
-        assert str(port) in card.message.text()
+        assert str(port) in card.problem.message.text()
         assert card.apply_button.isVisible()
         qtbot.waitUntil(card.apply_button.isEnabled, timeout=LONG)
         qtbot.mouseClick(card.apply_button, Qt.MouseButton.LeftButton)

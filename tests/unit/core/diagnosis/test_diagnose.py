@@ -9,6 +9,7 @@ import pytest
 from app.core.diagnosis import CAUSES, Diagnosis, decode_exit_status, diagnose
 from app.core.diagnosis.diagnose import BUILDERS
 from app.core.launch.config import LaunchConfig
+from app.core.problem import change_settings
 from tests.paths import CRASH_LOGS
 
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z_0-9]*(?:[:!][^}]*)?\}")
@@ -104,7 +105,7 @@ def test_real_kv_cache_failure_names_size_and_halves_the_context():
         diagnosis = diagnose(1, log(fixture), config(ctx=262144))
         assert diagnosis.message.render("en") == ("There was not enough memory for the conversation memory (KV cache) "
                                                   "of 262144 tokens: it needed 4.0 GiB.")
-        assert diagnosis.fix == {"ctx": 131072}
+        assert diagnosis.action == change_settings({"ctx": 131072})
 
 
 def test_quoted_traceback_source_is_not_the_evidence():
@@ -177,7 +178,7 @@ def test_sigill_means_the_cpu_lacks_an_instruction_set():
                              config(backend="llama-server"))
         assert diagnosis.cause == "illegal_instruction"
         assert "AVX" in diagnosis.message.render("en")
-        assert diagnosis.fix == {"backend": "embedded"}
+        assert diagnosis.action == change_settings({"backend": "embedded"})
         assert diagnosis.restartable is False
 
 
@@ -186,7 +187,7 @@ def test_sigkill_without_evidence_is_a_hedged_memory_guess():
     assert diagnosis.cause == "killed"
     assert diagnosis.signal == "SIGKILL"
     assert "ran out of memory" in diagnosis.message.render("en")
-    assert diagnosis.fix == {"ctx": 4096}
+    assert diagnosis.action == change_settings({"ctx": 4096})
     assert diagnosis.restartable is True
 
 
@@ -194,7 +195,7 @@ def test_windows_missing_dll_without_log():
     diagnosis = diagnose(-1073741515, [], config(backend="llama-server"))
     assert diagnosis.cause == "missing_library"
     assert diagnosis.restartable is False
-    assert diagnosis.fix == {"backend": "embedded"}
+    assert diagnosis.action == change_settings({"backend": "embedded"})
 
 
 def test_unknown_exit_keeps_the_meaning_and_the_last_20_lines():
@@ -236,20 +237,20 @@ def test_log_lines_may_be_objects_with_text_or_bytes():
 # --- fixes computed from the launch config --------------------------------------------------------------------
 
 def test_gpu_oom_cuts_about_a_fifth_of_the_layers():
-    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=20)).fix == {"gpu_layers": 16}
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=20)).action == change_settings({"gpu_layers": 16})
     # asking for 30 layers of a 29-layer model placed 29: cut from what was really there
-    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=30)).fix == {"gpu_layers": 23}
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=30)).action == change_settings({"gpu_layers": 23})
     no_counts = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line]
-    assert diagnose(1, no_counts, config(gpu_layers=30)).fix == {"gpu_layers": 24}
-    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=3)).fix == {"gpu_layers": 2}
-    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=1)).fix == {"gpu_layers": 0}
+    assert diagnose(1, no_counts, config(gpu_layers=30)).action == change_settings({"gpu_layers": 24})
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=3)).action == change_settings({"gpu_layers": 2})
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=1)).action == change_settings({"gpu_layers": 0})
 
 
 def test_seed_report_35_layers_on_a_card_that_fits_28():
     quiet = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line]
     diagnosis = diagnose(-6, quiet, config(gpu_layers=35))
-    assert diagnosis.fix == {"gpu_layers": 28}
-    assert diagnosis.fix_hint.render("en") == "Put fewer layers on the graphics card (28 instead of 35) and restart."
+    assert diagnosis.action == change_settings({"gpu_layers": 28})
+    assert diagnosis.next_step.render("en") == "Put fewer layers on the graphics card (28 instead of 35) and restart."
 
 
 def test_seed_report_137_on_the_second_turn():
@@ -257,7 +258,7 @@ def test_seed_report_137_on_the_second_turn():
     lines = log("real_llama_server_killed_when_ready.txt")
     diagnosis = diagnose(137, lines, config(ctx=8192, parallel=4))
     assert diagnosis.cause == "killed" and diagnosis.restartable
-    assert diagnosis.fix == {"ctx": 4096, "parallel": 1}
+    assert diagnosis.action == change_settings({"ctx": 4096, "parallel": 1})
     import json
 
     assert json.loads(json.dumps(diagnosis.to_dict("zh")))["fix"] == {"ctx": 4096, "parallel": 1}
@@ -265,77 +266,77 @@ def test_seed_report_137_on_the_second_turn():
 
 def test_gpu_oom_with_all_layers_uses_the_layer_count():
     lines = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
-    assert diagnose(1, lines, config(gpu_layers=-1), block_count=40).fix == {"gpu_layers": 32}
+    assert diagnose(1, lines, config(gpu_layers=-1), block_count=40).action == change_settings({"gpu_layers": 32})
     # without a block count the log says how many layers went to the GPU (29 of 29)
-    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).fix == {"gpu_layers": 23}
-    hint = diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).fix_hint
+    assert diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).action == change_settings({"gpu_layers": 23})
+    hint = diagnose(1, log("cuda_oom_on_load.txt"), config(gpu_layers=-1)).next_step
     assert "23" in hint.render("en") and "29" in hint.render("zh")
 
 
 def test_gpu_oom_with_no_layers_on_gpu_shrinks_the_context_instead():
     diagnosis = diagnose(134, log("cuda_runtime_oom.txt"), config(gpu_layers=0, ctx=8192))
-    assert diagnosis.fix == {"ctx": 4096}
+    assert diagnosis.action == change_settings({"ctx": 4096})
 
 
 def test_context_oom_halves_the_context_in_steps_of_256():
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).fix == {"ctx": 4096}
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=3000)).fix == {"ctx": 1280}
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=700)).fix == {"ctx": 512}
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192, parallel=4)).fix == {"ctx": 4096, "parallel": 1}
-    hint = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).fix_hint
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).action == change_settings({"ctx": 4096})
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=3000)).action == change_settings({"ctx": 1280})
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=700)).action == change_settings({"ctx": 512})
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192, parallel=4)).action == change_settings({"ctx": 4096, "parallel": 1})
+    hint = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).next_step
     assert hint.render("en") == "Lower the context to 4096 tokens and restart."
 
 
 def test_context_oom_at_the_minimum_context_moves_layers_off_the_gpu():
     diagnosis = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=512, gpu_layers=20))
-    assert diagnosis.fix == {"gpu_layers": 16}
+    assert diagnosis.action == change_settings({"gpu_layers": 16})
 
 
 def test_context_size_zero_means_the_log_decides():
     # ctx 0 = "the model's own"; the log shows what was really asked for (32768)
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=0)).fix == {"ctx": 16384}
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=0)).action == change_settings({"ctx": 16384})
 
 
 def test_compute_buffer_failure_also_shrinks_a_big_micro_batch():
     diagnosis = diagnose(1, log("compute_buffer_failure.txt"), config(ctx=16384, ubatch=2048))
-    assert diagnosis.fix == {"ctx": 8192, "ubatch": 512}
-    assert "512" in diagnosis.fix_hint.render("en")
+    assert diagnosis.action == change_settings({"ctx": 8192, "ubatch": 512})
+    assert "512" in diagnosis.next_step.render("en")
 
 
 def test_port_busy_asks_for_any_free_port():
     diagnosis = diagnose(1, log("bind_failure.txt"), config(port=8080))
-    assert diagnosis.fix == {"port": 0}
+    assert diagnosis.action == change_settings({"port": 0})
     assert "8080" in diagnosis.message.render("en")
     assert "8000" in diagnose(3, log("uvicorn_port_busy.txt"), config(port=8000)).message.render("zh")
 
 
 def test_rejected_extra_argument_is_removed_with_its_value():
     cfg = config(extra_args=("--no-mmap", "--metrics"))
-    assert diagnose(1, log("bad_argument.txt"), cfg).fix == {"extra_args": ["--metrics"]}
+    assert diagnose(1, log("bad_argument.txt"), cfg).action == change_settings({"extra_args": ["--metrics"]})
     cfg = config(extra_args=("-t", "4", "--foo", "1"))
-    assert diagnose(1, ["error: invalid argument: --foo"], cfg).fix == {"extra_args": ["-t", "4"]}
+    assert diagnose(1, ["error: invalid argument: --foo"], cfg).action == change_settings({"extra_args": ["-t", "4"]})
     # a flag the app itself generated cannot be removed by the user: words only
-    assert diagnose(1, log("bad_argument.txt"), config()).fix == {}
+    assert diagnose(1, log("bad_argument.txt"), config()).action is None
 
 
 def test_file_problems_have_no_config_fix_and_say_download_again():
     for fixture in ("not_gguf.txt", "truncated.txt", "llama_cpp_python_load_failure.txt"):
         diagnosis = diagnose(1, log(fixture), config())
-        assert diagnosis.fix == {}
-        assert "SHA-256" in diagnosis.fix_hint.render("en")
+        assert diagnosis.action is None
+        assert "SHA-256" in diagnosis.next_step.render("en")
         assert diagnosis.restartable is False
 
 
 def test_non_ascii_model_path_gets_the_path_advice():
     diagnosis = diagnose(1, log("llama_cpp_python_load_failure.txt"), config().with_changes(model="/home/wang/模型/q.gguf"))
-    assert "非英文字符" in diagnosis.fix_hint.render("zh")
+    assert "非英文字符" in diagnosis.next_step.render("zh")
 
 
 def test_fixes_apply_to_a_launch_config():
     cfg = config(ctx=8192, gpu_layers=30, parallel=2, extra_args=("--no-mmap",))
     for fixture, code, _, _ in FIXTURE_CASES:
-        fix = diagnose(code, log(fixture), cfg).fix
-        changed = cfg.with_changes(**fix)
+        action = diagnose(code, log(fixture), cfg).action
+        changed = cfg.with_changes(**(action.changes if action else {}))
         assert isinstance(changed, LaunchConfig)
 
 
@@ -471,12 +472,12 @@ def test_a_memory_plan_lowers_the_suggestion_to_what_it_estimates_fits(make_mode
     plan = make_plan(read_model_info(model), cfg, hardware, vram_budget=2 * gib, ram_budget=3 * gib)
     assert plan.max_ctx is not None and plan.max_ctx < 131072
     kv_failure = diagnose(1, log("kv_cache_alloc_failure.txt"), cfg, plan=plan)
-    assert kv_failure.fix == {"ctx": plan.max_ctx}
-    assert str(plan.max_ctx) in kv_failure.fix_hint.render("en")
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), cfg).fix == {"ctx": 131072}
+    assert kv_failure.action == change_settings({"ctx": plan.max_ctx})
+    assert str(plan.max_ctx) in kv_failure.next_step.render("en")
+    assert diagnose(1, log("kv_cache_alloc_failure.txt"), cfg).action == change_settings({"ctx": 131072})
     # gpu_layers -1 and a log without layer counts: the plan knows the model has 8 layers
     quiet = [line for line in log("cuda_oom_on_load.txt") if "offloaded" not in line and "n_layer" not in line]
-    assert diagnose(1, quiet, cfg, plan=plan).fix == {"gpu_layers": 6}
+    assert diagnose(1, quiet, cfg, plan=plan).action == change_settings({"gpu_layers": 6})
 
 
 def test_memory_causes_are_causes():
@@ -490,6 +491,6 @@ def test_second_split_part_is_replaced_by_the_first():
     line = ("llama_model_load: error loading model: illegal split file idx: 1 (file: "
             "/models/Qwen2.5-72B-Q4_K_M-00002-of-00003.gguf), model must be loaded with the first split")
     diagnosis = diagnose(1, [line], cfg)
-    assert diagnosis.fix == {"model": "/models/Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf"}
-    assert "Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf" in diagnosis.fix_hint.render("zh")
+    assert diagnosis.action == change_settings({"model": "/models/Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf"})
+    assert "Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf" in diagnosis.next_step.render("zh")
     assert diagnosis.restartable is False

@@ -25,7 +25,7 @@ from app.core.diagnosis import (
 from app.core.diagnosis.oom_evidence import OomCounters, kill_lines_for, read_counter, read_kmsg
 from app.core.hardware.cgroup import memory_limit_bytes, own_cgroup_events_path
 from app.core.launch.config import LaunchConfig
-from app.core.problem import UserError
+from app.core.problem import UserError, change_settings
 from app.core.text import T, human_bytes
 
 GIB = 1024**3
@@ -127,8 +127,8 @@ def test_confirmed_oom_kill_says_so_with_the_peak():
     assert diagnosis.message.render("en") == ("The server was stopped by the system because the computer ran out of "
                                               "memory (it used 7.8 GiB just before).")
     assert diagnosis.message.render("zh") == "模型所需内存超过了可用内存，系统强制结束了服务器进程（结束前占用 7.8 GiB）。"
-    assert diagnosis.fix_hint.render("en") == "Lower the context to 2048 tokens and restart."
-    assert diagnosis.fix == {"ctx": 2048}
+    assert diagnosis.next_step.render("en") == "Lower the context to 2048 tokens and restart."
+    assert diagnosis.action == change_settings({"ctx": 2048})
     assert diagnosis.evidence[0] == KILL_LINE.format(pid=9)
 
 
@@ -169,7 +169,7 @@ def test_real_child_hitting_an_address_space_limit():
     assert child.returncode == 1
     diagnosis = diagnose(child.returncode, child.stderr.splitlines(), CONFIG)
     assert diagnosis.cause == "ram_out_of_memory"
-    assert diagnosis.fix == {"ctx": 2048}
+    assert diagnosis.action == change_settings({"ctx": 2048})
     assert any("MemoryError" in line for line in diagnosis.evidence)
 
 
@@ -328,7 +328,7 @@ def test_start_failure_missing_program(tmp_path):
     diagnosis = diagnose_start_failure(caught.value, argv, CONFIG.with_changes(backend="llama-server"))
     assert diagnosis.cause == "missing_binary"
     assert "llama-server" in diagnosis.message.render("en")
-    assert diagnosis.fix == {"backend": "embedded"} and diagnosis.restartable is False
+    assert diagnosis.action == change_settings({"backend": "embedded"}) and diagnosis.restartable is False
 
 
 def test_start_failure_not_executable_and_wrong_format(tmp_path):
@@ -352,7 +352,7 @@ def test_start_failure_from_a_user_error_keeps_its_words():
     diagnosis = diagnose_start_failure(error, ["llama-server"], CONFIG)
     assert diagnosis.cause == "start_failed"
     assert diagnosis.message.render("zh") == "没有找到 llama-server。"
-    assert diagnosis.fix_hint.render("en") == "Install llama.cpp."
+    assert diagnosis.next_step.render("en") == "Install llama.cpp."
 
 
 def test_busy_port_names_the_program_holding_it():
@@ -364,7 +364,7 @@ def test_busy_port_names_the_program_holding_it():
         port = int(holder.stdout.readline())
         line = f"0.00.002.716 E srv         start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: {port}"
         diagnosis = diagnose(1, [line], CONFIG.with_changes(port=port))
-        assert diagnosis.cause == "port_in_use" and diagnosis.fix == {"port": 0}
+        assert diagnosis.cause == "port_in_use" and diagnosis.action == change_settings({"port": 0})
         assert f"process {holder.pid}" in diagnosis.message.render("en")
         assert f"进程 {holder.pid}" in diagnosis.message.render("zh")
     finally:

@@ -20,6 +20,7 @@ import pytest
 
 from app.core.diagnosis import diagnose, oom_evidence_since, snapshot_oom_counters
 from app.core.launch.config import LaunchConfig
+from app.core.problem import change_settings
 from tests.unit.core.diagnosis.test_oom_and_processes import join_cgroup, memory_cgroup_for_test
 
 pytestmark = pytest.mark.slow  # real llama-server / llama-cpp-python starts
@@ -67,7 +68,7 @@ def test_llama_server_on_broken_files(llama_server_bin, broken_models, model_key
     diagnosis = diagnose(code, lines, LaunchConfig(model=str(model), backend="llama-server"))
     assert code == 1, lines[-10:]
     assert diagnosis.cause == cause, lines[-15:]
-    assert diagnosis.restartable is False and diagnosis.fix == {}
+    assert diagnosis.restartable is False and diagnosis.action is None
 
 
 def write_split_part(path: Path, split_no: int, split_count: int = 2) -> Path:
@@ -93,7 +94,7 @@ def test_llama_server_on_split_models(llama_server_bin, tmp_path):
     code, lines = run(server_argv(llama_server_bin, second))
     wrong_part = diagnose(code, lines, LaunchConfig(model=str(second), backend="llama-server"))
     assert wrong_part.cause == "wrong_split_part", lines[-8:]
-    assert wrong_part.fix == {"model": str(first)}
+    assert wrong_part.action == change_settings({"model": str(first)})
     second.unlink()
     code, lines = run(server_argv(llama_server_bin, first))
     missing = diagnose(code, lines, LaunchConfig(model=str(first), backend="llama-server"))
@@ -110,7 +111,7 @@ def test_llama_server_on_a_busy_port(llama_server_bin, tiny_model):
         code, lines = run(argv)
     diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), backend="llama-server", port=port))
     assert diagnosis.cause == "port_in_use", lines[-10:]
-    assert diagnosis.fix == {"port": 0}
+    assert diagnosis.action == change_settings({"port": 0})
     assert str(port) in diagnosis.message.render("en")
 
 
@@ -120,7 +121,7 @@ def test_llama_server_rejects_an_unknown_flag(llama_server_bin, tiny_model):
     diagnosis = diagnose(code, lines, config)
     assert code != 0
     assert diagnosis.cause == "bad_argument", lines[-10:]
-    assert diagnosis.fix == {"extra_args": []}
+    assert diagnosis.action == change_settings({"extra_args": []})
 
 
 def limit_address_space(limit_bytes: int):
@@ -147,7 +148,7 @@ def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
     diagnosis = diagnose(code, lines, config)
     assert code == 1, lines[-10:]
     assert diagnosis.cause == "context_out_of_memory", lines[-15:]
-    assert diagnosis.fix == {"ctx": 131072}
+    assert diagnosis.action == change_settings({"ctx": 131072})
     assert "4.0 GiB" in diagnosis.message.render("zh")
 
 
@@ -177,7 +178,7 @@ def test_llama_server_killed_by_the_kernel_oom_killer(llama_server_bin, wide_mod
         evidence = oom_evidence_since(before, child.pid, cgroup_events_path=counter_path)
     diagnosis = diagnose(child.returncode, output, config, oom_evidence=evidence, rss_samples=samples)
     assert child.returncode == -9
-    assert diagnosis.signal == "SIGKILL" and diagnosis.fix == {"ctx": 131072}
+    assert diagnosis.signal == "SIGKILL" and diagnosis.action == change_settings({"ctx": 131072})
     assert diagnosis.restartable is False  # killed while loading: the same settings would be killed again
     if cgroup is not None:
         assert diagnosis.cause == "oom_killed", (evidence, output[-500:])
@@ -229,7 +230,7 @@ def test_embedded_server_on_a_busy_port(tiny_model):
         code, lines = run(argv)
     diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), port=port))
     assert diagnosis.cause == "port_in_use", lines[-10:]
-    assert diagnosis.fix == {"port": 0}
+    assert diagnosis.action == change_settings({"port": 0})
 
 
 def test_embedded_server_under_a_memory_limit(wide_model):
@@ -239,7 +240,7 @@ def test_embedded_server_under_a_memory_limit(wide_model):
     diagnosis = diagnose(code, lines, LaunchConfig(model=str(wide_model), ctx=262144))
     assert code == 1, lines[-10:]
     assert diagnosis.cause == "context_out_of_memory", lines[-15:]
-    assert diagnosis.fix == {"ctx": 131072}
+    assert diagnosis.action == change_settings({"ctx": 131072})
 
 
 def test_embedded_server_rejects_a_bad_option(tiny_model):
@@ -247,5 +248,5 @@ def test_embedded_server_rejects_a_bad_option(tiny_model):
     diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), extra_args=("--n_gpu_layerz", "3")))
     assert code == 2
     assert diagnosis.cause == "bad_argument", lines[-10:]
-    assert diagnosis.fix == {"extra_args": []}
+    assert diagnosis.action == change_settings({"extra_args": []})
 

@@ -87,7 +87,7 @@ def rows(path: Path) -> dict:
 def error(path: Path, check_id: str):
     check = rows(path)[check_id]
     assert check.status is Status.ERROR, (check_id, check.message.render("en"))
-    assert check.message.render("zh") and check.fix is not None and check.evidence
+    assert check.message.render("zh") and check.next_step is not None and check.evidence
     return check
 
 
@@ -143,8 +143,8 @@ def test_optional_key_of_the_wrong_type_also_stops_the_load(tmp_path):
 
 def test_unknown_and_missing_architecture(tmp_path):
     check = error(mini(tmp_path / "a.gguf", arch="llamb"), "loader_metadata")
-    assert "'llamb'" in text(check) and "newer llama.cpp" in check.fix.render("en")
-    assert "mmproj" in error(mini(tmp_path / "c.gguf", arch="clip"), "loader_metadata").fix.render("en")
+    assert "'llamb'" in text(check) and "newer llama.cpp" in check.next_step.render("en")
+    assert "mmproj" in error(mini(tmp_path / "c.gguf", arch="clip"), "loader_metadata").next_step.render("en")
     check = error(mini(tmp_path / "b.gguf", drop_keys=("general.architecture",)), "loader_metadata")
     assert "which architecture it is" in text(check)
 
@@ -262,7 +262,7 @@ def test_layer_lacking_a_part_every_other_layer_has(tmp_path):
     check = error(path, "layers")
     assert text(check) == "This file is damaged: layer 1 lacks a part every other layer has (attention output)."
     assert check.evidence == ("missing tensor blk.1.attn_output.weight",)
-    assert "下载" in check.fix.render("zh") and "第 1 层" in check.message.render("zh")
+    assert "下载" in check.next_step.render("zh") and "第 1 层" in check.message.render("zh")
 
 
 def test_renamed_tensor_fails_twice(tmp_path):

@@ -101,7 +101,7 @@ def test_missing_source(tmp_path):
         quantize(tmp_path / "nope.gguf", "Q4_0")
     error = caught.value
     assert error.kind == MISSING_SOURCE and "does not exist" in error.message.render("en")
-    assert "不存在" in error.message.render("zh") and error.fix is not None
+    assert "不存在" in error.message.render("zh") and error.next_step is not None
 
 
 def test_unknown_quant_is_a_programming_error(tmp_path):

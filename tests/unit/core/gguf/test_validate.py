@@ -9,7 +9,7 @@ import numpy as np
 from app.core.gguf import read_model_info, safe_copy_for_path_problem, supported_types_for_build, validate
 from app.core.gguf.path_checks import characters_check, classify_mount, linux_mount_of
 from app.core.gguf.quant_types import embedded_supported_types
-from app.core.problem import Status
+from app.core.problem import Fix, Status, fix_action
 from tests.unit.core.gguf.test_support import set_tensor_type, write_gguf
 
 
@@ -35,7 +35,7 @@ def test_nvfp4_depends_on_the_build(tmp_path):
     info = read_model_info(path)
     assert info.tensors[-1].type_id == 40 and info.tensors[-1].n_bytes == 4 * 36
     old = validate(path, supported_types=supported_types_for_build(6000)).check("quant_types")
-    assert old.status is Status.ERROR and "NVFP4" in str(old.message) and old.fix_action["action"] == "update_backend"
+    assert old.status is Status.ERROR and "NVFP4" in str(old.message) and old.action.kind is Fix.UPDATE_BACKEND
     assert validate(path, supported_types=supported_types_for_build(11434)).check("quant_types").status is Status.OK
     assert validate(path, supported_types=embedded_supported_types()).check("quant_types").status is Status.OK
     assert 40 not in supported_types_for_build(8000) and 39 in supported_types_for_build(8000)
@@ -99,7 +99,7 @@ def test_split_all_present(tmp_path):
     assert report.info.split_count == 3 and report.info.split_no == 0 and report.info.split_tensors_count == 6
     later = validate(shards[2])
     assert later.check("split_first").status is Status.WARNING
-    assert later.check("split_first").fix_action == {"action": "use_first_shard", "path": str(shards[0])}
+    assert later.check("split_first").action == fix_action(Fix.USE_FIRST_SHARD, path=str(shards[0]))
 
 
 def test_split_with_a_missing_shard(tmp_path):
@@ -107,7 +107,7 @@ def test_split_with_a_missing_shard(tmp_path):
     check = validate(shards[0]).check("split")
     assert check.status is Status.ERROR
     assert shards[1].name in str(check.message) and "1 are missing" in str(check.message)
-    assert check.fix_action["missing"] == [str(shards[1])]
+    assert check.action.get("missing") == [str(shards[1])]
 
 
 def test_split_shards_from_different_downloads(tmp_path):
@@ -129,10 +129,10 @@ def test_non_ascii_path_is_read_and_windows_gets_a_copy_fix(tmp_path, tiny_model
     assert "non-ASCII" in str(report.check("path_chars").message)
     check = characters_check(path, platform="win32")
     assert check.status is Status.WARNING
-    action = check.fix_action
-    assert action["action"] == "copy_to_safe_path" and action["suggested_dir"].isascii()
+    action = check.action
+    assert action.kind is Fix.COPY_TO_SAFE_PATH and action.get("suggested_dir").isascii()
     seen = []
-    copy = safe_copy_for_path_problem(path, action["suggested_dir"], progress=lambda d, t: seen.append((d, t)))
+    copy = safe_copy_for_path_problem(path, action.get("suggested_dir"), progress=lambda d, t: seen.append((d, t)))
     assert str(copy).isascii() and " " not in str(copy) and copy.suffix == ".gguf"
     assert copy.read_bytes() == path.read_bytes()
     assert seen[-1][0] == seen[-1][1] == path.stat().st_size

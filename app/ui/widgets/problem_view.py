@@ -1,0 +1,121 @@
+"""The one way the window shows a problem: a check, a user error, a chat error or a crash diagnosis.
+
+All four carry the core's problem shape (``app.core.problem.Problem``: ``message``, ``next_step``, ``evidence``,
+``action``), so every place reads the same four fields through the functions here: the check rows, the crash card,
+the chat's error lines, the probe and rebuild boxes, the Settings preview and the server's error label.
+``ProblemView`` is the widget form (sentence, next step, the evidence lines behind a toggle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QCoreApplication, Qt, Slot
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+
+from app.core.problem import Fix, FixAction, Problem
+from app.core.text import Text, current_language
+
+
+def render(text: Text | None) -> str:
+    """A core sentence in the app's language ('' for None)."""
+    return text.render(current_language()) if text is not None else ""
+
+
+def next_step_text(problem: Problem, *, labelled: bool = True) -> str:
+    """The next step, as "Next step: …" (``labelled``) or bare; '' when the problem has none."""
+    step = render(problem.next_step)
+    if not step or not labelled:
+        return step
+    return QCoreApplication.translate("ProblemView", "Next step: {fix}").format(fix=step)
+
+
+def problem_text(problem: Problem, *, labelled: bool = True, joiner: str = "\n") -> str:
+    """The sentence and the next step as one text (a check row, an error label, a status line)."""
+    return joiner.join(part for part in (render(problem.message), next_step_text(problem, labelled=labelled)) if part)
+
+
+def evidence_lines(problem: Problem, last: int | None = None) -> list[str]:
+    """The evidence behind the sentence (log lines, file facts), the ``last`` few when given."""
+    lines = [str(line) for line in problem.evidence]
+    return lines[-last:] if last else lines
+
+
+def evidence_text(problem: Problem, last: int | None = None) -> str:
+    return "\n".join(evidence_lines(problem, last))
+
+
+def fix_button_text(action: FixAction | None) -> str:
+    """The label of the button that applies ``action``; '' when the sentence says what to do instead."""
+    kind = action.kind if action is not None else None
+    if kind is Fix.COPY_TO_SAFE_PATH:
+        return QCoreApplication.translate("ProblemView", "Copy to a safe folder")
+    if kind is Fix.USE_FIRST_SHARD:
+        return QCoreApplication.translate("ProblemView", "Open the first part")
+    if kind is Fix.REBUILD_ENGINE:
+        return QCoreApplication.translate("ProblemView", "Rebuild the engine for this processor")
+    if kind is Fix.SWITCH_ENGINE:
+        if action.get("engine") == "llama-server":
+            return QCoreApplication.translate("ProblemView", "Use the llama-server engine")
+        return QCoreApplication.translate("ProblemView", "Use the built-in engine")
+    if kind is Fix.TEST_ENGINE:
+        return QCoreApplication.translate("ProblemView", "Test the engine")
+    return ""  # no button: the sentence says what to do (e.g. download the missing parts)
+
+
+class ProblemView(QWidget):
+    """A problem as widgets: ``message``, an optional ``detail`` line, ``next_step`` (bare: the card around it says
+    what it is), and the evidence lines folded behind ``evidence_toggle``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.problem: Problem | None = None
+        self._evidence_title: Callable[[int], str] = lambda count: f"({count})"
+        selectable = Qt.TextInteractionFlag.TextSelectableByMouse
+        self.message = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
+        self.detail = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
+        self.detail.setStyleSheet("color: #555;")
+        self.next_step = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
+        self.evidence_toggle = QToolButton(self, checkable=True,
+                                           toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.evidence_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.evidence_toggle.toggled.connect(self._show_evidence)
+        self.evidence = QPlainTextEdit(self, readOnly=True)
+        self.evidence.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.evidence.setMaximumHeight(140)
+        self.evidence.hide()
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.message, self.detail, self.next_step, self.evidence_toggle, self.evidence):
+            self._layout.addWidget(widget)
+
+    def add_before_evidence(self, *widgets: QWidget) -> None:
+        """Place widgets of the surrounding card (what a fix changes, a progress box) above the evidence toggle."""
+        at = self._layout.indexOf(self.evidence_toggle)
+        for offset, widget in enumerate(widgets):
+            self._layout.insertWidget(at + offset, widget)
+
+    def set_problem(self, problem: Problem | None, *, generic: str = "", detail: str = "",
+                    evidence_title: Callable[[int], str] | None = None) -> None:
+        """Show ``problem`` (``generic`` is the sentence when there is none); ``detail`` goes under the sentence;
+        ``evidence_title(count)`` labels the evidence toggle."""
+        self.problem = problem
+        if evidence_title is not None:
+            self._evidence_title = evidence_title
+        self.message.setText((render(problem.message) if problem is not None else "") or generic)
+        self._set_optional(self.detail, detail)
+        self._set_optional(self.next_step, next_step_text(problem, labelled=False) if problem is not None else "")
+        lines = evidence_lines(problem) if problem is not None else []
+        self.evidence.setPlainText("\n".join(lines))
+        self.evidence_toggle.setText(self._evidence_title(len(lines)))
+        self.evidence_toggle.setVisible(bool(lines))
+
+    @staticmethod
+    def _set_optional(label: QLabel, text: str) -> None:
+        label.setText(text)
+        label.setVisible(bool(text))
+
+    @Slot(bool)
+    def _show_evidence(self, shown: bool) -> None:
+        self.evidence.setVisible(shown)
+        self.evidence_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)

@@ -95,7 +95,8 @@ def read_architecture(meta: Meta) -> str:
     arch = arch.split("\0", 1)[0]
     if arch == "clip":
         raise LoadStop(T("This is a vision projector (mmproj) file, not a language model; llama.cpp loads it only "
-                         "next to a model.", "这是视觉投影（mmproj）文件，不是语言模型；llama.cpp 只会把它与模型一起加载。"),
+                         "next to a model.",
+                         "这是视觉投影（mmproj）文件，不是语言模型；llama.cpp 只会把它与模型一起加载。"),
                        ("general.architecture='clip'",),
                        next_step=T("Open the language model's .gguf instead (the mmproj file belongs next to it).",
                                    "请改为打开语言模型的 .gguf 文件（mmproj 文件应放在它旁边）。"))
@@ -127,7 +128,8 @@ def _experts(meta: Meta, hp: HParams) -> None:
     if bad:
         raise _invalid("This file is damaged: its expert settings contradict each other ({n} experts, {used} used per "
                        "token); llama.cpp stops with an assertion on such files.",
-                       "文件已损坏：专家设置相互矛盾（{n} 个专家，每个词元使用 {used} 个）；llama.cpp 会因断言失败而中止。",
+                       "文件已损坏：专家设置相互矛盾（{n} 个专家，每个词元使用 {used} 个）；"
+                       "llama.cpp 会因断言失败而中止。",
                        evidence, n=hp.n_expert, used=used)
 
 
@@ -140,8 +142,10 @@ def _rope(meta: Meta, hp: HParams) -> None:
         if scaling.split("\0", 1)[0] not in ROPE_SCALING_TYPES:
             en, zh = key_words(meta.akey("rope.scaling.type"), hp.arch)
             raise _invalid("This file is damaged: its {what} is '{value}', which llama.cpp does not know (it stops with "
-                           "an assertion).", "文件已损坏：其{what_zh}为“{value}”，llama.cpp 不认识该值（会因断言失败而中止）。",
-                           f"{meta.akey('rope.scaling.type')}={scaling[:40]!r}", what=en, what_zh=zh, value=scaling[:40])
+                           "an assertion).",
+                           "文件已损坏：其{what_zh}为“{value}”，llama.cpp 不认识该值（会因断言失败而中止）。",
+                           f"{meta.akey('rope.scaling.type')}={scaling[:40]!r}",
+                           what=en, what_zh=zh, value=scaling[:40])
         hp.rope_scaling = scaling.split("\0", 1)[0]
     if meta.get(meta.akey("rope.scaling.factor"), "f32") is None:
         meta.get(meta.akey("rope.scale_linear"), "f32")
@@ -181,7 +185,8 @@ def _wavtokenizer(meta: Meta, hp: HParams) -> None:
     convnext = meta.get(meta.akey("convnext.block_count"), "u32", required=True)
     if posnet > hp.n_layer_all or convnext > hp.n_layer_all:
         raise _invalid("This file is damaged: its vocoder block counts exceed its layer count.",
-                       "文件已损坏：声码器的块数超过了层数。", f"posnet={posnet} convnext={convnext} layers={hp.n_layer_all}")
+                       "文件已损坏：声码器的块数超过了层数。",
+                       f"posnet={posnet} convnext={convnext} layers={hp.n_layer_all}")
 
 
 def read_hparams(meta: Meta, arch: str) -> HParams:
@@ -198,13 +203,15 @@ def read_hparams(meta: Meta, arch: str) -> HParams:
     hp.n_layer_all = meta.get(meta.akey("block_count"), "u32", required=True)
     if not 0 < hp.n_layer_all <= MAX_LAYERS:
         raise _invalid("This file is damaged: it says the model has {n} layers; llama.cpp accepts 1 to {max} (it stops "
-                       "with an assertion).", "文件已损坏：声称模型有 {n} 层；llama.cpp 只接受 1 到 {max} 层（会因断言失败而中止）。",
+                       "with an assertion).",
+                       "文件已损坏：声称模型有 {n} 层；llama.cpp 只接受 1 到 {max} 层（会因断言失败而中止）。",
                        f"{meta.akey('block_count')}={hp.n_layer_all}", n=hp.n_layer_all, max=MAX_LAYERS)
     hp.n_layer_nextn = meta.get(meta.akey("nextn_predict_layers"), "u32") or 0
     if hp.n_layer_nextn > hp.n_layer_all:
         raise _invalid("This file is damaged: it has more prediction layers ({nextn}) than layers ({n}).",
                        "文件已损坏：预测层数（{nextn}）多于总层数（{n}）。",
-                       f"{meta.akey('nextn_predict_layers')}={hp.n_layer_nextn}", nextn=hp.n_layer_nextn, n=hp.n_layer_all)
+                       f"{meta.akey('nextn_predict_layers')}={hp.n_layer_nextn}",
+                       nextn=hp.n_layer_nextn, n=hp.n_layer_all)
     _experts(meta, hp)
     if arch == "wavtokenizer-dec":
         _wavtokenizer(meta, hp)

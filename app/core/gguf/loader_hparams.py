@@ -141,8 +141,8 @@ def _rope(meta: Meta, hp: HParams) -> None:
     if scaling is not None:
         if scaling.split("\0", 1)[0] not in ROPE_SCALING_TYPES:
             en, zh = key_words(meta.akey("rope.scaling.type"), hp.arch)
-            raise _invalid("This file is damaged: its {what} is '{value}', which llama.cpp does not know (it stops with "
-                           "an assertion).",
+            raise _invalid("This file is damaged: its {what} is '{value}', which llama.cpp does not know (it stops "
+                           "with an assertion).",
                            "文件已损坏：其{what_zh}为“{value}”，llama.cpp 不认识该值（会因断言失败而中止）。",
                            f"{meta.akey('rope.scaling.type')}={scaling[:40]!r}",
                            what=en, what_zh=zh, value=scaling[:40])

@@ -11,14 +11,17 @@ CHECK_ID = "engine_runs"
 
 
 def engine_name(engine: str) -> Text:
-    return T("The built-in engine", "内置引擎") if engine == "embedded" else T("The llama-server engine", "llama-server 引擎")
+    if engine == "embedded":
+        return T("The built-in engine", "内置引擎")
+    return T("The llama-server engine", "llama-server 引擎")
 
 
 def check_row(check: EngineCheck | None, engine: str, server_bin: str | None = None) -> Check:
     name = engine_name(engine)
     if check is None:
         return Check(CHECK_ID, Status.WARNING,
-                     T("{engine} has not been tested on this processor yet.", "{engine}尚未在这台电脑的处理器上测试过。",
+                     T("{engine} has not been tested on this processor yet.",
+                       "{engine}尚未在这台电脑的处理器上测试过。",
                        engine=name),
                      T("Run the engine test (it takes a few seconds).", "请运行引擎测试（只需几秒）。"),
                      action=fix_action(Fix.TEST_ENGINE, engine=engine))
@@ -32,7 +35,8 @@ def check_row(check: EngineCheck | None, engine: str, server_bin: str | None = N
         return illegal_instruction_row(engine, server_bin, evidence)
     first = check.failed()[0]
     return Check(CHECK_ID, Status.ERROR,
-                 T("{engine} could not run a {quant} model here: {detail}.", "{engine}在这里无法运行 {quant} 模型：{detail}。",
+                 T("{engine} could not run a {quant} model here: {detail}.",
+                   "{engine}在这里无法运行 {quant} 模型：{detail}。",
                    engine=name, quant=first.quant, detail=first.detail.rstrip(".")),
                  _other_engine_fix(engine), evidence=evidence, action=switch_to(_other(engine)))
 
@@ -44,11 +48,13 @@ def illegal_instruction_row(engine: str, server_bin: str | None = None, evidence
     faulting = ", ".join(feature.label for feature in _faulting_here())
     if record is None:
         message = T("{engine} uses processor instructions that this computer cannot run, so every quantized model "
-                    "stops it.", "{engine}使用了这台电脑无法运行的处理器指令，因此任何量化模型都会让它停止。", engine=name)
+                    "stops it.", "{engine}使用了这台电脑无法运行的处理器指令，因此任何量化模型都会让它停止。",
+                    engine=name)
     elif faulting:
         message = T("{engine} was built on this computer, yet quantized models stop it with an illegal instruction: "
                     "this processor advertises {features} but cannot run it here.",
-                    "{engine}是在这台电脑上构建的，但量化模型仍因非法指令让它停止：这台处理器声称支持 {features}，但在这里无法运行。",
+                    "{engine}是在这台电脑上构建的，但量化模型仍因非法指令让它停止："
+                    "这台处理器声称支持 {features}，但在这里无法运行。",
                     engine=name, features=faulting)
     else:
         message = T("{engine} was built on this computer, yet quantized models stop it with an illegal instruction.",
@@ -84,4 +90,5 @@ def _other_engine_fix(engine: str) -> Text:
     if engine == "embedded":
         return T("Choose a llama-server file in Settings, or rebuild the built-in engine.",
                  "请在设置中选择 llama-server 文件，或重新构建内置引擎。")
-    return T("Use the built-in engine, or choose another llama-server file.", "请改用内置引擎，或选择另一个 llama-server 文件。")
+    return T("Use the built-in engine, or choose another llama-server file.",
+             "请改用内置引擎，或选择另一个 llama-server 文件。")

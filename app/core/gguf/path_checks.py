@@ -44,9 +44,11 @@ def existence_check(path: Path) -> Check:
     if not os.access(path, os.R_OK):
         return Check("path", Status.ERROR, T("You do not have permission to read {path}.", "您没有读取 {path} 的权限。",
                                              path=str(path)),
-                     T("Ask the file's owner for access, or fix its permissions.", "请向文件所有者申请访问权限，或修改其权限。"))
+                     T("Ask the file's owner for access, or fix its permissions.",
+                       "请向文件所有者申请访问权限，或修改其权限。"))
     if path.stat().st_size == 0:
-        return Check("path", Status.ERROR, T("{path} is empty (0 bytes).", "{path} 是空文件（0 字节）。", path=str(path)),
+        return Check("path", Status.ERROR,
+                     T("{path} is empty (0 bytes).", "{path} 是空文件（0 字节）。", path=str(path)),
                      T("The download failed; download the model again.", "下载失败；请重新下载模型。"))
     return Check("path", Status.OK, T("The file exists and is readable.", "文件存在且可读。"))
 
@@ -67,7 +69,8 @@ def characters_check(path: Path, platform: str = sys.platform) -> Check:
                      copy, evidence=(text,), action=_copy_action(path))
     if " " in text:
         return Check("path_chars", Status.WARNING,
-                     T("The path contains spaces; some tools split it into pieces.", "路径中包含空格；部分工具会把它拆开。"),
+                     T("The path contains spaces; some tools split it into pieces.",
+                       "路径中包含空格；部分工具会把它拆开。"),
                      copy, evidence=(text,), action=_copy_action(path))
     return Check("path_chars", Status.OK, T("The path uses plain characters.", "路径只含普通字符。"))
 
@@ -126,13 +129,15 @@ def drive_kind(path: Path) -> str:
 
 def drive_check(path: Path) -> Check:
     kind = drive_kind(path)
-    copy = T("Copy the model to a local disk, e.g. {dir}.", "请把模型复制到本地磁盘，例如 {dir}。", dir=str(safe_model_dir()))
+    copy = T("Copy the model to a local disk, e.g. {dir}.", "请把模型复制到本地磁盘，例如 {dir}。",
+             dir=str(safe_model_dir()))
     messages = {
         "network": T("The model is on a network drive: loading is slow and a dropped connection crashes the server.",
                      "模型位于网络驱动器上：加载很慢，且连接中断会导致服务器崩溃。"),
         "removable": T("The model is on a removable drive: unplugging it while the model runs crashes the server.",
                        "模型位于可移动磁盘上：运行时拔出磁盘会导致服务器崩溃。"),
-        "windows_drive": T("The model is on a Windows drive seen from WSL: loading it is much slower than from the Linux disk.",
+        "windows_drive": T("The model is on a Windows drive seen from WSL: loading it is much slower than from the "
+                           "Linux disk.",
                            "模型位于 WSL 中的 Windows 磁盘上：加载速度比 Linux 磁盘慢得多。"),
     }
     if kind in messages:

@@ -64,7 +64,8 @@ def _sha256_check(path: Path, expected: str | None, compute: bool, progress: Pro
         normalized = normalize_digest(expected)
         if normalized is None:
             return Check("sha256", Status.ERROR, T("'{value}' is not a SHA-256 checksum (64 hex characters).",
-                                                   "“{value}”不是 SHA-256 校验值（64 个十六进制字符）。", value=expected),
+                                                   "“{value}”不是 SHA-256 校验值（64 个十六进制字符）。",
+                                                   value=expected),
                          T("Copy the checksum again from the download page.", "请从下载页面重新复制校验值。")), None
         expected = normalized
     else:
@@ -78,18 +79,22 @@ def _sha256_check(path: Path, expected: str | None, compute: bool, progress: Pro
         except HashCancelled:
             return Check("sha256", Status.WARNING, T("The checksum was cancelled.", "校验已取消。")), None
         except OSError as exc:
-            return Check("sha256", Status.ERROR, T("Reading the file for its checksum failed: {error}", "读取文件计算校验值失败：{error}",
+            return Check("sha256", Status.ERROR, T("Reading the file for its checksum failed: {error}",
+                                                   "读取文件计算校验值失败：{error}",
                                                    error=exc.strerror or str(exc))), None
     if digest is None:
         return None, None
     if expected is None:
         return Check("sha256", Status.OK, T("SHA-256 {digest} (no expected value to compare with).",
-                                            "SHA-256 为 {digest}（没有可对比的预期值）。", digest=digest), evidence=(digest,)), digest
+                                            "SHA-256 为 {digest}（没有可对比的预期值）。", digest=digest),
+                     evidence=(digest,)), digest
     if digest == expected:
-        return Check("sha256", Status.OK, T("SHA-256 matches the value from {source}.", "SHA-256 与 {source} 提供的值一致。",
-                                            source=source), evidence=(digest,)), digest
+        return Check("sha256", Status.OK, T("SHA-256 matches the value from {source}.",
+                                            "SHA-256 与 {source} 提供的值一致。", source=source),
+                     evidence=(digest,)), digest
     return Check("sha256", Status.ERROR,
-                 T("SHA-256 does not match: the file is {digest}, expected {expected} (from {source}). The file is damaged or a different one.",
+                 T("SHA-256 does not match: the file is {digest}, expected {expected} (from {source}). The file is "
+                   "damaged or a different one.",
                    "SHA-256 不一致：文件为 {digest}，预期为 {expected}（来自 {source}）。文件已损坏或不是同一个文件。",
                    digest=digest, expected=expected, source=source),
                  T("Download the file again.", "请重新下载该文件。"), evidence=(digest, expected),

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from app.ui import i18n
 
-if TYPE_CHECKING:
-    from app.ui.shell.main_window import MainWindow
-
 
 class WindowMenus(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Any) -> None:  # the MainWindow (importing it here would be a cycle)
         super().__init__(window)
         self.window = window
         bar = window.menuBar()

@@ -31,7 +31,7 @@ from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.estimate import estimate_devices
 from app.core.plan.memory import make_plan
-from app.core.probe import AttemptLimits, run_attempt, run_probe, search_highest
+from app.core.probe import AttemptLimits, ProbeOptions, run_attempt, run_probe, search_highest
 from app.core.server.supervisor import State, Supervisor
 from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
@@ -158,11 +158,12 @@ def _case(title, model, info, hw, server_bin, *, ram_budget, rlimits):
     print(f"      linear scan   {linear_loads:3d} loads -> ctx {truth}")
     results = {}
     for label, seeded in (("blind", False), ("seeded", True)):
-        result = run_probe(info, server_config(model, server_bin, TOP_CTX, ubatch=128), hw, ram_budget=ram_budget,
-                           margins=NO_MARGIN, rlimits=rlimits, use_cache=False, seeded=seeded, load_timeout_s=120)
+        options = ProbeOptions(ram_budget=ram_budget, margins=NO_MARGIN, rlimits=rlimits, use_cache=False,
+                               seeded=seeded, load_timeout_s=120)
+        result = run_probe(info, server_config(model, server_bin, TOP_CTX, ubatch=128), hw, options)
         results[label] = result
         seed = f", plan seed {result.plan.recommended_ctx}" if seeded else ""
-        print(f"      probe {label:<7} {len(result.attempts):3d} loads -> ctx {result.recommendation['ctx']}  "
+        print(f"      probe {label:<7} {len(result.attempts):3d} loads -> ctx {result.recommendation.ctx}  "
               f"(linear/probe {linear_loads / len(result.attempts):.1f}x, {result.wall_seconds:.1f} s{seed})")
     return results
 

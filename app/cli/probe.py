@@ -48,15 +48,16 @@ def _print_attempt(attempt) -> None:
 
 def run(args) -> int:
     from app.core.hardware.scan import scan_hardware
-    from app.core.probe import run_probe
+    from app.core.probe import ProbeOptions, run_probe
 
     try:
         info = read_model(args.model)
         hw = scan_hardware()
         config = config_from_args(args, info, hw)
-        result = run_probe(info, config, hw, ram_budget=args.ram_budget, vram_budget=args.vram_budget,
-                           progress=_progress, use_cache=not args.no_cache, load_timeout_s=args.load_timeout,
-                           margins=margins_from_args(args))
+        options = ProbeOptions(ram_budget=args.ram_budget, vram_budget=args.vram_budget,
+                               margins=margins_from_args(args), load_timeout_s=args.load_timeout,
+                               use_cache=not args.no_cache)
+        result = run_probe(info, config, hw, options, progress=_progress)
     except UserError as error:
         return report_user_error(error)
     if args.json:

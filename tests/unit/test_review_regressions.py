@@ -24,7 +24,7 @@ def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tin
     from app.core.gguf import read_model_info
     from app.core.hardware.scan import scan_hardware
     from app.core.launch.config import LaunchConfig
-    from app.core.probe import run_probe
+    from app.core.probe import ProbeOptions, run_probe
     from app.core.probe.attempt import Attempt
 
     tried = []
@@ -36,8 +36,8 @@ def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tin
     hw = scan_hardware()
     hw.gpus = []
     result = run_probe(read_model_info(tiny_model), LaunchConfig(model=str(tiny_model), ctx=requested), hw,
-                       use_cache=False, runner=loads_everything)
-    assert max(tried) == largest and result.recommendation["ctx"] == largest
+                       ProbeOptions(use_cache=False), runner=loads_everything)
+    assert max(tried) == largest and result.recommendation.ctx == largest
 
 
 def test_a_child_still_starts_and_is_tracked_when_its_pid_file_cannot_be_written(app_home):

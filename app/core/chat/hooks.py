@@ -1,15 +1,58 @@
-"""Connect a ChatClient to a running Supervisor: its URL, API key, per-slot context, crash reports, log."""
+"""Connect a ChatClient to a running Supervisor: its URL, API key, per-slot context, crash reports, log.
+
+The chat asks a supervisor only what :class:`ChatServer` names, so neither this module nor the chat pane depends
+on the concrete ``app.core.server.supervisor.Supervisor`` (tests hand in a small stand-in)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
 from app.core.launch.config import LaunchConfig
+from app.core.server.events import Event, State
+
+if TYPE_CHECKING:
+    from app.core.diagnosis.value import Diagnosis
+    from app.core.server.log import LogLine
 
 RECENT_CRASH_S = 60.0
 CRASH_REPORT_WAIT_S = 15.0
+
+
+class ServerChild(Protocol):
+    """The server process, as far as the chat asks: has it gone, and did someone ask it to?"""
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def stop_requested(self) -> bool: ...
+
+
+class ChatServer(Protocol):
+    """What the chat needs from a supervised server: where it answers, its settings, its crashes and its log."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def config(self) -> LaunchConfig: ...
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def child(self) -> ServerChild | None: ...
+
+    @property
+    def history(self) -> Iterable[Event]: ...
+
+    @property
+    def last_diagnosis(self) -> Diagnosis | None: ...
+
+    def tail(self, n: int = 200) -> list[LogLine]: ...
 
 
 def ctx_per_slot(config: LaunchConfig) -> int | None:
@@ -21,26 +64,25 @@ def ctx_per_slot(config: LaunchConfig) -> int | None:
     return config.ctx
 
 
-def recent_crash(supervisor: Any, within_s: float = RECENT_CRASH_S) -> Any:
+def recent_crash(supervisor: ChatServer, within_s: float = RECENT_CRASH_S) -> Diagnosis | None:
     """The Diagnosis of a crash the supervisor saw in the last ``within_s`` seconds, else None.
 
     A restart can already be under way when the chat notices the dropped connection, so the state alone
     is not enough: look for the crash event itself (after the last time the server was ready)."""
-    for event in reversed(list(getattr(supervisor, "history", ()))):
-        if event.kind == "state" and getattr(event.state, "value", event.state) == "ready":
+    for event in reversed(list(supervisor.history)):
+        if event.kind == "state" and event.state is State.READY:
             return None  # ready again since any earlier crash: this failure is not that crash
         if event.kind == "crash" and time.time() - event.time <= within_s:
             return event.data.get("diagnosis") or supervisor.last_diagnosis
-    state = getattr(supervisor.state, "value", supervisor.state)
-    return supervisor.last_diagnosis if state in ("crashed", "failed") else None
+    return supervisor.last_diagnosis if supervisor.state in (State.CRASHED, State.FAILED) else None
 
 
-def crash_report(supervisor: Any, wait_s: float = CRASH_REPORT_WAIT_S) -> Any:
+def crash_report(supervisor: ChatServer, wait_s: float = CRASH_REPORT_WAIT_S) -> Diagnosis | None:
     """``recent_crash``, but once the server process has exited on its own, wait (at most ``wait_s``) for the
     supervisor's diagnosis of that exit: it is sure to come, and on a busy machine it can take longer than the
     client's own short wait, which would leave a dead server explained as merely "not answering"."""
     diagnosis = recent_crash(supervisor)
-    child = getattr(supervisor, "child", None)
+    child = supervisor.child
     deadline = time.monotonic() + wait_s
     while diagnosis is None and _exit_being_diagnosed(supervisor, child) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -48,13 +90,12 @@ def crash_report(supervisor: Any, wait_s: float = CRASH_REPORT_WAIT_S) -> Any:
     return diagnosis
 
 
-def _exit_being_diagnosed(supervisor: Any, child: Any) -> bool:
+def _exit_being_diagnosed(supervisor: ChatServer, child: ServerChild | None) -> bool:
     """The supervisor's current child is gone and nobody asked it to go: a crash report follows."""
-    return (child is not None and getattr(supervisor, "child", None) is child and not child.running
-            and not child.stop_requested)
+    return child is not None and supervisor.child is child and not child.running and not child.stop_requested
 
 
-def client_for_supervisor(supervisor: Any, **options: Any) -> ChatClient:
+def client_for_supervisor(supervisor: ChatServer, **options: Any) -> ChatClient:
     config: LaunchConfig = supervisor.config
     return ChatClient(
         lambda: supervisor.url, api_key=config.api_key, backend=config.backend, ctx_per_slot=ctx_per_slot(config),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -11,6 +12,7 @@ BACKENDS = (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER)
 EMBEDDED_SERVER_SWITCH = "--embedded-server"  # re-launches a packaged app as llama-cpp-python's server
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+ANY_FREE_PORT = 0  # a fix's {"port": 0}: "any free port", not a port number
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,23 @@ class LaunchConfig:
         if "extra_args" in known:
             known["extra_args"] = tuple(known["extra_args"] or ())
         return cls(**known)
+
+
+def fix_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A diagnosis fix's setting changes (``FixAction.changes``) as LaunchConfig field changes.
+
+    Keys that are no setting (or the model itself) are left out. ``{"port": 0}`` ("any free port") keeps the port
+    number and turns on ``pick_free_port``: the next start takes a free port if that one is busy, and the Settings
+    step never shows port 0.
+    """
+    known = {k: v for k, v in changes.items() if k in LaunchConfig.__dataclass_fields__ and k != "model"}
+    if known.get("port") == ANY_FREE_PORT:
+        del known["port"]
+        known["pick_free_port"] = True
+    return known
+
+
+def apply_fix(config: LaunchConfig, changes: Mapping[str, Any]) -> LaunchConfig:
+    """``config`` with a fix applied: the one rule the Settings step and the supervisor both follow, so a fix
+    leaves them with the same config."""
+    return config.with_changes(**fix_changes(changes))

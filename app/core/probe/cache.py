@@ -11,12 +11,16 @@ import hashlib
 import json
 import logging
 import os
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from app.core.atomic import write_json_atomic
 from app.core.paths import cache_dir
 
 logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from app.core.probe.result import ProbeResult
 
 CACHE_VERSION = 1
 
@@ -75,3 +79,9 @@ def load_cached(key: dict[str, Any]) -> dict[str, Any] | None:
 
 def store(key: dict[str, Any], result: dict[str, Any]) -> None:
     write_json_atomic(_path(key), {"key": json.loads(json.dumps(key, default=str)), "result": result})
+
+
+def save_result(key: dict[str, Any], result: ProbeResult) -> None:
+    """Remember a fresh result under ``key``, stamping ``result.saved_at`` (shown later as "last measured on")."""
+    result.saved_at = time.time()
+    store(key, result.to_cache())

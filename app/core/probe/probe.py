@@ -8,6 +8,7 @@ of 256, up to the requested ctx) that passes. Every attempt is a real server chi
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from app.core.launch.config import LaunchConfig
@@ -17,7 +18,7 @@ from app.core.plan.kv import KV_CELL_PADDING
 from app.core.plan.memory import make_plan
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, AttemptLimits, ProbeCancelled, is_cancelled, run_attempt
-from app.core.probe.result import ProbeProgress, ProbeResult, result_from_cache
+from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
 from app.core.problem import UserError
 from app.core.text import T
@@ -26,6 +27,23 @@ GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
 # failures that say nothing about the candidate settings: tried once more before they count
 TRANSIENT_CAUSES = frozenset({"port_in_use", "host_unavailable", "request", "failed", "stopped_externally"})
 AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Any], Attempt]
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """How to judge and run the test loads; the defaults are what the window and ``gguf-launcher probe`` use.
+
+    Every field but ``use_cache`` and ``load_timeout_s`` is part of the cache key: a different budget is a
+    different question.
+    """
+
+    ram_budget: int | None = None  # judge RAM against this instead of what the machine has free
+    vram_budget: int | None = None  # judge VRAM against this (e.g. "an 8 GB card" on a bigger one)
+    margins: Margins = field(default_factory=Margins)
+    rlimits: dict[int, int] | None = None  # hard caps applied to each test child
+    load_timeout_s: float = 600.0
+    use_cache: bool = True
+    seeded: bool = True  # False ignores the plan's estimate as the search seed (benchmarks)
 
 
 def _uses_gpu(hw: Any, backend: Any) -> bool:
@@ -101,35 +119,37 @@ def _cache_still_valid(stored: dict[str, Any], hw: Any) -> bool:
     return sum(int(g.vram_free_bytes or 0) for g in gpus) >= used
 
 
-def run_probe(info: Any, config: LaunchConfig, hw: Any, *, ram_budget: int | None = None,
-              vram_budget: int | None = None, progress: Callable[[ProbeProgress], None] | None = None,
-              cancel: Any = None, use_cache: bool = True, margins: Margins | None = None,
-              rlimits: dict[int, int] | None = None, load_timeout_s: float = 600.0,
-              backend: Any = None, runner: AttemptRunner | None = None, seeded: bool = True) -> ProbeResult:
+def run_probe(info: Any, config: LaunchConfig, hw: Any, options: ProbeOptions | None = None, *,
+              progress: Callable[[ProbeProgress], None] | None = None, cancel: Any = None,
+              backend: Any = None, runner: AttemptRunner | None = None) -> ProbeResult:
     """Find the highest GPU layers and ctx that really load and answer; see the module doc.
 
-    ``runner`` replaces the real attempt (simulations); ``seeded=False`` ignores the plan (benchmarks).
+    ``backend`` is the resolved engine (resolved from ``config`` when None); ``runner`` replaces the real
+    attempt (simulations).
     """
     from app.core.launch.backends import resolve_backend
 
     started = time.monotonic()
-    margins = margins or Margins()
+    options = options or ProbeOptions()
     backend = backend or resolve_backend(config)
-    plan = make_plan(info, config, hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins)
-    key = cache.probe_key(info, config, backend, hw, ram_budget=ram_budget, vram_budget=vram_budget,
-                          margins=margins.to_dict(), rlimits={str(k): v for k, v in (rlimits or {}).items()})
-    if use_cache:
+    plan = make_plan(info, config, hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
+                     margins=options.margins)
+    key = cache.probe_key(info, config, backend, hw, ram_budget=options.ram_budget, vram_budget=options.vram_budget,
+                          margins=options.margins.to_dict(),
+                          rlimits={str(k): v for k, v in (options.rlimits or {}).items()})
+    if options.use_cache:
         stored = cache.load_cached(key)
         if stored is not None and _cache_still_valid(stored, hw):
             result = result_from_cache(stored, plan)
             result.wall_seconds = time.monotonic() - started
             return result
-    limits = AttemptLimits(load_timeout_s=load_timeout_s, margins=margins, ram_budget=ram_budget,
-                           vram_budget=vram_budget, rlimits=rlimits,
+    limits = AttemptLimits(load_timeout_s=options.load_timeout_s, margins=options.margins,
+                           ram_budget=options.ram_budget, vram_budget=options.vram_budget, rlimits=options.rlimits,
                            logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
-    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner, seeded)
+    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,
+                     options.seeded)
     result.wall_seconds = time.monotonic() - started
-    cache.store(key, result.to_cache())
+    cache.save_result(key, result)
     return result
 
 
@@ -148,7 +168,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
         seed = (plan.max_gpu_layers or 0) if seeded else None
         layers = _layer_search(prober, n_layer, config.ctx, seed)
         if layers is not None:
-            recommendation = {"gpu_layers": layers, "ctx": config.ctx}
+            recommendation = Recommendation(gpu_layers=layers, ctx=config.ctx)
     elif plan.has_gpu and plan.recommended_gpu_layers:
         notes.append(T("No usable GPU here, so only the context was measured (on the CPU); the plan expects "
                        "{layers} layers to fit the VRAM budget.",
@@ -157,7 +177,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
     if recommendation is None:
         best_ctx = _ctx_search(prober, 0, config.ctx, (plan.recommended_ctx or 0) if seeded else None)
         if best_ctx is not None:
-            recommendation = {"gpu_layers": 0, "ctx": best_ctx}
+            recommendation = Recommendation(gpu_layers=0, ctx=best_ctx)
     if progress is not None:
         progress(ProbeProgress(len(prober.attempts), len(prober.attempts), "done", 0, 0,
                                T("The probe finished.", "探测完成。"), prober.attempts[-1] if prober.attempts else None))

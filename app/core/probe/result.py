@@ -1,7 +1,12 @@
-"""What a probe hands back: the recommendation, every attempt with its measurements, the plan, cache state."""
+"""What a probe hands back: the recommendation, every attempt with its measurements, the plan, cache state.
+
+A result is one object, :class:`ProbeResult`, everywhere: the cache and a model's profile keep its dict form
+(``to_cache()`` / ``to_dict()``) and :meth:`ProbeResult.from_dict` reads either back.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +26,32 @@ class ProbeProgress:
     last: Attempt | None = None  # the attempt that just finished, if any
 
 
+@dataclass(frozen=True)
+class Recommendation:
+    """The settings the probe proved: the most GPU layers, then the most context, that really loaded and answered."""
+
+    gpu_layers: int
+    ctx: int
+
+    def changes(self) -> dict[str, int]:
+        """As LaunchConfig changes (what the Settings step applies)."""
+        return {"gpu_layers": self.gpu_layers, "ctx": self.ctx}
+
+    def to_dict(self) -> dict[str, int]:
+        return self.changes()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Recommendation | None:
+        """None for a missing or unreadable one (a hand-edited profile must not crash the window)."""
+        try:
+            return cls(int(data["gpu_layers"]), int(data["ctx"])) if data else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
 @dataclass
 class ProbeResult:
-    recommendation: dict[str, int] | None  # {"gpu_layers", "ctx"}; None when nothing passed
+    recommendation: Recommendation | None  # None when nothing passed
     attempts: list[Attempt]
     plan: MemoryPlan | None
     cached: bool = False
@@ -31,13 +59,14 @@ class ProbeResult:
     backend: dict[str, Any] = field(default_factory=dict)
     notes: list[Text] = field(default_factory=list)
     plan_dict: dict[str, Any] | None = None  # the stored plan of a cached result
+    saved_at: float | None = None  # when the probe cache stored it (time.time()); None until then
 
     @property
     def passing_attempt(self) -> Attempt | None:
-        if not self.recommendation:
+        rec = self.recommendation
+        if rec is None:
             return None
-        matches = [a for a in self.attempts if a.ok and a.gpu_layers == self.recommendation["gpu_layers"]
-                   and a.ctx == self.recommendation["ctx"]]
+        matches = [a for a in self.attempts if a.ok and a.gpu_layers == rec.gpu_layers and a.ctx == rec.ctx]
         return matches[-1] if matches else None
 
     def summary(self) -> Text:
@@ -50,7 +79,7 @@ class ProbeResult:
                  "(peak RAM {rss}, peak VRAM {vram}; {n} test loads{cached}).",
                  "实测的安全设置：{layers} 层放到 GPU，上下文 {ctx} 个词元（内存峰值 {rss}，显存峰值 {vram}；"
                  "共 {n} 次测试加载{cached_zh}）。",
-                 layers=self.recommendation["gpu_layers"], ctx=self.recommendation["ctx"],
+                 layers=self.recommendation.gpu_layers, ctx=self.recommendation.ctx,
                  rss=human_bytes(passing.peak_rss_bytes) if passing else "?",
                  vram=human_bytes(passing.peak_vram_bytes) if passing and passing.peak_vram_bytes else "-",
                  n=len(self.attempts), cached=", from the cache" if self.cached else "",
@@ -59,7 +88,7 @@ class ProbeResult:
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         plan = self.plan.to_dict(lang) if self.plan is not None else self.plan_dict
         return {
-            "recommendation": dict(self.recommendation) if self.recommendation else None,
+            "recommendation": self.recommendation.to_dict() if self.recommendation else None,
             "attempts": [a.to_dict(lang) for a in self.attempts],
             "plan": plan,
             "cached": self.cached,
@@ -67,6 +96,7 @@ class ProbeResult:
             "backend": self.backend,
             "summary": self.summary().render(lang),
             "notes": [n.render(lang) for n in self.notes],
+            "saved_at": self.saved_at,
         }
 
     def to_cache(self) -> dict[str, Any]:
@@ -76,26 +106,53 @@ class ProbeResult:
             entry = a.to_dict("en")
             entry["reason"] = a.reason.to_dict() if a.reason is not None else None
             attempts.append(entry)
-        return {"recommendation": self.recommendation, "attempts": attempts, "backend": self.backend,
+        return {"recommendation": self.recommendation.to_dict() if self.recommendation else None,
+                "attempts": attempts, "backend": self.backend,
                 "plan": self.plan.to_dict("en") if self.plan else self.plan_dict,
-                "wall_seconds": self.wall_seconds}
+                "wall_seconds": self.wall_seconds, "notes": [n.to_dict() for n in self.notes],
+                "saved_at": self.saved_at}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], plan: MemoryPlan | None = None) -> ProbeResult:
+        """A result from its ``to_cache()`` or ``to_dict()`` form (the cache, a model's profile).
+
+        Sentences stored in one language only (``to_dict``) come back as that text in both. Profiles written
+        before ``saved_at`` was a field carry it as the same key, so they read the same way.
+        """
+        saved_at = data.get("saved_at")
+        return cls(
+            recommendation=Recommendation.from_dict(data.get("recommendation")),
+            attempts=[attempt_from_cache(e) for e in data.get("attempts") or () if isinstance(e, Mapping)],
+            plan=plan, cached=bool(data.get("cached", False)),
+            wall_seconds=float(data.get("wall_seconds") or 0.0), backend=dict(data.get("backend") or {}),
+            notes=[_text_of(n) for n in data.get("notes") or ()],
+            plan_dict=None if plan is not None else data.get("plan"),
+            saved_at=float(saved_at) if isinstance(saved_at, (int, float)) else None,
+        )
 
 
-def attempt_from_cache(entry: dict[str, Any]) -> Attempt:
+def _text_of(value: Any) -> Text:
+    """A stored sentence: ``{"en", "zh"}`` (language-neutral) or a string rendered in one language."""
+    if isinstance(value, Mapping):
+        return Text(str(value.get("en", "")), str(value.get("zh", value.get("en", ""))))
+    return Text(str(value), str(value))
+
+
+def attempt_from_cache(entry: Mapping[str, Any]) -> Attempt:
     reason = entry.get("reason")
+    if reason is None and not entry.get("ok"):  # to_dict() form: the sentence sits in the diagnosis
+        message = (entry.get("diagnosis") or {}).get("message")
+        reason = message if message else None
     return Attempt(
         gpu_layers=int(entry["gpu_layers"]), ctx=int(entry["ctx"]), ok=bool(entry["ok"]),
         peak_rss_bytes=entry.get("peak_rss_bytes"), peak_vram_bytes=entry.get("peak_vram_bytes"),
         seconds=float(entry.get("seconds") or 0.0), load_seconds=entry.get("load_seconds"),
-        cause=entry.get("cause"), reason=Text(reason["en"], reason["zh"]) if reason else None,
+        cause=entry.get("cause"), reason=_text_of(reason) if reason else None,
         prompt_tokens=entry.get("prompt_tokens"),
     )
 
 
-def result_from_cache(stored: dict[str, Any], plan: MemoryPlan | None) -> ProbeResult:
-    return ProbeResult(
-        recommendation=stored.get("recommendation"),
-        attempts=[attempt_from_cache(e) for e in stored.get("attempts", [])],
-        plan=plan, cached=True, backend=stored.get("backend") or {},
-        plan_dict=None if plan is not None else stored.get("plan"),
-    )
+def result_from_cache(stored: Mapping[str, Any], plan: MemoryPlan | None) -> ProbeResult:
+    result = ProbeResult.from_dict(stored, plan)
+    result.cached = True
+    return result

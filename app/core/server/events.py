@@ -22,6 +22,7 @@ class State(str, Enum):
 
 
 ACTIVE_STATES = frozenset({State.STARTING, State.LOADING, State.READY, State.RESTARTING, State.CRASHED})
+IDLE_STATES = frozenset({State.STOPPED, State.FAILED})  # no server and none on the way: Start may begin one
 
 STATE_SENTENCES = {
     State.STOPPED: T("The server is stopped.", "服务器已停止。"),

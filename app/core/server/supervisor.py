@@ -13,10 +13,10 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from app.core.launch.backends import BackendInfo, build_argv_with_notes, command_line, resolve_backend
-from app.core.launch.config import LaunchConfig
+from app.core.launch.config import LaunchConfig, apply_fix
 from app.core.launch.ports import base_url, settle_network
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
@@ -334,10 +334,10 @@ class Supervisor:
             self.crash_policy.reset()
         self._launch()
 
-    def apply_fix_and_restart(self, fix: dict[str, Any]) -> LaunchConfig:
-        """Apply a diagnosis' fix (LaunchConfig changes, e.g. {"gpu_layers": 20}) and restart. Returns the new config."""
-        changes = {key: value for key, value in fix.items() if key in LaunchConfig.__dataclass_fields__}
-        self._config = self._config.with_changes(**changes)
+    def apply_fix_and_restart(self, changes: Mapping[str, Any]) -> LaunchConfig:
+        """Apply a diagnosis' fix (``FixAction.changes``, e.g. {"gpu_layers": 20}) with core's one rule
+        (:func:`~app.core.launch.config.apply_fix`) and restart. Returns the new config."""
+        self._config = apply_fix(self._config, changes)
         self.restart()
         return self._config
 

@@ -11,7 +11,7 @@ Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -24,22 +24,29 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.chat import (
+    ChatClient,
     ChatError,
+    ChatEvent,
     ChatSession,
     Conversation,
     ReplyStats,
     load_conversation,
 )
-from app.core.chat.hooks import client_for_supervisor
+from app.core.chat.hooks import ChatServer, client_for_supervisor
 from app.core.problem import Fix
+from app.core.server.events import State
 from app.ui.chat.context_meter import ContextMeter
 from app.ui.chat.params_box import ParamsBox
 from app.ui.chat.saved_picker import SavedPicker
 from app.ui.chat.status_bar import ChatStatus
-from app.ui.chat.stream_job import StreamOutcome, start_stream
+from app.ui.chat.stream_job import Start, StreamOutcome, start_stream
 from app.ui.chat.transcript import Transcript
 from app.ui.i18n import Retranslating
-from app.ui.workers import run_task
+from app.ui.workers import Task, run_task
+
+if TYPE_CHECKING:
+    from app.ui.chat.transcript import Entry
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 
 class ChatPane(Retranslating, QWidget):
@@ -47,14 +54,14 @@ class ChatPane(Retranslating, QWidget):
     replyFinished = Signal(object)  # ReplyStats of a completed or stopped reply
     errorShown = Signal(object)  # ChatError added to the conversation
 
-    def __init__(self, bridge: Any = None, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: SupervisorBridge | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session: ChatSession | None = None
         self.conversation = Conversation()
-        self.server_state = ""
-        self._task = None
-        self._reply_entry = None
-        self._pending_entry = None
+        self.server_state: State | None = None  # None: no supervisor told us (a client given directly)
+        self._task: Task | None = None
+        self._reply_entry: Entry | None = None
+        self._pending_entry: Entry | None = None
         self._last_error: ChatError | None = None
         self._build()
         self.retranslate()
@@ -137,19 +144,18 @@ class ChatPane(Retranslating, QWidget):
 
     # --- wiring --------------------------------------------------------------------------------
 
-    def follow_bridge(self, bridge: Any) -> None:
+    def follow_bridge(self, bridge: SupervisorBridge) -> None:
         bridge.supervisorChanged.connect(self.set_supervisor)
         bridge.stateChanged.connect(self.set_server_state)
         if bridge.supervisor is not None:
             self.set_supervisor(bridge.supervisor)
-            state = bridge.supervisor.state
-            self.set_server_state(str(getattr(state, "value", state)), {})
+            self.set_server_state(bridge.supervisor.state, {})
 
-    def set_supervisor(self, supervisor: Any) -> None:
+    def set_supervisor(self, supervisor: ChatServer | None) -> None:
         """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
         self.set_client(client_for_supervisor(supervisor) if supervisor is not None else None)
 
-    def set_client(self, client: Any) -> None:
+    def set_client(self, client: ChatClient | None) -> None:
         self.stop()
         old = self.session.client if self.session is not None else None
         self.session = ChatSession(client, self.conversation) if client is not None else None
@@ -157,9 +163,9 @@ class ChatPane(Retranslating, QWidget):
             old.close()
         self._update_controls()
 
-    @Slot(str, dict)
-    def set_server_state(self, state: str, data: dict | None = None) -> None:
-        self.server_state = state
+    @Slot(object, dict)
+    def set_server_state(self, state: State, data: dict | None = None) -> None:
+        self.server_state = State(state)
         self._update_controls()
 
     # --- actions -------------------------------------------------------------------------------
@@ -217,7 +223,7 @@ class ChatPane(Retranslating, QWidget):
 
     # --- streaming -----------------------------------------------------------------------------
 
-    def _run(self, start) -> None:
+    def _run(self, start: Start) -> None:
         self._last_error = None
         self._reply_entry = None
         self._task = start_stream(self.session, start, on_event=self._on_event, on_done=self._on_stream_done,
@@ -225,7 +231,7 @@ class ChatPane(Retranslating, QWidget):
         self.streamingChanged.emit(True)
         self._update_controls()
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: ChatEvent) -> None:
         kind = event.kind
         if kind == "delta":
             if self._reply_entry is None:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import LaunchConfig
+from app.core.server.events import State
 from app.core.session import ModelSession
 from app.core.settings import Settings
 from app.ui import i18n, workers
@@ -221,7 +222,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.statusBar().showMessage(self.tr("The engine was changed in Settings; the next start uses it."), 8000)
 
     def _on_config_changed(self, config: LaunchConfig) -> None:
-        if self.control.state() == "ready":
+        if self.control.state() is State.READY:
             self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
 
     def _render_title(self) -> None:
@@ -235,14 +236,15 @@ class MainWindow(Retranslating, QMainWindow):
             parts.append(os.path.basename(self.model.path))
         self.setWindowTitle(" — ".join([*parts, self.tr("GGUF Launcher")]))
 
-    def _on_server_state(self, state: str, data: dict) -> None:
+    def _on_server_state(self, state: State, data: dict) -> None:
         self._render_title()
-        pid = getattr(self.bridge.supervisor, "pid", None)
+        sup = self.bridge.supervisor
+        pid = sup.pid if sup is not None else None
         self.machine.set_own_pids({pid} if pid else set())
-        notes = [note.render() for note in data.get("notes") or [] if hasattr(note, "render")]
-        if state == "starting" and notes:  # e.g. "port 8080 is in use; using 8081 instead"
+        notes = [note.render() for note in data.get("notes") or []]  # Text sentences (settle_network, argv)
+        if state is State.STARTING and notes:  # e.g. "port 8080 is in use; using 8081 instead"
             self.statusBar().showMessage(" ".join(notes), 20_000)
-        if state == "stopped" and self._close_state == "stopping":
+        if state is State.STOPPED and self._close_state == "stopping":
             self._finish_close()
 
     # --- closing: stop the server, never leave an orphan ------------------------------------------

@@ -3,7 +3,6 @@ with what the user does, and hands a checked model its remembered settings (thro
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
@@ -60,7 +59,5 @@ class ProfileSync(QObject):
 
     def on_probe_finished(self, result: ProbeResult) -> None:
         if self.model.path:
-            stored = result.to_dict()
-            stored["saved_at"] = time.time()
-            self.settings.update_profile(self.model.path, probe=stored)
+            self.settings.update_profile(self.model.path, probe=result.to_dict())  # saved_at: set by the cache
             self.store.save_soon()

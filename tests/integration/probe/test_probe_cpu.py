@@ -20,7 +20,7 @@ from app.core.hardware.scan import scan_hardware
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
-from app.core.probe import ProbeCancelled, max_loads, run_probe
+from app.core.probe import ProbeCancelled, ProbeOptions, max_loads, run_probe
 from app.core.probe.evidence import MEMORY_CAUSES
 from app.core.server.supervisor import State, Supervisor
 from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
@@ -97,13 +97,13 @@ def test_probe_lands_within_one_step_of_the_real_boundary_then_hits_the_cache(kv
     hw = scan_hardware()
     hw.gpus = []  # the CPU path, even on a machine with a GPU
     config = server_config(kv_model, llama_server_bin, TOP_CTX)
-    kwargs = dict(ram_budget=data_cap, margins=NO_MARGIN, rlimits={resource.RLIMIT_DATA: data_cap})
+    options = ProbeOptions(ram_budget=data_cap, margins=NO_MARGIN, rlimits={resource.RLIMIT_DATA: data_cap})
     events = []
-    result = run_probe(info, config, hw, progress=events.append, **kwargs)
-    found = result.recommendation["ctx"]
+    result = run_probe(info, config, hw, options, progress=events.append)
+    found = result.recommendation.ctx
     truth = linear_truth(kv_model, llama_server_bin, data_cap)
     assert abs(found - truth) <= 256, (found, truth, [a.to_dict("en") for a in result.attempts])
-    assert result.recommendation["gpu_layers"] == 0 and not result.cached
+    assert result.recommendation.gpu_layers == 0 and not result.cached
     assert any(not a.ok for a in result.attempts) and len(result.attempts) <= max_loads(TOP_CTX // 256, seeded=True)
     failures = [a.to_dict("en") for a in result.attempts if not a.ok]
     assert all(f["cause"] in MEMORY_CAUSES and f["diagnosis"]["message"] for f in failures), failures
@@ -112,7 +112,7 @@ def test_probe_lands_within_one_step_of_the_real_boundary_then_hits_the_cache(kv
     assert [e.attempt for e in events if e.phase == "ctx"] == list(range(1, len(result.attempts) + 1))
 
     started = time.monotonic()
-    again = run_probe(info, config, hw, **kwargs)
+    again = run_probe(info, config, hw, options)
     assert again.cached and again.recommendation == result.recommendation
     assert time.monotonic() - started < 2.0
 
@@ -137,7 +137,8 @@ def test_cancel_kills_the_child_and_leaves_nothing(kv_model, llama_server_bin):
 
     def probe():
         try:
-            run_probe(info, server_config(kv_model, llama_server_bin, TOP_CTX), hw, cancel=cancel, use_cache=False)
+            run_probe(info, server_config(kv_model, llama_server_bin, TOP_CTX), hw, ProbeOptions(use_cache=False),
+                      cancel=cancel)
         except ProbeCancelled as error:
             outcome["cancelled"] = error
 

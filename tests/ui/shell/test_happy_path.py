@@ -62,12 +62,13 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe._status[0] == "failed", timeout=SERVER)
     result = panel.probe.result
     assert result is not None, panel.probe.status.text()
-    assert result.recommendation and result.recommendation["gpu_layers"] == 0
-    assert 256 <= result.recommendation["ctx"] <= 1024
+    assert result.recommendation and result.recommendation.gpu_layers == 0
+    assert 256 <= result.recommendation.ctx <= 1024
     assert panel.probe.attempts.count() == len(result.attempts) >= 1
-    assert panel.ctx.value() == result.recommendation["ctx"]
+    assert panel.ctx.value() == result.recommendation.ctx
     assert "Safe settings, measured" in panel.probe.status.text()
     qtbot.waitUntil(lambda: window.store.settings.profile(model)["probe"] is not None, timeout=LONG)
+    assert window.store.settings.profile(model)["probe"]["saved_at"] == result.saved_at is not None  # the cache's
     # the same question again is answered from the cache, and says so
     _click(qtbot, panel.probe.run_button)
     qtbot.waitUntil(lambda: panel.probe.result is not None and panel.probe.result is not result, timeout=SERVER)

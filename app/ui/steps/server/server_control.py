@@ -11,32 +11,29 @@ and restart" rebuilds the built-in engine in a worker, then restarts the server 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.launch.config import BACKEND_EMBEDDED, LaunchConfig
+from app.core.launch.config import BACKEND_EMBEDDED, LaunchConfig, fix_changes
+from app.core.server.events import IDLE_STATES, State
 from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, EngineRebuild
 from app.ui.workers import run_task
 
-IDLE_STATES = {"stopped", "failed"}
+if TYPE_CHECKING:
+    from app.core.engine.selftest import EngineCheck
+    from app.core.server.supervisor import Supervisor
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+    from app.ui.steps.settings.settings_panel import SettingsPanel
 
-
-def fix_for_settings(fix: dict) -> dict:
-    """A diagnosis fix as Settings-step changes ({"port": 0} means "any free port": not a port number).
-    Keys that are no setting ("rebuild_engine") are left out."""
-    changes = {k: v for k, v in fix.items() if k in LaunchConfig.__dataclass_fields__}
-    if changes.get("port") == 0:
-        changes.pop("port")
-        changes["pick_free_port"] = True
-    return changes
+fix_for_settings = fix_changes  # a fix as Settings-step changes: core's one rule ({"port": 0} = any free port)
 
 
 def same_model(a: str, b: str) -> bool:
     return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
 
 
-def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
+def _make_supervisor(config: LaunchConfig) -> Supervisor:  # worker thread
     from app.core.server.supervisor import Supervisor
 
     return Supervisor(config)
@@ -45,12 +42,12 @@ def _make_supervisor(config: LaunchConfig) -> Any:  # worker thread
 class ServerControl(QObject):
     message = Signal(str)
 
-    def __init__(self, bridge: Any, settings_panel: Any, parent: QObject | None = None, *,
+    def __init__(self, bridge: SupervisorBridge, settings_panel: SettingsPanel, parent: QObject | None = None, *,
                  rebuild_step: Callable[..., Any] | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.settings_panel = settings_panel
-        self._retired: list[Any] = []
+        self._retired: list[Supervisor] = []
         self.engine_rebuild = EngineRebuild(rebuild_step, self)
         self.engine_rebuild.finished.connect(self._on_engine_rebuilt)
         self.engine_rebuild.failed.connect(self._on_engine_rebuild_failed)
@@ -66,12 +63,12 @@ class ServerControl(QObject):
         self.engine_rebuild.step = step
 
     @property
-    def supervisor(self) -> Any:
+    def supervisor(self) -> Supervisor | None:
         return self.bridge.supervisor
 
-    def state(self) -> str:
+    def state(self) -> State:
         sup = self.supervisor
-        return str(getattr(sup.state, "value", sup.state)) if sup is not None else "stopped"
+        return sup.state if sup is not None else State.STOPPED
 
     def is_running(self) -> bool:
         return self.state() not in IDLE_STATES or self.bridge.is_busy()
@@ -104,7 +101,7 @@ class ServerControl(QObject):
 
         run_task(old.close, on_done=closed, on_error=closed, owner=self)
 
-    def _on_supervisor(self, supervisor: Any) -> None:
+    def _on_supervisor(self, supervisor: Supervisor) -> None:
         self.bridge.set_supervisor(supervisor)
         self.bridge.start()
 
@@ -133,11 +130,16 @@ class ServerControl(QObject):
         self.bridge.restart()
 
     def apply_fix(self, fix: dict) -> None:
+        """Apply a crash's fix to the Settings step (core's ``fix_changes``), then restart with the Settings'
+        config, so the supervisor runs exactly what the Settings step shows and saves."""
         if REBUILD_KEY in fix:
             self.rebuild_and_restart()  # no setting changes: the engine itself does
             return
-        self.settings_panel.apply_changes(fix_for_settings(fix))
-        self.bridge.apply_fix_and_restart(dict(fix))
+        if self.settings_panel.config() is None:  # no model in the Settings step: the supervisor applies it
+            self.bridge.apply_fix_and_restart(dict(fix))
+            return
+        self.settings_panel.apply_changes(fix_changes(fix))
+        self.restart()
 
     # --- the engine rebuild ------------------------------------------------------------------------
 
@@ -150,7 +152,7 @@ class ServerControl(QObject):
         self._restart_after_rebuild = True
         self.engine_rebuild.start()  # already running (started from the Machine step): restart when it is done
 
-    def _on_engine_rebuilt(self, _check: Any) -> None:
+    def _on_engine_rebuilt(self, _check: EngineCheck) -> None:
         restart, self._restart_after_rebuild = self._restart_after_rebuild, False
         sup = self.supervisor
         if sup is None:

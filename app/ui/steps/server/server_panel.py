@@ -18,9 +18,9 @@ rebuild job to follow (``follow_rebuild``); Start and Restart wait while it runs
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -31,23 +31,30 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.problem import Problem
+from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.widgets.problem_view import problem_text
 
+if TYPE_CHECKING:
+    from app.core.diagnosis.value import Diagnosis
+    from app.core.server.supervisor import Supervisor
+    from app.ui.steps.machine.engine_rebuild import EngineRebuild
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+
 STATE_COLOURS = {
-    "stopped": "#757575",
-    "starting": "#1565c0",
-    "loading": "#1565c0",
-    "ready": "#2e7d32",
-    "stopping": "#757575",
-    "crashed": "#c62828",
-    "restarting": "#ef6c00",
-    "failed": "#8e0000",
+    State.STOPPED: "#757575",
+    State.STARTING: "#1565c0",
+    State.LOADING: "#1565c0",
+    State.READY: "#2e7d32",
+    State.STOPPING: "#757575",
+    State.CRASHED: "#c62828",
+    State.RESTARTING: "#ef6c00",
+    State.FAILED: "#8e0000",
 }
-START_STATES = {"stopped", "failed"}  # "crashed" is brief: an automatic restart or "failed" follows
-STOP_STATES = {"starting", "loading", "ready", "restarting", "crashed"}
-RESTART_STATES = {"starting", "loading", "ready", "crashed", "failed"}
+START_STATES = IDLE_STATES  # "crashed" is brief: an automatic restart or "failed" follows
+STOP_STATES = ACTIVE_STATES
+RESTART_STATES = (ACTIVE_STATES - {State.RESTARTING}) | {State.FAILED}
 
 
 def format_uptime(seconds: float) -> str:
@@ -64,10 +71,11 @@ class ServerPanel(Retranslating, QWidget):
     applyFixRequested = Signal(dict)
     rebuildRequested = Signal()
 
-    def __init__(self, bridge: Any = None, parent: QWidget | None = None, *, wire_actions: bool = True) -> None:
+    def __init__(self, bridge: SupervisorBridge | None = None, parent: QWidget | None = None, *,
+                 wire_actions: bool = True) -> None:
         super().__init__(parent)
-        self.bridge = None
-        self.state = "stopped"
+        self.bridge: SupervisorBridge | None = None
+        self.state = State.STOPPED
         self.restart_count = 0
         self.url = ""
         self._ready_since: float | None = None
@@ -119,18 +127,18 @@ class ServerPanel(Retranslating, QWidget):
         layout.addWidget(self.crash_card)
         layout.addStretch(1)
 
-    def state_label(self, state: str) -> str:
+    def state_label(self, state: State) -> str:
         names = {
-            "stopped": self.tr("Stopped"),
-            "starting": self.tr("Starting"),
-            "loading": self.tr("Loading model"),
-            "ready": self.tr("Ready"),
-            "stopping": self.tr("Stopping"),
-            "crashed": self.tr("Crashed"),
-            "restarting": self.tr("Restarting"),
-            "failed": self.tr("Failed"),
+            State.STOPPED: self.tr("Stopped"),
+            State.STARTING: self.tr("Starting"),
+            State.LOADING: self.tr("Loading model"),
+            State.READY: self.tr("Ready"),
+            State.STOPPING: self.tr("Stopping"),
+            State.CRASHED: self.tr("Crashed"),
+            State.RESTARTING: self.tr("Restarting"),
+            State.FAILED: self.tr("Failed"),
         }
-        return names.get(state, state)
+        return names[state]
 
     def retranslate(self) -> None:
         self.start_button.setText(self.tr("Start"))
@@ -145,7 +153,7 @@ class ServerPanel(Retranslating, QWidget):
 
     # --- bridge --------------------------------------------------------------------------------
 
-    def set_bridge(self, bridge: Any, *, wire_actions: bool = True) -> None:
+    def set_bridge(self, bridge: SupervisorBridge, *, wire_actions: bool = True) -> None:
         self.bridge = bridge
         self._wire_actions = wire_actions
         bridge.stateChanged.connect(self.set_state)
@@ -156,7 +164,7 @@ class ServerPanel(Retranslating, QWidget):
         bridge.supervisorChanged.connect(self._on_supervisor_changed)
         self._on_supervisor_changed(bridge.supervisor)
 
-    def follow_rebuild(self, rebuild: Any) -> None:
+    def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Follow the window's engine rebuild (``EngineRebuild``): the crash card shows it, Start waits for it."""
         self.crash_card.follow_rebuild(rebuild)
         rebuild.started.connect(lambda: self._set_rebuilding(True))
@@ -169,52 +177,54 @@ class ServerPanel(Retranslating, QWidget):
         self._render_state()
 
     @Slot(object)
-    def _on_supervisor_changed(self, supervisor: Any) -> None:
+    def _on_supervisor_changed(self, supervisor: Supervisor | None) -> None:
         """Another model's supervisor (or none): show its state from scratch."""
         self.clear_diagnosis()
         self.error_label.hide()
         self.restart_count = 0
-        state = getattr(supervisor, "state", None) if supervisor is not None else None
-        self.set_state(str(getattr(state, "value", state) or "stopped"), {})
+        self.set_state(supervisor.state if supervisor is not None else State.STOPPED, {})
 
-    def _supervisor_value(self, name: str, default: Any) -> Any:
-        supervisor = getattr(self.bridge, "supervisor", None)
-        value = getattr(supervisor, name, None) if supervisor is not None else None
-        return default if value is None else value
+    @property
+    def _supervisor(self) -> Supervisor | None:
+        return self.bridge.supervisor if self.bridge is not None else None
 
     # --- rendering -----------------------------------------------------------------------------
 
-    @Slot(str, dict)
-    def set_state(self, state: str, data: dict | None = None) -> None:
+    @Slot(object, dict)
+    def set_state(self, state: State, data: dict | None = None) -> None:
         data = data or {}
-        previous, self.state = self.state, state
+        previous, self.state = self.state, State(state)
+        state = self.state
         if not self._wire_actions:
             self._pending_action = ""  # the owner runs the actions; the next state is our only answer
-        if state == "ready" and (previous != "ready" or self._ready_since is None):
+        if state is State.READY and (previous is not State.READY or self._ready_since is None):
             self._ready_since = time.monotonic()
             self._uptime_timer.start()
-        elif state != "ready":
+        elif state is not State.READY:
             self._ready_since = None
             self._uptime_timer.stop()
-        self.restart_count = int(data.get("restart_count", self._supervisor_value("restart_count", self.restart_count)))
-        self.url = str(data.get("url") or self._supervisor_value("url", "") or "")
+        supervisor = self._supervisor
+        known_restarts = supervisor.restart_count if supervisor is not None else self.restart_count
+        self.restart_count = int(data.get("restart_count", known_restarts))
+        self.url = str(data.get("url") or (supervisor.url if supervisor else ""))
         diagnosis = data.get("diagnosis")
-        if state in ("crashed", "failed") and diagnosis is not None and diagnosis is not self.crash_card.diagnosis:
+        new_diagnosis = diagnosis is not None and diagnosis is not self.crash_card.diagnosis
+        if state in (State.CRASHED, State.FAILED) and new_diagnosis:
             self.show_diagnosis(diagnosis)
         self._set_card_context(state, data)
         self._render_state()
 
-    def _set_card_context(self, state: str, data: dict) -> None:
-        if state == "failed":
+    def _set_card_context(self, state: State, data: dict) -> None:
+        if state is State.FAILED:
             reason = data.get("reason")
             self.crash_card.set_context(reason if reason in ("crash_loop", "not_restartable") else "failed")
-        elif state == "ready":
+        elif state is State.READY:
             self.crash_card.set_context("recovered")
-        elif state in ("crashed", "restarting"):
+        elif state in (State.CRASHED, State.RESTARTING):
             self.crash_card.set_context("")
 
     def _render_state(self) -> None:
-        colour = STATE_COLOURS.get(self.state, "#757575")
+        colour = STATE_COLOURS[self.state]
         self.badge.setText(self.state_label(self.state))
         self.badge.setStyleSheet(
             f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
@@ -225,7 +235,8 @@ class ServerPanel(Retranslating, QWidget):
         self.restart_button.setEnabled(self.state in RESTART_STATES and not busy)
         self.crash_card.set_fix_enabled(not busy)
         self.restarts_value.setText(str(self.restart_count))
-        self.url_value.setText(f'<a href="{self.url}">{self.url}</a>' if self.url and self.state == "ready" else "—")
+        shown = self.url and self.state is State.READY
+        self.url_value.setText(f'<a href="{self.url}">{self.url}</a>' if shown else "—")
         self._update_uptime()
 
     @Slot()
@@ -236,9 +247,10 @@ class ServerPanel(Retranslating, QWidget):
             self.uptime_value.setText(format_uptime(time.monotonic() - self._ready_since))
 
     @Slot(object)
-    def show_diagnosis(self, diagnosis: Any) -> None:
+    def show_diagnosis(self, diagnosis: Diagnosis | None) -> None:
         """Show the crash card for a core ``Diagnosis`` (``None`` shows a generic sentence)."""
-        self.crash_card.set_diagnosis(diagnosis, self._supervisor_value("config", None))
+        supervisor = self._supervisor
+        self.crash_card.set_diagnosis(diagnosis, supervisor.config if supervisor is not None else None)
         self.crash_card.show()
 
     def clear_diagnosis(self) -> None:
@@ -257,7 +269,7 @@ class ServerPanel(Retranslating, QWidget):
 
     @Slot(str, object)
     def _on_action_failed(self, _name: str, error: object) -> None:
-        if self.state == "failed" and self.crash_card.isVisibleTo(self):
+        if self.state is State.FAILED and self.crash_card.isVisibleTo(self):
             return  # the crash card already explains it (the supervisor's diagnosis of the failed start)
         if isinstance(error, Problem):  # a UserError: its sentence and next step
             text = problem_text(error, labelled=False)
@@ -268,7 +280,7 @@ class ServerPanel(Retranslating, QWidget):
 
     # --- actions -------------------------------------------------------------------------------
 
-    def _request(self, name: str, signal: Any, call: Any, *args: Any) -> None:
+    def _request(self, name: str, signal: SignalInstance, call: Callable[..., None], *args: Any) -> None:
         self.error_label.hide()
         self._pending_action = name
         self._render_state()

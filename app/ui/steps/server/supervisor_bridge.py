@@ -12,45 +12,43 @@ run on a private ``QThreadPool``; the GUI learns the outcome from the state even
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
+
+if TYPE_CHECKING:  # the types only: the supervisor's module (and logging.handlers) load with the first server
+    from app.core.server.events import Event
+    from app.core.server.log import LogLine
+    from app.core.server.supervisor import Supervisor
 
 DEFAULT_FLUSH_MS = 50
 DEFAULT_MAX_PENDING = 20_000  # more than any log pane keeps; older pending lines are skipped, not queued
 
 
-def _state_name(state: Any) -> str:
-    return str(getattr(state, "value", state) or "")
-
-
-def _log_line_of(event: Any) -> Any:
+def _log_line_of(event: Event) -> LogLine:
     """A ``LogLine`` from a log event (the supervisor sends ``{"stream": ..., "line": text}``)."""
-    data = getattr(event, "data", None) or {}
-    line = data.get("line", "")
+    line = event.data.get("line", "")
     if isinstance(line, str):
         from app.core.server.log import LogLine  # here, not at import: it pulls logging.handlers into start-up
 
-        return LogLine(getattr(event, "time", 0.0), str(data.get("stream", "")), line)
-    return line
+        return LogLine(event.time, str(event.data.get("stream", "")), line)
+    return line  # already a LogLine
 
 
 class SupervisorBridge(QObject):
     """Signals (all delivered on the GUI thread):
 
-    - ``stateChanged(str state, dict data)``: every state transition; ``state`` is the State value
-      ("stopped", "starting", "loading", "ready", "stopping", "crashed", "restarting", "failed").
+    - ``stateChanged(State state, dict data)``: every state transition; ``state`` is core's
+      :class:`~app.core.server.events.State` itself, not its string.
     - ``crashed(object diagnosis)``: a ``Diagnosis`` (may be ``None`` when the core gave none).
     - ``restarting(int attempt)``: an automatic restart begins.
     - ``logLines(list lines)``: a batch of ``LogLine`` (or ``str`` for the skipped-lines notice).
     - ``actionStarted(str name)`` / ``actionFinished(str name)``: an action began / ended in the pool.
     - ``actionFailed(str name, object error)``: an action raised (usually a ``UserError`` with a ``Text``).
     - ``supervisorChanged(object supervisor)``: ``set_supervisor`` replaced the wrapped supervisor.
-    - ``fixApplied(object config)``: ``apply_fix_and_restart`` produced this new ``LaunchConfig``
-      (save it to the model's profile).
     """
 
-    stateChanged = Signal(str, dict)
+    stateChanged = Signal(object, dict)  # (State, data)
     crashed = Signal(object)
     restarting = Signal(int)
     logLines = Signal(object)  # a Python list; Signal(list) would convert 20,000 lines to QVariants (11 ms)
@@ -58,7 +56,6 @@ class SupervisorBridge(QObject):
     actionFinished = Signal(str)
     actionFailed = Signal(str, object)
     supervisorChanged = Signal(object)
-    fixApplied = Signal(object)
 
     _eventArrived = Signal(object)  # worker thread -> GUI thread
     _flushRequested = Signal()  # worker thread -> GUI thread, at most once per flush interval
@@ -66,14 +63,14 @@ class SupervisorBridge(QObject):
 
     def __init__(
         self,
-        supervisor: Any = None,
+        supervisor: Supervisor | None = None,
         parent: QObject | None = None,
         *,
         flush_interval_ms: int = DEFAULT_FLUSH_MS,
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         super().__init__(parent)
-        self._supervisor = None
+        self._supervisor: Supervisor | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._pending: deque = deque(maxlen=max_pending)
         self._skipped = 0
@@ -91,10 +88,10 @@ class SupervisorBridge(QObject):
     # --- wiring -------------------------------------------------------------------------------
 
     @property
-    def supervisor(self) -> Any:
+    def supervisor(self) -> Supervisor | None:
         return self._supervisor
 
-    def set_supervisor(self, supervisor: Any) -> None:
+    def set_supervisor(self, supervisor: Supervisor | None) -> None:
         """Follow another supervisor (e.g. one built from a new launch config). Old events stop."""
         self._detach()
         self._supervisor = supervisor
@@ -122,14 +119,14 @@ class SupervisorBridge(QObject):
 
     # --- core events (worker threads) ----------------------------------------------------------
 
-    def _on_core_event(self, source: Any, event: Any) -> None:
+    def _on_core_event(self, source: Supervisor, event: Event) -> None:
         """Called on the supervisor's threads: never touch widgets here."""
-        if getattr(event, "kind", None) == "log":
+        if event.kind == "log":
             self._buffer_log_line(_log_line_of(event))
         else:
             self._eventArrived.emit((source, event))
 
-    def _buffer_log_line(self, line: Any) -> None:
+    def _buffer_log_line(self, line: LogLine | str) -> None:
         # No lock on this hot path: a reader thread re-taking a lock 10,000 times a second starves the GUI
         # thread waiting for it (measured: 111 ms stalls). deque.append/popleft are atomic; the order
         # "append, then look at the flag" here and "clear the flag, then drain" in _flush loses no wake-up.
@@ -141,7 +138,7 @@ class SupervisorBridge(QObject):
             self._flush_scheduled = True
             self._flushRequested.emit()
 
-    def push_log_lines(self, lines: list) -> None:
+    def push_log_lines(self, lines: list[LogLine | str]) -> None:
         """Feed lines from any thread through the same batching path (used by benchmarks and replays)."""
         for line in lines:
             self._buffer_log_line(line)
@@ -169,18 +166,18 @@ class SupervisorBridge(QObject):
         self._flush()
 
     @Slot(object)
-    def _deliver_event(self, sourced: tuple[Any, Any]) -> None:
+    def _deliver_event(self, sourced: tuple[Supervisor, Event]) -> None:
         source, event = sourced
         if source is not self._supervisor:
             return  # queued before set_supervisor() switched to another one: stale
-        kind = getattr(event, "kind", "")
-        data = dict(getattr(event, "data", None) or {})
+        kind = event.kind
+        data = dict(event.data)
         if kind == "state":
-            self.stateChanged.emit(_state_name(getattr(event, "state", "")), data)
+            self.stateChanged.emit(event.state, data)
         elif kind == "crash":
             diagnosis = data.get("diagnosis")
             if diagnosis is None or isinstance(diagnosis, dict):
-                diagnosis = getattr(self._supervisor, "last_diagnosis", None) or diagnosis
+                diagnosis = source.last_diagnosis or diagnosis
             self.crashed.emit(diagnosis)
         elif kind == "restart":
             self.restarting.emit(int(data.get("attempt", 0) or 0))
@@ -196,7 +193,8 @@ class SupervisorBridge(QObject):
     def restart(self) -> None:
         self._run_action("restart", lambda sup: sup.restart())
 
-    def apply_fix_and_restart(self, fix: dict) -> None:
+    def apply_fix_and_restart(self, fix: Mapping[str, Any]) -> None:
+        """The supervisor applies a fix to its own config (core's ``apply_fix``) and restarts."""
         fix = dict(fix)
         self._run_action("apply_fix", lambda sup: sup.apply_fix_and_restart(fix))
 
@@ -207,7 +205,7 @@ class SupervisorBridge(QObject):
         """BLOCKING: for app exit and tests only, never from a slot of a live window."""
         return self._pool.waitForDone(timeout_ms)
 
-    def _run_action(self, name: str, action: Callable[[Any], Any]) -> None:
+    def _run_action(self, name: str, action: Callable[[Supervisor], object]) -> None:
         supervisor = self._supervisor
         if supervisor is None:
             return
@@ -227,8 +225,6 @@ class SupervisorBridge(QObject):
     @Slot(str, object, object)
     def _finish_action(self, name: str, result: object, error: object) -> None:
         self._busy.discard(name)
-        if error is None and name == "apply_fix" and result is not None:
-            self.fixApplied.emit(result)
         self.actionFinished.emit(name)
         if error is not None:
             self.actionFailed.emit(name, error)

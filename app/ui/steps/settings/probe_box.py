@@ -4,7 +4,8 @@ can be cancelled, and hands the measured recommendation to the Settings step."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
@@ -27,8 +28,15 @@ from app.ui.widgets.problem_view import problem_text
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
 
+if TYPE_CHECKING:  # the types only: the probe's modules load in the worker, with the first run
+    from app.core.gguf.model_info import ModelInfo
+    from app.core.hardware.report import HardwareReport
+    from app.core.launch.config import LaunchConfig
+    from app.core.probe import Attempt, ProbeProgress, ProbeResult
 
-def probe_call(info: Any, config: Any, hardware: Any, progress: Any, cancel: Any) -> Any:  # worker thread
+
+def probe_call(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport | None,
+               progress: Callable[[ProbeProgress], None], cancel: Callable[[], bool]) -> ProbeResult:  # worker thread
     from app.core.probe import run_probe
 
     return run_probe(info, config, hardware, progress=progress, cancel=cancel)
@@ -40,11 +48,11 @@ class ProbeBox(Retranslating, QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.info: Any = None
-        self.config: Any = None
-        self.hardware: Any = None
-        self.result: Any = None
-        self.saved: dict | None = None  # the profile's last result (shown until a new run)
+        self.info: ModelInfo | None = None
+        self.config: LaunchConfig | None = None
+        self.hardware: HardwareReport | None = None
+        self.result: ProbeResult | None = None
+        self.saved: ProbeResult | None = None  # the profile's last result (shown until a new run)
         self._task: Task | None = None
         self._status: tuple[str, Any] = ("idle", None)
         self.run_button = QPushButton(self)
@@ -58,7 +66,7 @@ class ProbeBox(Retranslating, QWidget):
         self.status.setWordWrap(True)
         self.attempts = QListWidget(self)
         self.attempts.setIconSize(QSize(16, 16))
-        self._attempt_values: list[Any] = []  # kept so a language switch can re-render the rows
+        self._attempt_values: list[Attempt] = []  # kept so a language switch can re-render the rows
         look.bold(self.run_button)
         self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
@@ -89,14 +97,19 @@ class ProbeBox(Retranslating, QWidget):
 
     # --- inputs ----------------------------------------------------------------------------------
 
-    def set_hardware(self, report: Any) -> None:
+    def set_hardware(self, report: HardwareReport | None) -> None:
         self.hardware = report
 
-    def set_config(self, config: Any) -> None:
+    def set_config(self, config: LaunchConfig | None) -> None:
         self.config = config
         self._render()
 
-    def set_model(self, info: Any, saved: dict | None) -> None:
+    def set_model(self, info: ModelInfo | None, saved: ProbeResult | Mapping[str, Any] | None) -> None:
+        """A new model and the probe result its profile remembered (a stored dict is read back here, once)."""
+        if isinstance(saved, Mapping):
+            from app.core.probe.result import ProbeResult
+
+            saved = ProbeResult.from_dict(saved)
         self.cancel()
         self.info, self.saved, self.result = info, saved, None
         self._status = ("saved", saved) if saved else ("idle", None)
@@ -123,17 +136,16 @@ class ProbeBox(Retranslating, QWidget):
             self._status = ("cancelling", None)
             self._render()
 
-    def _on_progress(self, step: Any) -> None:
-        if getattr(step, "max_attempts", 0):
-            self.progress.setRange(0, int(step.max_attempts))
-            self.progress.setValue(max(0, int(step.attempt) - 1))
-        if getattr(step, "last", None) is not None and getattr(step, "phase", "") != "done":
+    def _on_progress(self, step: ProbeProgress) -> None:
+        if step.max_attempts:
+            self.progress.setRange(0, step.max_attempts)
+            self.progress.setValue(max(0, step.attempt - 1))
+        if step.last is not None and step.phase != "done":
             self._add_attempt(step.last)
-        message = getattr(step, "message", None)
-        if message is not None and self._status[0] == "running":
-            self.status.setText(message.render())
+        if self._status[0] == "running":
+            self.status.setText(step.message.render())
 
-    def _on_done(self, result: Any) -> None:
+    def _on_done(self, result: ProbeResult) -> None:
         self._task = None
         self.result = result
         self._clear_attempts()
@@ -143,17 +155,19 @@ class ProbeBox(Retranslating, QWidget):
         self._render()
         self.finished.emit(result)
         if result.recommendation:
-            self.applyRequested.emit(dict(result.recommendation))
+            self.applyRequested.emit(result.recommendation.changes())
 
     def _on_error(self, error: BaseException) -> None:
+        from app.core.probe.attempt import ProbeCancelled  # loaded by the run that failed: costs nothing now
+
         task, self._task = self._task, None
-        cancelled = (task is not None and task.cancelled) or type(error).__name__ == "ProbeCancelled"
+        cancelled = (task is not None and task.cancelled) or isinstance(error, ProbeCancelled)
         self._status = ("cancelled", None) if cancelled else ("failed", error)
         self._render()
 
     # --- rendering -------------------------------------------------------------------------------
 
-    def _add_attempt(self, attempt: Any) -> None:
+    def _add_attempt(self, attempt: Attempt) -> None:
         self._attempt_values.append(attempt)
         item = QListWidgetItem(status_icon("ok" if attempt.ok else "error"), self.attempt_text(attempt))
         self.attempts.addItem(item)
@@ -170,7 +184,7 @@ class ProbeBox(Retranslating, QWidget):
         row_height = max(self.attempts.sizeHintForRow(0), self.attempts.fontMetrics().height() + 6, 20)
         self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 6)
 
-    def attempt_text(self, attempt: Any) -> str:
+    def attempt_text(self, attempt: Attempt) -> str:
         head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
         if attempt.ok:
             return head + " — " + self.tr("works (loaded in {s} s, peak RAM {rss})").format(
@@ -201,10 +215,10 @@ class ProbeBox(Retranslating, QWidget):
             if value.cached:
                 text += " " + self.tr("(Cached result from an earlier test with the same settings.)")
             return text + (" " + self.tr("Applied.") if value.recommendation else "")
-        if kind == "saved" and value and value.get("recommendation"):
-            rec = value["recommendation"]
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.get("saved_at") or time.time()))
+        if kind == "saved" and value is not None and value.recommendation is not None:
+            rec = value.recommendation
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.saved_at or time.time()))
             return self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
-                when=when, layers=rec.get("gpu_layers"), ctx=rec.get("ctx"))
+                when=when, layers=rec.gpu_layers, ctx=rec.ctx)
         return self.tr("Not measured yet. The numbers above are an estimate; "
                        "\"Find safe settings\" proves them with real test loads.")

@@ -43,13 +43,12 @@ CTX_STEP = 256
 
 
 class SettingsPanel(Retranslating, QWidget):
-    """Signals: ``configChanged(LaunchConfig)`` after any edit; ``planReady(plan)`` when a plan is back;
+    """Signals: ``configChanged(LaunchConfig)`` after any edit (the plan itself is in ``session.plan``);
     ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
     ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes (also without a model)."""
 
     configChanged = Signal(object)
     engineChanged = Signal(str, object)
-    planReady = Signal(object)
     probeFinished = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, *, debounce_ms: int = 250,
@@ -296,8 +295,6 @@ class SettingsPanel(Retranslating, QWidget):
         self.session.set_plan(result.plan, config)
         self.session.set_backend(result.backend)
         self._render_preview()
-        if result.plan is not None:
-            self.planReady.emit(result.plan)
         if self._replan_again:
             self._replan_again = False
             self._start_preview()

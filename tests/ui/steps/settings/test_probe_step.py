@@ -32,7 +32,7 @@ def test_probe_runs_right_after_opening_a_model(qtbot, window, make_model):
     qtbot.mouseClick(probe.run_button, Qt.MouseButton.LeftButton)
     assert probe.running and probe.cancel_button.isVisible()
     qtbot.waitUntil(lambda: not probe.running, timeout=SERVER)
-    assert probe.result is not None and probe.result.recommendation["ctx"] == 1024, probe.status.text()
+    assert probe.result is not None and probe.result.recommendation.ctx == 1024, probe.status.text()
 
 
 def test_cancelling_the_probe_leaves_settings_and_no_test_server(qtbot, window, make_model):

@@ -19,7 +19,7 @@ from app.core.launch.backends import BackendInfo
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.estimate import estimate_devices
-from app.core.probe import Attempt, ProbeCancelled, max_loads, run_probe, search_highest
+from app.core.probe import Attempt, ProbeCancelled, ProbeOptions, Recommendation, max_loads, run_probe, search_highest
 from tests.unit.core.plan.test_plan import make_info
 
 GiB = 1024**3
@@ -134,8 +134,8 @@ def shaped(tmp_path, n_layer, n_head, n_kv, head_dim, layer_mib, vocab):
 
 def probe_sim(info, device, vram, **kw):
     config = device.config
-    return run_probe(info, config, gpu_report(vram), vram_budget=vram, use_cache=False, backend=CUDA_BACKEND,
-                     runner=device, **kw)
+    return run_probe(info, config, gpu_report(vram), ProbeOptions(vram_budget=vram, use_cache=False),
+                     backend=CUDA_BACKEND, runner=device, **kw)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[f"L{s[0]}" for s in SHAPES])
@@ -153,9 +153,9 @@ def test_layer_search_on_many_shapes_and_budgets(tmp_path, shape):
             truth = device.truth(4096)
             label = (shape, gib, error, hidden, device.calls)
             if truth is None:  # not even 0 layers: the probe moved on to the context at 0 layers
-                assert result.recommendation is None or result.recommendation["gpu_layers"] == 0, label
+                assert result.recommendation is None or result.recommendation.gpu_layers == 0, label
                 continue
-            assert result.recommendation == {"gpu_layers": truth, "ctx": 4096}, label
+            assert result.recommendation == Recommendation(gpu_layers=truth, ctx=4096), label
             assert len(result.attempts) <= limit, label
 
 
@@ -166,7 +166,7 @@ def test_badly_wrong_plan_still_lands_on_the_truth(tmp_path):
     device = SimDevice(info, config, vram, hidden=6 * GiB)  # another program holds half the card
     result = probe_sim(info, device, vram)
     assert result.plan.recommended_gpu_layers - device.truth(8192) >= 10  # the plan is far off
-    assert result.recommendation["gpu_layers"] == device.truth(8192)
+    assert result.recommendation.gpu_layers == device.truth(8192)
     assert len(result.attempts) <= max_loads(info.block_count + 2, seeded=True)
 
 
@@ -181,7 +181,7 @@ def test_noise_near_the_boundary_stays_within_one_step(tmp_path, seed):
     truth = device.truth(4096)
     if truth is None or result.recommendation is None:
         return
-    assert abs(result.recommendation["gpu_layers"] - truth) <= 1, (truth, device.calls)
+    assert abs(result.recommendation.gpu_layers - truth) <= 1, (truth, device.calls)
     assert len(result.attempts) <= max_loads(info.block_count + 2, seeded=True) + 4
 
 
@@ -190,7 +190,7 @@ def test_failure_not_about_memory_is_retried_once(tmp_path):
     config = LaunchConfig(model=info.path, backend="llama-server", ctx=4096)
     device = SimDevice(info, config, 8 * GiB, flaky_every=2)
     result = probe_sim(info, device, 8 * GiB)
-    assert result.recommendation["gpu_layers"] == device.truth(4096)
+    assert result.recommendation.gpu_layers == device.truth(4096)
     retried = [a for a in result.attempts if a.cause == "request"]
     assert retried and all(result.attempts[result.attempts.index(a) + 1].gpu_layers == a.gpu_layers for a in retried)
 
@@ -206,7 +206,7 @@ def test_zero_layers_failing_moves_on_to_the_context(tmp_path):
 
     device = RamBound(info, config, vram)
     result = probe_sim(info, device, vram)
-    assert result.recommendation == {"gpu_layers": 0, "ctx": 8960}
+    assert result.recommendation == Recommendation(gpu_layers=0, ctx=8960)
     assert {c[1] for c in device.calls if c[0] == 0} - {32768}  # the ctx phase ran at 0 layers
     layer_phase = [c for c in device.calls if c[1] == 32768]
     assert len(layer_phase) <= max_loads(info.block_count + 2, True)
@@ -241,9 +241,9 @@ def test_cpu_only_searches_context_in_steps_of_256(tmp_path):
         return Attempt(cfg.gpu_layers, cfg.ctx, ok=cfg.ctx <= 5000, cause=None if cfg.ctx <= 5000 else "oom_killed")
 
     cpu_only = replace(gpu_report(1), gpus=[])
-    result = run_probe(info, config, cpu_only, ram_budget=64 * GiB, use_cache=False, backend=CUDA_BACKEND,
-                       runner=runner)
-    assert result.recommendation == {"gpu_layers": 0, "ctx": 4864}
+    result = run_probe(info, config, cpu_only, ProbeOptions(ram_budget=64 * GiB, use_cache=False),
+                       backend=CUDA_BACKEND, runner=runner)
+    assert result.recommendation == Recommendation(gpu_layers=0, ctx=4864)
     assert all(layers == 0 and ctx % 256 == 0 for layers, ctx in seen)
     assert len(seen) <= max_loads(16384 // 256, seeded=True)
 
@@ -253,19 +253,22 @@ def test_cached_result_is_reused_until_the_key_or_free_vram_changes(tmp_path):
     config = LaunchConfig(model=info.path, backend="llama-server", ctx=4096)
     vram = 8 * GiB
     device = SimDevice(info, config, vram)
-    first = run_probe(info, config, gpu_report(vram), vram_budget=vram, backend=CUDA_BACKEND, runner=device)
+    first = run_probe(info, config, gpu_report(vram), ProbeOptions(vram_budget=vram), backend=CUDA_BACKEND,
+                      runner=device)
     calls = len(device.calls)
-    second = run_probe(info, config, gpu_report(vram), vram_budget=vram, backend=CUDA_BACKEND, runner=device)
+    second = run_probe(info, config, gpu_report(vram), ProbeOptions(vram_budget=vram), backend=CUDA_BACKEND,
+                       runner=device)
     assert not first.cached and second.cached and len(device.calls) == calls
     assert second.recommendation == first.recommendation
     assert second.to_dict()["attempts"] == first.to_dict()["attempts"] or len(second.attempts) == len(first.attempts)
     other_ctx = config.with_changes(ctx=2048)
     device.config = other_ctx
-    third = run_probe(info, other_ctx, gpu_report(vram), vram_budget=vram, backend=CUDA_BACKEND, runner=device)
+    third = run_probe(info, other_ctx, gpu_report(vram), ProbeOptions(vram_budget=vram), backend=CUDA_BACKEND,
+                      runner=device)
     assert not third.cached and len(device.calls) > calls
     calls = len(device.calls)
     device.config = config
     busy = gpu_report(vram)
     busy.gpus[0] = replace(busy.gpus[0], vram_free_bytes=256 * MiB)  # less free now than the probe measured
-    fourth = run_probe(info, config, busy, vram_budget=vram, backend=CUDA_BACKEND, runner=device)
+    fourth = run_probe(info, config, busy, ProbeOptions(vram_budget=vram), backend=CUDA_BACKEND, runner=device)
     assert not fourth.cached and len(device.calls) > calls

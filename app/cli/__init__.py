@@ -85,7 +85,10 @@ def _set_language_early(argv: list[str]) -> None:
     from app.core.text import SUPPORTED_LANGUAGES, set_language
 
     for i, arg in enumerate(argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--lang=") else argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None
+        if arg.startswith("--lang="):
+            value = arg.split("=", 1)[1]
+        else:
+            value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None
         if value in SUPPORTED_LANGUAGES:
             set_language(value)
 

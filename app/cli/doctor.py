@@ -25,7 +25,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-sha256", action="store_true", help="skip hashing (unless a cached value exists)")
     parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=BACKEND_EMBEDDED,
                         help="engine whose supported tensor types are checked (default: embedded)")
-    parser.add_argument("--server-bin", metavar="PATH", help="llama-server to check against (with --backend llama-server)")
+    parser.add_argument("--server-bin", metavar="PATH",
+                        help="llama-server to check against (with --backend llama-server)")
     return parser
 
 
@@ -36,7 +37,8 @@ def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]
     try:
         from app.core.launch.backends import resolve_backend
 
-        backend = resolve_backend(LaunchConfig(model=args.model, backend=BACKEND_LLAMA_SERVER, server_bin=args.server_bin))
+        backend = resolve_backend(LaunchConfig(model=args.model, backend=BACKEND_LLAMA_SERVER,
+                                               server_bin=args.server_bin))
     except UserError as error:
         check = Check("backend", Status.WARNING, error.message, error.next_step)
         return None, {"kind": BACKEND_LLAMA_SERVER, "build": None}, check
@@ -54,7 +56,8 @@ def _hardware() -> tuple[dict[str, Any], list[str]]:
         f"RAM: {human_bytes(report.ram_total_bytes)} total, {human_bytes(report.usable_ram_bytes())} usable",
     ]
     for gpu in report.gpus:
-        lines.append(f"GPU {gpu.index}: {gpu.name}, {human_bytes(gpu.vram_free_bytes)} free of {human_bytes(gpu.vram_total_bytes)}")
+        lines.append(f"GPU {gpu.index}: {gpu.name}, {human_bytes(gpu.vram_free_bytes)} free of "
+                     f"{human_bytes(gpu.vram_total_bytes)}")
     if not report.gpus:
         lines.append(str(report.nvidia_note or T("No NVIDIA GPU found.", "未找到 NVIDIA GPU。")))
     lines += [f"GPU: {name}" for name in report.other_gpus]

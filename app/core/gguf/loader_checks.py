@@ -31,7 +31,8 @@ def _endian_check(info: ModelInfo) -> Check | None:
         return Check("loader_metadata", Status.ERROR,
                      T("This file is written for big-endian computers (such as IBM Z); llama.cpp on this computer "
                        "cannot read it.", "该文件是为大端序计算机（如 IBM Z）写的；本机上的 llama.cpp 无法读取。"),
-                     T("Download the ordinary (little-endian) GGUF of this model.", "请下载该模型的普通（小端序）GGUF 文件。"),
+                     T("Download the ordinary (little-endian) GGUF of this model.",
+                       "请下载该模型的普通（小端序）GGUF 文件。"),
                      ("GGUF byte order: big-endian",))
     return None
 
@@ -61,8 +62,8 @@ def _tokenizer(meta: Meta, hp: HParams | None) -> tuple[Check, bool]:
     if hp is not None:
         hp.n_vocab = n_vocab
     return Check("tokenizer", Status.OK,
-                 T("The tokenizer is complete: {n} tokens, with consistent lists.", "分词器完整：共 {n} 个词元，各列表一致。",
-                   n=n_vocab)), False
+                 T("The tokenizer is complete: {n} tokens, with consistent lists.",
+                   "分词器完整：共 {n} 个词元，各列表一致。", n=n_vocab)), False
 
 
 def _tensor_extra(meta: Meta) -> None:
@@ -70,9 +71,11 @@ def _tensor_extra(meta: Meta) -> None:
     if meta.get_array("general.tensor_extra.name", "str") is None:
         return
     key = "general.tensor_extra.prec_a4"
-    if meta.type_of(key) != ARRAY or meta.item_type(key) != BOOL or meta.length(key) != meta.length("general.tensor_extra.name"):
+    names = meta.length("general.tensor_extra.name")
+    if meta.type_of(key) != ARRAY or meta.item_type(key) != BOOL or meta.length(key) != names:
         raise LoadStop(T("This file is damaged: its per-part precision hints are incomplete.",
-                         "文件已损坏：各部分的精度提示不完整。"), (f"{key} missing or not matching general.tensor_extra.name",))
+                         "文件已损坏：各部分的精度提示不完整。"),
+                       (f"{key} missing or not matching general.tensor_extra.name",))
 
 
 def loader_checks(info: ModelInfo) -> list[Check]:

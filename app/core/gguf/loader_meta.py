@@ -146,7 +146,8 @@ class Meta:
             return None
         if n_layers > MAX_LAYERS:
             raise LoadStop(T("This file is damaged: it claims more layers than llama.cpp supports.",
-                             "文件已损坏：声称的层数超出 llama.cpp 的支持范围。"), (f"n_layers={n_layers} for key {key}",))
+                             "文件已损坏：声称的层数超出 llama.cpp 的支持范围。"),
+                           (f"n_layers={n_layers} for key {key}",))
         if found == ARRAY:
             got = self.length(key) or 0
             if got != n_layers:

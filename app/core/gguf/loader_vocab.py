@@ -58,7 +58,8 @@ def _require_list(meta: Meta, key: str, item_types: tuple[int, ...]) -> None:
 def _at_least_as_long(meta: Meta, key: str, n_tokens: int) -> None:
     n = meta.length(key) or 0
     if n < n_tokens:
-        raise _list_problem(key, meta.arch, "This file is damaged: its {what} list has {n} entries for {tokens} tokens.",
+        raise _list_problem(key, meta.arch,
+                            "This file is damaged: its {what} list has {n} entries for {tokens} tokens.",
                             "文件已损坏：其{what_zh}列表只有 {n} 项，而词元有 {tokens} 个。",
                             f"{key} has {n} items, tokenizer.ggml.tokens has {n_tokens}", n=n, tokens=n_tokens)
 
@@ -133,7 +134,8 @@ def scan_tokens(meta: Meta, n_tokens: int, model: str, check_types: bool) -> set
         for index, kind in enumerate(types):
             if kind == TOKEN_TYPE_BYTE and (len(texts[index]) < 3 or model == "bert"):
                 raise _stop("This file is damaged: token {index} is marked as a byte token but is not written "
-                            "like one ('{text}').", "文件已损坏：第 {index} 个词元被标记为字节词元，但写法不符（“{text}”）。",
+                            "like one ('{text}').",
+                            "文件已损坏：第 {index} 个词元被标记为字节词元，但写法不符（“{text}”）。",
                             f"byte token {texts[index]!r} at index {index}", index=index,
                             text=texts[index].decode("utf-8", errors="replace"))
     return unique
@@ -246,7 +248,8 @@ def _named_tokens(meta: Meta, texts: set[bytes] | None) -> None:
         missing = [t.decode() for t in _PHI3_TOKENS if t not in texts]
         if missing:
             raise _stop("This file's name marks it as a Phi-3 model, but its vocabulary lacks the token '{token}' that "
-                        "llama.cpp looks up for Phi-3.", "该文件的名称表明它是 Phi-3 模型，但词表缺少 llama.cpp 为 Phi-3 查找的词元“{token}”。",
+                        "llama.cpp looks up for Phi-3.",
+                        "该文件的名称表明它是 Phi-3 模型，但词表缺少 llama.cpp 为 Phi-3 查找的词元“{token}”。",
                         f"general.name={name[:60]!r}; missing token {missing[0]!r}", token=missing[0])
 
 

@@ -80,7 +80,8 @@ def fake():
                 self._send(200, [json.dumps({"tokens": list(body["content"].encode())}).encode()])
                 return
             if not body.get("stream"):  # calibration request
-                self._send(200, [json.dumps({"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 1}}).encode()])
+                calibration = {"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 1}}
+                self._send(200, [json.dumps(calibration).encode()])
                 return
             status, chunks, delay = script.next()
             self._send(status, chunks, delay, "text/event-stream" if status == 200 else "application/json")

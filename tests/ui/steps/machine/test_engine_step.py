@@ -70,7 +70,8 @@ def slow_rebuild(progress, cancel, *, steps: int = 400, then=None):
     progress(RebuildProgress(Phase.PROBING))
     for done in range(steps):
         if cancel():
-            raise UserError(T("The engine rebuild was cancelled; the engine is unchanged.", "已取消重新构建引擎；引擎没有改变。"),
+            raise UserError(T("The engine rebuild was cancelled; the engine is unchanged.",
+                              "已取消重新构建引擎；引擎没有改变。"),
                             T("Start the rebuild again when you have a few minutes.", "有几分钟空闲时再重新构建。"))
         progress(RebuildProgress(Phase.BUILDING, done, steps))
         time.sleep(0.05)
@@ -146,7 +147,8 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
     row = machine.engine_row
     assert row.status is Status.ERROR and row.action.kind in (Fix.REBUILD_ENGINE, Fix.SWITCH_ENGINE)
     text = _row_texts(machine.engine_checks)[0]
-    assert "Next step:" in text and "SIGILL" not in text and "Q4_0: crashed" in machine.engine_checks.rows[0][1].toolTip()
+    assert "Next step:" in text and "SIGILL" not in text
+    assert "Q4_0: crashed" in machine.engine_checks.rows[0][1].toolTip()
     button = _row_button(machine.engine_checks)
     if cannot_rebuild_reason() is not None:  # no compiler here: the row offers the other engine instead
         assert button.text() == "Use the llama-server engine" and machine.engine_note.isVisible()
@@ -171,7 +173,8 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
 def test_crash_card_offers_the_rebuild_for_a_rebuild_diagnosis(qtbot):
     diagnosis = diagnose(-4, ["llama_model_loader: loaded meta data", "Illegal instruction"],
                          LaunchConfig(model="m.gguf", backend="embedded"))
-    assert diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"}), "the set-up built this engine: the fix is a rebuild"
+    assert diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"}), (
+        "the set-up built this engine: the fix is a rebuild")
     panel = ServerPanel()
     qtbot.addWidget(panel)
     panel.set_state("failed", {"diagnosis": diagnosis, "reason": "not_restartable"})
@@ -212,7 +215,8 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
 
     os.kill(supervisor.pid, signal.SIGILL)  # the engine dies the way a wrongly built engine dies
     qtbot.waitUntil(lambda: server.state == "failed" and card.isVisible(), timeout=LONG)
-    assert card.diagnosis.cause == "illegal_instruction" and card.diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"})
+    assert card.diagnosis.cause == "illegal_instruction"
+    assert card.diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"})
     assert card.apply_button.text() == "Rebuild the engine and restart"
     restarts = supervisor.restart_count
 

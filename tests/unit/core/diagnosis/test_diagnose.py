@@ -282,7 +282,8 @@ def test_context_oom_halves_the_context_in_steps_of_256():
     assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).action == change_settings({"ctx": 4096})
     assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=3000)).action == change_settings({"ctx": 1280})
     assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=700)).action == change_settings({"ctx": 512})
-    assert diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192, parallel=4)).action == change_settings({"ctx": 4096, "parallel": 1})
+    assert (diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192, parallel=4)).action
+            == change_settings({"ctx": 4096, "parallel": 1}))
     hint = diagnose(1, log("kv_cache_alloc_failure.txt"), config(ctx=8192)).next_step
     assert hint.render("en") == "Lower the context to 4096 tokens and restart."
 
@@ -328,7 +329,8 @@ def test_file_problems_have_no_config_fix_and_say_download_again():
 
 
 def test_non_ascii_model_path_gets_the_path_advice():
-    diagnosis = diagnose(1, log("llama_cpp_python_load_failure.txt"), config().with_changes(model="/home/wang/模型/q.gguf"))
+    diagnosis = diagnose(1, log("llama_cpp_python_load_failure.txt"),
+                         config().with_changes(model="/home/wang/模型/q.gguf"))
     assert "非英文字符" in diagnosis.next_step.render("zh")
 
 
@@ -372,7 +374,8 @@ ONE_LINE_CASES = {
     "model_corrupt": (1, "gguf_init_from_file_impl: failed to read key-value pairs"),
     "unsupported_architecture": (1, "llama_model_load: error loading model: error loading model architecture: unknown "
                                     "model architecture: 'mamba3'"),
-    "unsupported_quant_type": (1, "gguf_init_from_file_impl: tensor 'blk.0.attn_q.weight' has invalid ggml type 42 (NONE)"),
+    "unsupported_quant_type": (1, "gguf_init_from_file_impl: tensor 'blk.0.attn_q.weight' has invalid ggml type 42 "
+                                  "(NONE)"),
     "model_incompatible": (1, "llama_model_load: error loading model: missing tensor 'blk.0.attn_norm.weight'"),
     "wrong_split_part": (1, "llama_model_load: error loading model: illegal split file idx: 1 (file: "
                             "/m/q-00002-of-00003.gguf), model must be loaded with the first split"),

@@ -74,7 +74,8 @@ def test_kmsg_records_are_read_without_blocking_and_matched_by_pid(tmp_path):
     kmsg = tmp_path / "kmsg"
     kmsg.write_text(
         "6,100,5000000,-;llama-server invoked oom-killer: gfp_mask=0x140dca, order=0, oom_score_adj=0\n"
-        "3,101,5000100,-;Out of memory: Killed process 77 (llama-server) total-vm:100kB, anon-rss:2048kB, file-rss:0kB\n"
+        "3,101,5000100,-;Out of memory: Killed process 77 (llama-server) total-vm:100kB, anon-rss:2048kB, "
+        "file-rss:0kB\n"
         "3,102,5000200,-;Out of memory: Killed process 78 (python) total-vm:100kB, anon-rss:4096kB, file-rss:0kB\n"
     )
     lines = read_kmsg(str(kmsg))
@@ -126,7 +127,8 @@ def test_confirmed_oom_kill_says_so_with_the_peak():
     assert diagnosis.cause == "oom_killed"
     assert diagnosis.message.render("en") == ("The server was stopped by the system because the computer ran out of "
                                               "memory (it used 7.8 GiB just before).")
-    assert diagnosis.message.render("zh") == "模型所需内存超过了可用内存，系统强制结束了服务器进程（结束前占用 7.8 GiB）。"
+    assert diagnosis.message.render("zh") == ("模型所需内存超过了可用内存，"
+                                              "系统强制结束了服务器进程（结束前占用 7.8 GiB）。")
     assert diagnosis.next_step.render("en") == "Lower the context to 2048 tokens and restart."
     assert diagnosis.action == change_settings({"ctx": 2048})
     assert diagnosis.evidence[0] == KILL_LINE.format(pid=9)
@@ -297,7 +299,8 @@ def test_timeout_with_no_output_at_all():
 
 
 def test_timeout_while_still_loading():
-    lines = ["llama_model_loader: loaded meta data with 29 key-value pairs", "load_tensors: loading model tensors, this can take a while... (mmap = true)"]
+    lines = ["llama_model_loader: loaded meta data with 29 key-value pairs",
+             "load_tensors: loading model tensors, this can take a while... (mmap = true)"]
     diagnosis = diagnose_timeout(120.4, lines, CONFIG)
     assert "still loading" in diagnosis.message.render("en")
     assert "120" in diagnosis.message.render("en")
@@ -344,11 +347,13 @@ def test_start_failure_not_executable_and_wrong_format(tmp_path):
     assert diagnose_start_failure(caught.value, [str(program)], CONFIG).cause == "not_executable"
     with pytest.raises(OSError) as caught:
         subprocess.Popen([str(tmp_path)])
-    assert diagnose_start_failure(caught.value, [str(tmp_path)], CONFIG).cause in ("not_executable", "permission_denied")
+    cause = diagnose_start_failure(caught.value, [str(tmp_path)], CONFIG).cause
+    assert cause in ("not_executable", "permission_denied")
 
 
 def test_start_failure_from_a_user_error_keeps_its_words():
-    error = UserError(T("No llama-server was found.", "没有找到 llama-server。"), T("Install llama.cpp.", "安装 llama.cpp。"))
+    error = UserError(T("No llama-server was found.", "没有找到 llama-server。"),
+                      T("Install llama.cpp.", "安装 llama.cpp。"))
     diagnosis = diagnose_start_failure(error, ["llama-server"], CONFIG)
     assert diagnosis.cause == "start_failed"
     assert diagnosis.message.render("zh") == "没有找到 llama-server。"

@@ -143,7 +143,8 @@ def wide_model(tmp_path_factory):
 def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
     """The KV cache cannot be allocated under the address-space limit: llama.cpp's own words are decoded."""
     config = LaunchConfig(model=str(wide_model), backend="llama-server", ctx=262144)
-    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1", "--no-warmup"]
+    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1",
+            "--no-warmup"]
     code, lines = run(argv, preexec_fn=limit_address_space(1536 * 1024**2))
     diagnosis = diagnose(code, lines, config)
     assert code == 1, lines[-10:]
@@ -165,7 +166,8 @@ def test_llama_server_killed_by_the_kernel_oom_killer(llama_server_bin, wide_mod
     """The seed report's 'exit code 137': the kernel kills llama-server while it fills a 4 GiB KV cache in a 768 MiB
     memory cgroup. Without permission to make a cgroup, the same evidence path must say 'killed' honestly."""
     config = LaunchConfig(model=str(wide_model), backend="llama-server", ctx=262144)
-    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1", "--no-warmup"]
+    argv = [llama_server_bin, "-m", str(wide_model), "--port", str(free_port()), "-c", "262144", "-t", "1",
+            "--no-warmup"]
     with memory_cgroup_for_test(768 * 1024**2) as cgroup:
         counter_path = str(cgroup[0] / cgroup[1]) if cgroup else None
         before = snapshot_oom_counters(cgroup_events_path=counter_path)

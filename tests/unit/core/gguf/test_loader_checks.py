@@ -45,9 +45,11 @@ def _tensors(layers: int, embd: int, ff: int, vocab: int) -> dict[str, tuple[int
     shapes = {"token_embd.weight": (vocab, embd)}
     for i in range(layers):
         p = f"blk.{i}."
-        shapes |= {p + "attn_norm.weight": (embd,), p + "attn_q.weight": (embd, embd), p + "attn_k.weight": (embd, embd),
-                   p + "attn_v.weight": (embd, embd), p + "attn_output.weight": (embd, embd), p + "ffn_norm.weight": (embd,),
-                   p + "ffn_gate.weight": (ff, embd), p + "ffn_up.weight": (ff, embd), p + "ffn_down.weight": (embd, ff)}
+        shapes |= {p + "attn_norm.weight": (embd,), p + "attn_q.weight": (embd, embd),
+                   p + "attn_k.weight": (embd, embd), p + "attn_v.weight": (embd, embd),
+                   p + "attn_output.weight": (embd, embd), p + "ffn_norm.weight": (embd,),
+                   p + "ffn_gate.weight": (ff, embd), p + "ffn_up.weight": (ff, embd),
+                   p + "ffn_down.weight": (embd, ff)}
     shapes |= {"output_norm.weight": (embd,), "output.weight": (vocab, embd)}
     return shapes
 
@@ -154,7 +156,8 @@ def test_a_vision_projector_is_not_a_model(tmp_path):
 
 
 def test_layer_count_out_of_range(tmp_path):
-    check = error(mini(tmp_path / "m.gguf", kv={"llama.block_count": (0, VT.UINT32)}, drop_tensors=()), "loader_metadata")
+    check = error(mini(tmp_path / "m.gguf", kv={"llama.block_count": (0, VT.UINT32)}, drop_tensors=()),
+                  "loader_metadata")
     assert "0 layers" in text(check)
 
 
@@ -202,7 +205,8 @@ def test_missing_token_list(tmp_path):
 
 
 def test_scores_shorter_than_the_tokens(tmp_path):
-    check = error(mini(tmp_path / "m.gguf", kv={"tokenizer.ggml.scores": ([0.0] * 5, VT.ARRAY, VT.FLOAT32)}), "tokenizer")
+    check = error(mini(tmp_path / "m.gguf", kv={"tokenizer.ggml.scores": ([0.0] * 5, VT.ARRAY, VT.FLOAT32)}),
+                  "tokenizer")
     assert "token scores list has 5 entries for 6 tokens" in text(check)
 
 
@@ -355,7 +359,8 @@ def test_a_152k_vocabulary_is_scanned_quickly(tmp_path):
     kv = {"tokenizer.ggml.tokens": (tokens, VT.ARRAY, VT.STRING),
           "tokenizer.ggml.scores": ([0.0] * len(tokens), VT.ARRAY, VT.FLOAT32),
           "tokenizer.ggml.token_type": ([1] * len(tokens), VT.ARRAY, VT.INT32)}
-    path = mini(tmp_path / "big.gguf", kv=kv, tensors={"token_embd.weight": (152_000, 8)}, drop_tensors=("output.weight",))
+    path = mini(tmp_path / "big.gguf", kv=kv, tensors={"token_embd.weight": (152_000, 8)},
+                drop_tensors=("output.weight",))
     start = time.perf_counter()
     found = rows(path)
     elapsed = time.perf_counter() - start

@@ -15,7 +15,8 @@ from tests.unit.core.gguf.test_support import set_tensor_type, write_gguf
 
 def _last_tensor_model(tmp_path: Path) -> Path:
     # the patched tensor is last, so changing its type changes no later offset
-    tensors = [("token_embd.weight", np.ones((4, 256), dtype=np.float32)), ("output.weight", np.ones(256, dtype=np.float32))]
+    tensors = [("token_embd.weight", np.ones((4, 256), dtype=np.float32)),
+               ("output.weight", np.ones(256, dtype=np.float32))]
     return write_gguf(tmp_path / "q.gguf", tensors=tensors)
 
 
@@ -73,7 +74,8 @@ def _write_split(folder: Path, n: int, skip=()) -> list[Path]:
     for i in range(n):
         path = folder / f"big-model-{i + 1:05d}-of-{n:05d}.gguf"
         extra = {"split.no": (i, _u16()), "split.count": (n, _u16()), "split.tensors.count": (2 * n, _i32())}
-        tensors = [(f"blk.{i}.a.weight", np.ones(8, dtype=np.float32)), (f"blk.{i}.b.weight", np.ones(8, dtype=np.float32))]
+        tensors = [(f"blk.{i}.a.weight", np.ones(8, dtype=np.float32)),
+                   (f"blk.{i}.b.weight", np.ones(8, dtype=np.float32))]
         if i not in skip:
             write_gguf(path, n_layers=n, extra_kv=extra, tensors=tensors)
         paths.append(path)

@@ -12,7 +12,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
@@ -22,9 +22,12 @@ from app.core.chat.params import ChatParams
 from app.core.chat.reply import ReplyStream
 from app.core.chat.transport import StoppableStream
 
+if TYPE_CHECKING:
+    from app.core.diagnosis.value import Diagnosis
+
 BACKEND_LLAMA_SERVER = "llama-server"
 BACKEND_EMBEDDED = "embedded"
-CrashInfo = Callable[[], Any]
+CrashInfo = Callable[[], "Diagnosis | None"]
 logger = logging.getLogger(__name__)
 
 
@@ -188,7 +191,7 @@ class ChatClient:
         return errors.server_error(request_id, 0, "the connection closed in the middle of the answer",
                                    evidence + tuple(self._log_lines()))
 
-    def _wait_for_crash_report(self) -> Any:
+    def _wait_for_crash_report(self) -> Diagnosis | None:
         if self.crash_info is None:
             return None
         deadline = time.monotonic() + self.crash_wait_s

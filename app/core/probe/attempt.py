@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
@@ -23,6 +23,10 @@ from app.core.probe.request import RequestFailed, evaluate_once
 from app.core.probe.sampler import PeakSampler
 from app.core.problem import UserError
 from app.core.text import T, Text
+
+if TYPE_CHECKING:
+    from app.core.diagnosis.value import Diagnosis
+    from app.core.server.supervisor import Supervisor
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ class Attempt:
     load_seconds: float | None = None
     cause: str | None = None  # None when ok; a diagnosis cause id, "margin", "timeout", "request"
     reason: Text | None = None
-    diagnosis: Any = None  # app.core.diagnosis Diagnosis when the server crashed
+    diagnosis: Diagnosis | None = None  # when the server crashed
     prompt_tokens: int | None = None
     # CPU compute buffer llama.cpp reserved: only the part a short prompt touches is resident, but a full
     # context touches all of it, so the RAM margin is judged on peak RSS + this (conservative)
@@ -200,7 +204,7 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     _blame_memory_when_evident(supervisor, attempt, str(outcome.get("error")))
 
 
-def _wait_for_crash_report(supervisor: Any) -> None:
+def _wait_for_crash_report(supervisor: Supervisor) -> None:
     """Let the supervisor diagnose the crash: briefly while the child still runs (the connection may have broken
     for another reason), longer once it is gone, since a busy machine can take a while to report it."""
     from app.core.server.supervisor import State

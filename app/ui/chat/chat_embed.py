@@ -8,7 +8,8 @@ tab shows a placeholder, and the helpers below treat the placeholder as "not str
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, Qt
@@ -16,6 +17,10 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.ui.i18n import Retranslating
 from app.ui.workers import run_task
+
+if TYPE_CHECKING:  # the types only: importing the pane is what this module puts off
+    from app.ui.chat.chat_pane import ChatPane
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 
 class ChatPlaceholder(Retranslating, QLabel):
@@ -35,22 +40,20 @@ def placeholder(parent: QWidget) -> ChatPlaceholder:
     return ChatPlaceholder(parent)
 
 
-def load_chat_pane(bridge: Any, parent: QWidget, on_ready: Callable[[QWidget], None],
+def load_chat_pane(bridge: SupervisorBridge, parent: QWidget, on_ready: Callable[[ChatPane], None],
                    on_error: Callable[[BaseException], None]) -> None:
     """Import the chat module off the GUI thread, then build the pane on it."""
-    def build(module: Any) -> None:
+    def build(module: ModuleType) -> None:
         if shiboken6.isValid(parent):  # the window may have closed while the import ran
             on_ready(module.ChatPane(bridge, parent))
 
     run_task(importlib.import_module, "app.ui.chat.chat_pane", on_done=build, on_error=on_error)
 
 
-def is_streaming(chat: Any) -> bool:
-    check = getattr(chat, "is_streaming", None)
-    return bool(check()) if callable(check) else False
+def is_streaming(chat: ChatPane | ChatPlaceholder) -> bool:
+    return not isinstance(chat, ChatPlaceholder) and chat.is_streaming()
 
 
-def shutdown(chat: Any) -> None:
-    stop = getattr(chat, "shutdown", None)
-    if callable(stop):
-        stop()
+def shutdown(chat: ChatPane | ChatPlaceholder) -> None:
+    if not isinstance(chat, ChatPlaceholder):
+        chat.shutdown()

@@ -63,6 +63,7 @@ class ChatPane(Retranslating, QWidget):
         self._reply_entry: Entry | None = None
         self._pending_entry: Entry | None = None
         self._last_error: ChatError | None = None
+        self._saved_listed = False  # the saved conversations are listed when the pane is first shown
         self._build()
         self.retranslate()
         if bridge is not None:
@@ -132,7 +133,7 @@ class ChatPane(Retranslating, QWidget):
 
 
     def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        if not getattr(self, "_saved_listed", False):
+        if not self._saved_listed:
             self._saved_listed = True
             self.refresh_saved()
         super().showEvent(event)

@@ -62,7 +62,7 @@ class ParamsBox(QWidget):
         )
 
     def set_params(self, params: ChatParams) -> None:
-        self._extra = dict(getattr(params, "extra", None) or {})  # request fields this form does not show
+        self._extra = dict(params.extra)  # request fields this form does not show
         self.system_prompt.setPlainText(params.system_prompt)
         self.temperature.setValue(params.temperature)
         self.top_p.setValue(params.top_p)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QWidget
 
 from app.core.problem import Fix
 from app.core.server.events import State
+
+if TYPE_CHECKING:
+    from app.core.chat import ChatError
 
 RUNNING_STATES = frozenset({State.STARTING, State.LOADING, State.READY})
 LOADING_STATES = frozenset({State.STARTING, State.LOADING})
@@ -40,7 +43,8 @@ class ChatStatus(QWidget):
     def retranslate(self) -> None:
         self.show_for(*self._last)
 
-    def show_for(self, pending: bool, connected: bool, server_state: State | None, last_error: Any) -> None:
+    def show_for(self, pending: bool, connected: bool, server_state: State | None,
+                 last_error: ChatError | None) -> None:
         self._last = (pending, connected, server_state, last_error)
         server_down = server_state is not None and server_state not in RUNNING_STATES
         waiting = server_down or server_state in LOADING_STATES

@@ -14,19 +14,22 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.chat import ChatError, ReplyStats
 from app.core.chat.errors import SERVER_ERROR
-from app.core.text import current_language
+from app.core.text import Text, current_language
 from app.ui.widgets.problem_view import evidence_lines, next_step_text, render
 
 MESSAGE, NOTICE, ERROR, STATS = "message", "notice", "error", "stats"
 
 
-def render_text(value: Any) -> str:
+StoredStats = dict[str, Any]  # ReplyStats as saved with a message (ReplyStats.to_dict)
+
+
+def render_text(value: Text | str | None) -> str:
     if value is None:
         return ""
-    return value.render(current_language()) if hasattr(value, "render") else str(value)
+    return value.render(current_language()) if isinstance(value, Text) else str(value)
 
 
-def stats_from(value: Any) -> ReplyStats | None:
+def stats_from(value: ReplyStats | StoredStats | None) -> ReplyStats | None:
     """ReplyStats from the live value or from the dict saved with a message."""
     if isinstance(value, ReplyStats) or value is None:
         return value
@@ -41,7 +44,7 @@ class Entry:
     role: str = ""
     content: str = ""
     status: str = ""
-    value: Any = None  # Text (notice), ChatError (error), ReplyStats-like (stats)
+    value: Text | str | ChatError | ReplyStats | StoredStats | None = None  # notice, error or stats
     extra: dict = field(default_factory=dict)
 
 
@@ -111,13 +114,13 @@ class Transcript(QTextBrowser):
             entry.status = status
             self.rerender()
 
-    def add_notice(self, text: Any) -> None:
+    def add_notice(self, text: Text | str) -> None:
         self._add(Entry(NOTICE, value=text))
 
     def add_error(self, error: ChatError) -> None:
         self._add(Entry(ERROR, value=error))
 
-    def add_stats(self, stats: Any) -> None:
+    def add_stats(self, stats: ReplyStats | StoredStats) -> None:
         self._add(Entry(STATS, value=stats))
 
     def remove_entry(self, entry: Entry) -> None:
@@ -150,7 +153,7 @@ class Transcript(QTextBrowser):
             "stopped": self.tr("stopped"),
         }
 
-    def stats_line(self, value: Any) -> str:
+    def stats_line(self, value: ReplyStats | StoredStats | None) -> str:
         """First-token time, tokens/s and the finish reason said plainly, for one reply."""
         stats = stats_from(value)
         if stats is None:

@@ -8,7 +8,7 @@ engine instead (an ordinary settings fix)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -20,6 +20,10 @@ from app.ui.steps.machine.engine_rebuild import cannot_rebuild_reason, other_eng
 from app.ui.steps.machine.rebuild_box import RebuildBox
 from app.ui.widgets.problem_view import ProblemView, render
 
+if TYPE_CHECKING:
+    from app.core.launch.config import LaunchConfig
+    from app.ui.steps.machine.engine_rebuild import EngineRebuild
+
 
 class CrashCard(QFrame):
     """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
@@ -30,7 +34,7 @@ class CrashCard(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.diagnosis: Diagnosis | None = None
-        self._config: Any = None
+        self._config: LaunchConfig | None = None  # the config that crashed (for "old → new")
         self._context = ""
         self._fix_enabled = True
         self._cannot_rebuild: Text | None = None  # why the engine cannot be rebuilt here, for this diagnosis
@@ -54,14 +58,14 @@ class CrashCard(QFrame):
             layout.addWidget(widget)
         layout.addLayout(actions)
 
-    def set_diagnosis(self, diagnosis: Diagnosis | None, config: Any = None) -> None:
+    def set_diagnosis(self, diagnosis: Diagnosis | None, config: LaunchConfig | None = None) -> None:
         if diagnosis is not self.diagnosis:
             self.rebuild_box.clear()
         self.diagnosis, self._config = diagnosis, config
         self._cannot_rebuild = cannot_rebuild_reason() if self._rebuild_engine() is not None else None
         self.retranslate()
 
-    def follow_rebuild(self, rebuild: Any) -> None:
+    def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Show the window's engine rebuild (``EngineRebuild``) while this card offers it."""
         self.rebuild_box.follow(rebuild)
         for signal in (rebuild.started, rebuild.finished, rebuild.failed):
@@ -120,7 +124,7 @@ class CrashCard(QFrame):
         self.dismiss_button.setText(self.tr("Dismiss"))
         self._render_button()
 
-    def _render_button(self, *_: Any) -> None:
+    def _render_button(self, *_: object) -> None:
         self.apply_button.setEnabled(self._fix_enabled and self.has_fix() and not self.rebuilding)
         self.dismiss_button.setEnabled(not self.rebuilding)
 
@@ -162,10 +166,11 @@ class CrashCard(QFrame):
         if kind == "rebuild":
             return ""  # the next step above says it; the settings do not change
         changes = []
+        current = self._config.to_dict() if self._config is not None else {}
         for key, new in fix.items():
             if key == "port" and new == 0:
                 new = self.tr("any free port")
-            old = getattr(self._config, key, None)
+            old = current.get(key)
             arrow = f"{old} → {new}" if old is not None else str(new)
             changes.append(f"{self._field_name(key)}: {arrow}")
         text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""

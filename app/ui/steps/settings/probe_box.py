@@ -54,7 +54,7 @@ class ProbeBox(Retranslating, QWidget):
         self.result: ProbeResult | None = None
         self.saved: ProbeResult | None = None  # the profile's last result (shown until a new run)
         self._task: Task | None = None
-        self._status: tuple[str, Any] = ("idle", None)
+        self._status: tuple[str, ProbeResult | BaseException | None] = ("idle", None)
         self.run_button = QPushButton(self)
         self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton(self)
@@ -200,7 +200,7 @@ class ProbeBox(Retranslating, QWidget):
         self.attempts.setVisible(self.attempts.count() > 0)
         self.status.setText(self._status_text(kind, value))
 
-    def _status_text(self, kind: str, value: Any) -> str:
+    def _status_text(self, kind: str, value: ProbeResult | BaseException | None) -> str:
         if kind == "running":
             return self.tr("Testing settings with real loads of the model…")
         if kind == "cancelling":

@@ -41,6 +41,9 @@ def test_busy_port_crash_card_then_apply_fix_starts_on_a_free_port(qtbot, window
         qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
         assert window.bridge.supervisor.config.port != port
         assert advanced.pick_free_port.currentIndex() == 0  # the fix is reflected in the Settings step
+        shown, running = window.settings_panel.config(), window.bridge.supervisor.config
+        # one config: the supervisor runs what the Settings step shows, only the free port was settled at start
+        assert running.with_changes(port=shown.port, model=shown.model) == shown
     finally:
         busy.close()
 

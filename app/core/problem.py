@@ -8,7 +8,7 @@ and its parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
@@ -85,6 +85,32 @@ class Problem(Protocol):
 
 
 @dataclass(frozen=True)
+class JsonKeys:
+    """The names a kind's ``--json`` output gives the shared fields. That output is an external interface older
+    than the one shape, so each kind keeps its own names (and its fix's own shape)."""
+
+    next_step: str
+    action: str | None
+    action_json: Callable[[FixAction | None], Any] = lambda action: action.to_dict() if action else None
+
+
+CHECK_JSON = JsonKeys(next_step="fix", action="fix_action")  # Check, and an engine report row
+USER_ERROR_JSON = JsonKeys(next_step="fix", action=None)  # a demo fetch's problem
+
+
+def problem_json(problem: Problem, lang: str | None, keys: JsonKeys) -> dict[str, Any]:
+    """The one mapping from the shape's names to the JSON ones: message, next step, evidence, action."""
+    data: dict[str, Any] = {
+        "message": problem.message.render(lang),
+        keys.next_step: problem.next_step.render(lang) if problem.next_step is not None else None,
+        "evidence": list(problem.evidence),
+    }
+    if keys.action is not None:
+        data[keys.action] = keys.action_json(problem.action)
+    return data
+
+
+@dataclass(frozen=True)
 class Check:
     """One check's outcome.
 
@@ -104,15 +130,7 @@ class Check:
         return self.status is Status.ERROR
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
-        # the JSON keys ("fix", "fix_action") are an external interface and keep their old names
-        return {
-            "id": self.id,
-            "status": self.status.value,
-            "message": self.message.render(lang),
-            "fix": self.next_step.render(lang) if self.next_step else None,
-            "evidence": list(self.evidence),
-            "fix_action": self.action.to_dict() if self.action else None,
-        }
+        return {"id": self.id, "status": self.status.value, **problem_json(self, lang, CHECK_JSON)}
 
 
 def worst_status(checks: list[Check]) -> Status:

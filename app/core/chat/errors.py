@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.diagnosis.value import Diagnosis, fix_to_dict
-from app.core.problem import Fix, FixAction, fix_action
+from app.core.problem import Fix, FixAction, JsonKeys, fix_action, problem_json
 from app.core.text import T, Text
 
 CONTEXT_TOO_LONG = "context_too_long"
@@ -51,25 +51,20 @@ class ChatError(Exception):
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         diagnosis = self.diagnosis.to_dict(lang) if self.diagnosis is not None else None
-        return {
-            "kind": self.kind,
-            "message": self.message.render(lang),
-            "next_step": self.next_step.render(lang),
-            "request_id": self.request_id,
-            "evidence": list(self.evidence),
-            "diagnosis": diagnosis,
-            "fix_action": self._action_json(),
-            "details": dict(self.details),
-        }
+        return {"kind": self.kind, "request_id": self.request_id, **problem_json(self, lang, CHAT_ERROR_JSON),
+                "diagnosis": diagnosis, "details": dict(self.details)}
 
 
-    def _action_json(self) -> dict[str, Any] | None:
-        """The JSON "fix_action": a crash's fix keeps its diagnosis' shape ({"ctx": 2048}), as it always had."""
-        if self.action is None:
-            return None
-        if self.action.kind in (Fix.CHANGE_SETTINGS, Fix.REBUILD_ENGINE):
-            return fix_to_dict(self.action)
-        return self.action.to_dict()
+def _action_json(action: FixAction | None) -> dict[str, Any] | None:
+    """The JSON "fix_action": a crash's fix keeps its diagnosis' shape ({"ctx": 2048}), as it always had."""
+    if action is None:
+        return None
+    if action.kind in (Fix.CHANGE_SETTINGS, Fix.REBUILD_ENGINE):
+        return fix_to_dict(action)
+    return action.to_dict()
+
+
+CHAT_ERROR_JSON = JsonKeys(next_step="next_step", action="fix_action", action_json=_action_json)
 
 
 def message_too_long(message_tokens: int, budget_tokens: int, ctx_per_slot: int, max_tokens: int,

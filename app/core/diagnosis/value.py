@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.problem import Fix, FixAction, change_settings
+from app.core.problem import Fix, FixAction, JsonKeys, change_settings, problem_json
 from app.core.text import T, Text, current_language
 
 MAX_EVIDENCE_LINES = 20
@@ -41,11 +41,7 @@ class Diagnosis:
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {
             "cause": self.cause,
-            "message": self.message.render(lang),
-            # the JSON keys ("fix_hint", "fix") are an external interface and keep their old names and shapes
-            "fix_hint": self.next_step.render(lang),
-            "fix": fix_to_dict(self.action),
-            "evidence": list(self.evidence),
+            **problem_json(self, lang, DIAGNOSIS_JSON),
             "exit_code": self.exit_code,
             "signal": self.signal,
             "exit_meaning": self.exit_meaning.render(lang),
@@ -70,6 +66,9 @@ def fix_to_dict(action: FixAction | None) -> dict[str, Any]:
     if action.kind is Fix.REBUILD_ENGINE:
         return {REBUILD_KEY: action.get("engine")}
     return action.changes
+
+
+DIAGNOSIS_JSON = JsonKeys(next_step="fix_hint", action="fix", action_json=fix_to_dict)
 
 
 def trim_evidence(lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ from collections import deque
 from typing import Iterable
 
 DEFAULT_BACKOFF_S = (0.5, 1.0, 2.0)
+# why a crash was not followed by a restart: the FAILED state's "reason"
+AUTO_RESTART_OFF, NOT_RESTARTABLE, CRASH_LOOP = "auto_restart_off", "not_restartable", "crash_loop"
 
 
 class CrashPolicy:
@@ -31,13 +33,13 @@ class CrashPolicy:
         return len(self._crashes)
 
     def reason_not_to_restart(self, restartable: bool) -> str | None:
-        """None = restart; else "auto_restart_off" | "not_restartable" | "crash_loop" (shown as the FAILED reason)."""
+        """None = restart; else AUTO_RESTART_OFF | NOT_RESTARTABLE | CRASH_LOOP (shown as the FAILED reason)."""
         if not self.auto_restart:
-            return "auto_restart_off"
+            return AUTO_RESTART_OFF
         if not restartable:
-            return "not_restartable"
+            return NOT_RESTARTABLE
         if self.recent_crashes >= self.max_crashes:
-            return "crash_loop"
+            return CRASH_LOOP
         return None
 
     def next_delay(self) -> float:

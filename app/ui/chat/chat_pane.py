@@ -32,7 +32,9 @@ from app.core.chat import (
     ReplyStats,
     load_conversation,
 )
+from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
 from app.core.chat.hooks import ChatServer, client_for_supervisor
+from app.core.chat.params import FINISH_STOPPED
 from app.core.problem import Fix
 from app.core.server.events import State
 from app.ui.chat.context_meter import ContextMeter
@@ -181,7 +183,7 @@ class ChatPane(Retranslating, QWidget):
         self.input.clear()
         self.session.conversation.params = self.params_box.params()
         if self._pending_entry is not None:
-            self.transcript.set_status(self._pending_entry, "unanswered")
+            self.transcript.set_status(self._pending_entry, UNANSWERED)
         self._pending_entry = self.transcript.add_message("user", text)
         self._run(lambda session: session.send(text))
         return True
@@ -246,9 +248,9 @@ class ChatPane(Retranslating, QWidget):
             self._show_error(event.error)
 
     def _on_reply_done(self, stats: ReplyStats) -> None:
-        stopped = stats is not None and stats.finish_reason == "stopped"
+        stopped = stats is not None and stats.finish_reason == FINISH_STOPPED
         if self._reply_entry is not None:
-            self.transcript.set_status(self._reply_entry, "stopped" if stopped else "")
+            self.transcript.set_status(self._reply_entry, STOPPED if stopped else "")
         if stats is not None and (self._reply_entry is not None or not stopped):
             self.transcript.add_stats(stats)
         self.replyFinished.emit(stats)
@@ -256,7 +258,7 @@ class ChatPane(Retranslating, QWidget):
     def _show_error(self, error: ChatError) -> None:
         self._last_error = error
         if self._reply_entry is not None:
-            self.transcript.set_status(self._reply_entry, "interrupted" if self._reply_entry.content else "")
+            self.transcript.set_status(self._reply_entry, INTERRUPTED if self._reply_entry.content else "")
             if not self._reply_entry.content:
                 self.transcript.remove_entry(self._reply_entry)
         self.transcript.add_error(error)
@@ -267,7 +269,7 @@ class ChatPane(Retranslating, QWidget):
         if outcome.context is not None:
             self.meter.set_use(outcome.context)
         if self._pending_entry is not None:
-            self.transcript.set_status(self._pending_entry, "pending" if outcome.pending else "")
+            self.transcript.set_status(self._pending_entry, PENDING if outcome.pending else "")
             if not outcome.pending:
                 self._pending_entry = None
         self.streamingChanged.emit(False)

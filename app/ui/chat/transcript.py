@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTex
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.chat import ChatError, ReplyStats
+from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
 from app.core.chat.errors import SERVER_ERROR
 from app.core.text import Text, current_language
 from app.ui.widgets.problem_view import evidence_lines, next_step_text, render
@@ -147,10 +148,10 @@ class Transcript(QTextBrowser):
     def _set_words(self) -> None:
         self.role_names = {"user": self.tr("You"), "assistant": self.tr("Assistant")}
         self.status_notes = {
-            "pending": self.tr("not answered yet"),
-            "unanswered": self.tr("not answered"),
-            "interrupted": self.tr("cut off"),
-            "stopped": self.tr("stopped"),
+            PENDING: self.tr("not answered yet"),
+            UNANSWERED: self.tr("not answered"),
+            INTERRUPTED: self.tr("cut off"),
+            STOPPED: self.tr("stopped"),
         }
 
     def stats_line(self, value: ReplyStats | StoredStats | None) -> str:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.core.problem import Problem
 from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State
+from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.widgets.problem_view import problem_text
@@ -217,7 +218,7 @@ class ServerPanel(Retranslating, QWidget):
     def _set_card_context(self, state: State, data: dict) -> None:
         if state is State.FAILED:
             reason = data.get("reason")
-            self.crash_card.set_context(reason if reason in ("crash_loop", "not_restartable") else "failed")
+            self.crash_card.set_context(reason if reason in (CRASH_LOOP, NOT_RESTARTABLE) else "failed")
         elif state is State.READY:
             self.crash_card.set_context("recovered")
         elif state in (State.CRASHED, State.RESTARTING):

@@ -117,7 +117,7 @@ class ModelSession:
         self.plan_config: LaunchConfig | None = None  # the config ``plan`` was made for
         self.backend: BackendInfo | None = None  # the engine resolved for ``config`` (command line, probe)
         self.probe: ProbeResult | None = None  # the last "Find safe settings" of this session
-        self.saved_probe: dict | None = None  # the one the model's profile remembered
+        self.saved_probe: ProbeResult | None = None  # the one the model's profile remembered
 
     # --- the Model step ----------------------------------------------------------------------------
 
@@ -147,11 +147,14 @@ class ModelSession:
     # --- the Settings step -------------------------------------------------------------------------
 
     def use_profile(self, stored_config: dict | None, saved_probe: dict | None) -> LaunchConfig | None:
-        """The checked model's settings from its profile (or first-run defaults); None when it is not usable."""
+        """The checked model's settings from its profile (or first-run defaults); None when it is not usable.
+
+        ``saved_probe`` is the profile's stored probe result (``ProbeResult.to_dict()``); it is read back here,
+        once, so the steps hold a ``ProbeResult``."""
         if not self.usable or self.path is None:
             return None
         self.config = launch_config_for(self.path, self.info, stored_config)
-        self.saved_probe = saved_probe
+        self.saved_probe = _probe_result(saved_probe)
         return self.config
 
     def set_config(self, config: LaunchConfig | None) -> None:
@@ -180,3 +183,11 @@ class ModelSession:
     def is_for(self, path: str | Path | None) -> bool:
         """True when ``path`` is the session's model (a supervisor built for another model is not)."""
         return path is not None and self.path is not None and same_path(path, self.path)
+
+
+def _probe_result(stored: dict | None) -> ProbeResult | None:
+    if not isinstance(stored, dict) or not stored:
+        return None
+    from app.core.probe.result import ProbeResult  # here: the probe's modules are not needed to open a window
+
+    return ProbeResult.from_dict(stored)

@@ -6,7 +6,10 @@ a tiny "hello" would pass a load that the first long message then breaks (llama.
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a request is sent: reading a stored probe result must not load httpx
+    import httpx
 
 CHUNK = "The quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches. "
 GENERATED_TOKENS = 4
@@ -45,6 +48,8 @@ def prompt_target(ubatch: int, ctx: int) -> int:
 
 def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s: float) -> int:
     """Send one long prompt and generate a few tokens; returns the prompt's token count."""
+    import httpx
+
     with httpx.Client(timeout=timeout_s, trust_env=False) as client:
         try:
             text, n_tokens = build_prompt(client, url, tokenize_path, prompt_target(ubatch, ctx))

@@ -4,8 +4,7 @@ can be cancelled, and hands the measured recommendation to the Settings step."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
@@ -104,12 +103,8 @@ class ProbeBox(Retranslating, QWidget):
         self.config = config
         self._render()
 
-    def set_model(self, info: ModelInfo | None, saved: ProbeResult | Mapping[str, Any] | None) -> None:
-        """A new model and the probe result its profile remembered (a stored dict is read back here, once)."""
-        if isinstance(saved, Mapping):
-            from app.core.probe.result import ProbeResult
-
-            saved = ProbeResult.from_dict(saved)
+    def set_model(self, info: ModelInfo | None, saved: ProbeResult | None) -> None:
+        """A new model and the probe result its profile remembered (``ModelSession.saved_probe``)."""
         self.cancel()
         self.info, self.saved, self.result = info, saved, None
         self._status = ("saved", saved) if saved else ("idle", None)

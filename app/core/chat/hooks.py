@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
 from app.core.launch.config import LaunchConfig
@@ -31,6 +31,7 @@ class ServerChild(Protocol):
     def stop_requested(self) -> bool: ...
 
 
+@runtime_checkable
 class ChatServer(Protocol):
     """What the chat needs from a supervised server: where it answers, its settings, its crashes and its log."""
 

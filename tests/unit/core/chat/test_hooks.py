@@ -57,3 +57,18 @@ def test_crash_report_does_not_wait_while_the_child_runs_or_was_asked_to_stop():
         started = time.monotonic()
         assert crash_report(supervisor, wait_s=30.0) is None
         assert time.monotonic() - started < 5.0
+
+
+def test_the_supervisor_is_what_the_chat_needs_and_so_is_a_small_stand_in():
+    from app.core.chat.hooks import ChatServer
+    from app.core.server.supervisor import Supervisor
+
+    supervisor = Supervisor(LaunchConfig(model="m.gguf"))
+    try:
+        assert isinstance(supervisor, ChatServer)  # every member the chat asks for, on the concrete class
+    finally:
+        supervisor.close()
+    stand_in = SimpleNamespace(url="http://127.0.0.1:1", config=LaunchConfig(model="m"), state=State.READY,
+                               child=None, history=[], last_diagnosis=None, tail=lambda n=200: [])
+    assert isinstance(stand_in, ChatServer)
+    assert not isinstance(SimpleNamespace(url="x"), ChatServer)

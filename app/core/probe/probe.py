@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins
@@ -26,7 +26,13 @@ from app.core.text import T
 GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
 # failures that say nothing about the candidate settings: tried once more before they count
 TRANSIENT_CAUSES = frozenset({"port_in_use", "host_unavailable", "request", "failed", "stopped_externally"})
-AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Any], Attempt]
+if TYPE_CHECKING:
+    from app.core.gguf.model_info import ModelInfo
+    from app.core.hardware.report import HardwareReport
+    from app.core.launch.backends import BackendInfo
+
+Cancel = Any  # a zero-argument callable that returns True once cancelled, or a threading.Event (is_cancelled)
+AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Cancel], Attempt]
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class ProbeOptions:
     seeded: bool = True  # False ignores the plan's estimate as the search seed (benchmarks)
 
 
-def _uses_gpu(hw: Any, backend: Any) -> bool:
+def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
     compiled = {name.upper() for name in getattr(backend, "compiled_backends", ())}
     return bool(getattr(hw, "gpus", None)) and any(name.upper() in compiled for name in GPU_BACKENDS)
 
@@ -108,7 +114,7 @@ def _ctx_search(prober: _Prober, gpu_layers: int, max_ctx: int, seed_ctx: int | 
     return None if result.best is None else ctx_at(result.best)
 
 
-def _cache_still_valid(stored: dict[str, Any], hw: Any) -> bool:
+def _cache_still_valid(stored: dict[str, Any], hw: HardwareReport | None) -> bool:
     """Re-run when the GPUs now have less free VRAM than the passing attempt used."""
     gpus = getattr(hw, "gpus", None) or []
     recommendation = stored.get("recommendation")
@@ -119,9 +125,9 @@ def _cache_still_valid(stored: dict[str, Any], hw: Any) -> bool:
     return sum(int(g.vram_free_bytes or 0) for g in gpus) >= used
 
 
-def run_probe(info: Any, config: LaunchConfig, hw: Any, options: ProbeOptions | None = None, *,
-              progress: Callable[[ProbeProgress], None] | None = None, cancel: Any = None,
-              backend: Any = None, runner: AttemptRunner | None = None) -> ProbeResult:
+def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, options: ProbeOptions | None = None,
+              *, progress: Callable[[ProbeProgress], None] | None = None, cancel: Cancel = None,
+              backend: BackendInfo | None = None, runner: AttemptRunner | None = None) -> ProbeResult:
     """Find the highest GPU layers and ctx that really load and answer; see the module doc.
 
     ``backend`` is the resolved engine (resolved from ``config`` when None); ``runner`` replaces the real
@@ -153,7 +159,7 @@ def run_probe(info: Any, config: LaunchConfig, hw: Any, options: ProbeOptions | 
     return result
 
 
-def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Any) -> Attempt:
+def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Cancel) -> Attempt:
     return run_attempt(config, limits, cancel=cancel)
 
 

@@ -11,13 +11,13 @@ and restart" rebuilds the built-in engine in a worker, then restarts the server 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from app.core.launch.config import BACKEND_EMBEDDED, LaunchConfig, fix_changes
 from app.core.server.events import IDLE_STATES, State
-from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, EngineRebuild
+from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, EngineRebuild, RebuildStep
 from app.ui.workers import run_task
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class ServerControl(QObject):
     message = Signal(str)
 
     def __init__(self, bridge: SupervisorBridge, settings_panel: SettingsPanel, parent: QObject | None = None, *,
-                 rebuild_step: Callable[..., Any] | None = None) -> None:
+                 rebuild_step: RebuildStep | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.settings_panel = settings_panel
@@ -54,12 +54,12 @@ class ServerControl(QObject):
         self._restart_after_rebuild = False
 
     @property
-    def rebuild_step(self) -> Callable[..., Any]:
+    def rebuild_step(self) -> RebuildStep:
         """``step(progress, cancel) -> EngineCheck``, run in a worker (default: core's ``rebuild_embedded``)."""
         return self.engine_rebuild.step
 
     @rebuild_step.setter
-    def rebuild_step(self, step: Callable[..., Any]) -> None:
+    def rebuild_step(self, step: RebuildStep) -> None:
         self.engine_rebuild.step = step
 
     @property

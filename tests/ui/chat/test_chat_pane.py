@@ -74,7 +74,7 @@ def pane(qtbot):
 def connect(pane: ChatPane, supervisor: Supervisor, max_tokens: int) -> list[str]:
     """Point the pane at the server; returns a list that records every streamed delta."""
     pane.set_supervisor(supervisor)
-    pane.set_server_state("ready", {})
+    pane.set_server_state(State.READY, {})
     pane.params_box.set_params(ChatParams(max_tokens=max_tokens, extra=PLAIN_WORDS_ONLY))
     deltas: list[str] = []
     original = pane.transcript.append_delta
@@ -169,10 +169,10 @@ def test_crash_mid_reply_keeps_the_message_and_resends_after_restart(qtbot, pane
     assert "cut off" in pane.transcript.plain_text()  # the partial answer stays visible, marked
     assert pane.resend_label.isVisibleTo(pane)
 
-    pane.set_server_state("restarting", {})
+    pane.set_server_state(State.RESTARTING, {})
     assert not pane.resend_button.isEnabled()
     assert chat_server.wait_for(State.READY, READY_S) is State.READY and chat_server.pid != first_pid
-    pane.set_server_state("ready", {})
+    pane.set_server_state(State.READY, {})
     pane.params_box.max_tokens.setValue(8)
     with qtbot.waitSignal(pane.replyFinished, timeout=REPLY_MS):
         pane.resend_button.click()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
-from app.core.text import Text
+from app.core.text import T, Text
 
 
 class Status(str, Enum):
@@ -155,3 +155,8 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return self.message.render()
+
+
+def error_detail(error: BaseException) -> str:
+    """What an unexpected error says, to put inside a sentence; never the exception's class name."""
+    return str(error) or T("no details were given", "没有给出详细信息").render()

@@ -73,7 +73,7 @@ class Retranslating:
     Put it first among the bases (``class Panel(Retranslating, QWidget)``) so its ``changeEvent`` runs."""
 
     def retranslate(self) -> None:
-        raise NotImplementedError(f"{type(self).__name__} must say how it retranslates")
+        raise NotImplementedError("a Retranslating widget must say how it retranslates")
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Type.LanguageChange:

@@ -7,21 +7,26 @@ user could have seen is lost. Saves the pane's import and construction (~20 ms) 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QWidget
+
+if TYPE_CHECKING:  # types only: the pane is imported when first needed, the bridge is the window's
+    from app.core.server.log import LogLine
+    from app.ui.logs.log_pane import LogPane
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 KEEP_LINES = 10_000  # log_pane.DEFAULT_MAX_LINES, not imported here on purpose
 
 
 class LazyLogs(QObject):
-    def __init__(self, tabs: QTabWidget, bridge: Any, window: QWidget) -> None:
+    def __init__(self, tabs: QTabWidget, bridge: SupervisorBridge, window: QWidget) -> None:
         super().__init__(window)
         self.tabs, self.window = tabs, window
         self.placeholder = QWidget()
         self.index = tabs.addTab(self.placeholder, "")
-        self._pane: Any = None
+        self._pane: LogPane | None = None
         self._waiting: deque = deque(maxlen=KEEP_LINES)
         bridge.logLines.connect(self._on_lines)
         tabs.currentChanged.connect(self._on_tab)
@@ -30,7 +35,7 @@ class LazyLogs(QObject):
     def built(self) -> bool:
         return self._pane is not None
 
-    def pane(self) -> Any:
+    def pane(self) -> LogPane:
         if self._pane is None:
             from app.ui.logs.log_pane import LogPane
 
@@ -46,7 +51,7 @@ class LazyLogs(QObject):
                 self._waiting.clear()
         return self._pane
 
-    def _on_lines(self, lines: Any) -> None:
+    def _on_lines(self, lines: list[LogLine]) -> None:
         if self._pane is not None:
             self._pane.append_lines(lines)
         else:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import paths
+from app.core.server.log import LogLine
 from app.ui.i18n import Retranslating
 from app.ui.workers import Debouncer, run_task
 
@@ -53,10 +54,9 @@ LEVEL_COLOURS = {LEVEL_ERROR: "#c62828", LEVEL_WARNING: "#b26a00"}
 DEFAULT_MAX_LINES = 10_000
 
 
-def line_text(line: Any) -> str:
-    """Text of a core ``LogLine`` (``.text``) or of a plain string."""
-    text = getattr(line, "text", None)
-    return str(line) if text is None else str(text)
+def line_text(line: LogLine | str) -> str:
+    """Text of a core ``LogLine`` or of a plain string (the benchmarks and the tests feed strings)."""
+    return line.text if isinstance(line, LogLine) else str(line)
 
 
 def line_level(text: str) -> int:
@@ -277,7 +277,7 @@ class LogPane(Retranslating, QWidget):
 
     # --- ingest --------------------------------------------------------------------------------
 
-    def append_lines(self, lines: Iterable[Any]) -> None:
+    def append_lines(self, lines: Iterable[LogLine | str]) -> None:
         texts = [line_text(line) for line in lines]
         self._history.extend(texts)
         texts = texts[-self.max_lines:]  # older lines of a huge batch would scroll out unseen

@@ -60,7 +60,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
         self.setAcceptDrops(True)
         self._build()
-        self.menus = WindowMenus(self)
+        self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
         self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
         self._connect()
         self.retranslate()

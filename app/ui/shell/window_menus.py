@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMainWindow
 
 from app.ui import i18n
 
+if TYPE_CHECKING:
+    from app.ui.logs.lazy_logs import LazyLogs
+    from app.ui.steps.model.model_panel import ModelPanel
+
 
 class WindowMenus(QObject):
-    def __init__(self, window: Any) -> None:  # the MainWindow (importing it here would be a cycle)
+    def __init__(self, window: QMainWindow, model: ModelPanel, logs: LazyLogs,
+                 set_language: Callable[[str], None]) -> None:
         super().__init__(window)
-        self.window = window
+        self.window, self.model = window, model
         bar = window.menuBar()
         self.file_menu = bar.addMenu("")
-        self.open_action = QAction(window, shortcut=QKeySequence.StandardKey.Open, triggered=window.model.choose_file)
-        self.demo_action = QAction(window, triggered=window.model.make_demo)
+        self.open_action = QAction(window, shortcut=QKeySequence.StandardKey.Open, triggered=model.choose_file)
+        self.demo_action = QAction(window, triggered=model.make_demo)
         self.quit_action = QAction(window, shortcut=QKeySequence.StandardKey.Quit, triggered=window.close)
         self.file_menu.addAction(self.open_action)
-        self.file_menu.addMenu(window.model.recent_menu)
+        self.file_menu.addMenu(model.recent_menu)
         self.file_menu.addAction(self.demo_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
@@ -29,12 +36,12 @@ class WindowMenus(QObject):
         self.language_actions: dict[str, QAction] = {}
         for code, name in i18n.LANGUAGES.items():  # each language in its own words: not translated
             action = QAction(name, window, checkable=True)
-            action.triggered.connect(lambda _=False, c=code: window.set_language(c))
+            action.triggered.connect(lambda _=False, c=code: set_language(c))
             self.language_group.addAction(action)
             self.language_menu.addAction(action)
             self.language_actions[code] = action
         self.help_menu = bar.addMenu("")
-        self.log_folder_action = QAction(window, triggered=window.lazy_logs.open_log_folder)
+        self.log_folder_action = QAction(window, triggered=logs.open_log_folder)
         self.about_action = QAction(window, triggered=self.about)
         self.help_menu.addAction(self.log_folder_action)
         self.help_menu.addAction(self.about_action)
@@ -45,7 +52,7 @@ class WindowMenus(QObject):
     def retranslate(self) -> None:
         self.file_menu.setTitle(self.tr("&File"))
         self.open_action.setText(self.tr("&Open a GGUF model…"))
-        self.window.model.recent_menu.setTitle(self.tr("Recent models"))
+        self.model.recent_menu.setTitle(self.tr("Recent models"))
         self.demo_action.setText(self.tr("Try the &demo model"))
         self.quit_action.setText(self.tr("&Quit"))
         self.language_menu.setTitle(self.tr("&Language"))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 
-from app.core.problem import Check, FixAction, Status, UserError
+from app.core.problem import Check, FixAction, Status, UserError, error_detail
 from app.core.session import CheckedModel, check_model
 from app.core.text import T, human_bytes
 from app.ui.widgets.problem_view import problem_text
@@ -57,7 +57,7 @@ def copy_to_safe_folder(path: str, action: FixAction) -> Path:
 
 def report_from_error(path: str | None, error: BaseException) -> CheckedModel:
     message = error.message if isinstance(error, UserError) else T(
-        "This file could not be checked: {error}", "无法检查此文件：{error}", error=str(error) or type(error).__name__)
+        "This file could not be checked: {error}", "无法检查此文件：{error}", error=error_detail(error))
     next_step = error.next_step if isinstance(error, UserError) else None
     evidence = error.evidence if isinstance(error, UserError) else ()
     return CheckedModel(str(path), None, [Check("open", Status.ERROR, message, next_step, evidence)])
@@ -66,7 +66,7 @@ def report_from_error(path: str | None, error: BaseException) -> CheckedModel:
 def error_text(error: BaseException) -> str:
     if isinstance(error, UserError):
         return problem_text(error, labelled=False, joiner=" ")
-    return str(error) or type(error).__name__
+    return error_detail(error)
 
 
 def is_demo_model(path: str | None) -> bool:

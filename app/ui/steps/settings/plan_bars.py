@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
+from app.core.plan.estimate import DevicePlan
+from app.core.plan.memory import MemoryPlan
 from app.core.text import human_bytes
 from app.ui.widgets.memory_bar import MemoryBar, Segment
 
@@ -17,7 +17,7 @@ def tr(text: str) -> str:
     return QCoreApplication.translate("", text)  # lupdate files module-level tr() under the empty context
 
 
-def device_zone(device: Any) -> str:
+def device_zone(device: DevicePlan) -> str:
     """Red: does not fit with the safety margin; amber: fits but uses most of it; green: room to spare."""
     if not device.fits:
         return "red"
@@ -25,7 +25,7 @@ def device_zone(device: Any) -> str:
     return "amber" if device.total_bytes > AMBER_FRACTION * free else "green"
 
 
-def device_segments(device: Any) -> list[Segment]:
+def device_segments(device: DevicePlan) -> list[Segment]:
     return [
         Segment(tr("model weights"), device.weights_bytes),
         Segment(tr("context (KV cache)"), device.kv_bytes),
@@ -34,12 +34,12 @@ def device_segments(device: Any) -> list[Segment]:
     ]
 
 
-def device_caption(device: Any) -> str:
+def device_caption(device: DevicePlan) -> str:
     return tr("needs {need} of {free} free").format(
         need=human_bytes(device.total_bytes), free=human_bytes(device.budget.free_bytes))
 
 
-def device_title(device: Any) -> str:
+def device_title(device: DevicePlan) -> str:
     if device.budget.kind == "cpu":
         return tr("RAM")
     return tr("VRAM, GPU {index}").format(index=device.budget.index)
@@ -52,9 +52,9 @@ class PlanBars(QWidget):
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setColumnStretch(1, 1)
         self.rows: list[tuple[QLabel, MemoryBar]] = []
-        self.plan: Any = None
+        self.plan: MemoryPlan | None = None
 
-    def set_plan(self, plan: Any) -> None:
+    def set_plan(self, plan: MemoryPlan | None) -> None:
         self.plan = plan
         devices = list(plan.devices) if plan is not None else []
         while len(self.rows) < len(devices):

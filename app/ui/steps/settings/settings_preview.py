@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication
 
 from app.core.launch.config import LaunchConfig
-from app.core.problem import UserError
+from app.core.problem import UserError, error_detail
 from app.core.text import Text
 from app.ui.widgets.problem_view import problem_text
 
@@ -58,7 +58,7 @@ def compute_preview(info: ModelInfo, config: LaunchConfig, hardware: HardwareRep
 def _error_sentence(error: BaseException) -> str:
     if isinstance(error, UserError):
         return problem_text(error, labelled=False, joiner=" ")
-    return str(error) or type(error).__name__
+    return error_detail(error)
 
 
 def plan_text(result: Preview | None) -> str:

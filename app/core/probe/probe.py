@@ -77,7 +77,7 @@ class _Prober:
         self.progress(ProbeProgress(number, self.budget, phase, layers, ctx, message, last))
 
     def run(self, phase: str, gpu_layers: int, ctx: int) -> bool:
-        for try_number in range(2):
+        for _try in range(2):
             if is_cancelled(self.cancel):
                 raise ProbeCancelled()
             self._announce(phase, gpu_layers, ctx, self.attempts[-1] if self.attempts else None)
@@ -185,6 +185,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
         if best_ctx is not None:
             recommendation = Recommendation(gpu_layers=0, ctx=best_ctx)
     if progress is not None:
-        progress(ProbeProgress(len(prober.attempts), len(prober.attempts), "done", 0, 0,
-                               T("The probe finished.", "探测完成。"), prober.attempts[-1] if prober.attempts else None))
+        last = prober.attempts[-1] if prober.attempts else None
+        done = len(prober.attempts)
+        progress(ProbeProgress(done, done, "done", 0, 0, T("The probe finished.", "探测完成。"), last))
     return ProbeResult(recommendation, prober.attempts, plan, cached=False, backend=backend.to_dict(), notes=notes)

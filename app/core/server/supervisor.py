@@ -1,8 +1,9 @@
 """Run one model server and keep it running: start, readiness gate, logs, stop, crash → diagnosis → restart.
 
 Every state change is an :class:`Event` handed to subscribers (CLI, GUI) from worker threads; the GUI
-marshals them to its own thread. Callbacks must return quickly and must not call ``wait_for``/``stop``. Nothing here blocks for long except ``stop()``/``restart()``, which wait
-for the child to go (at most the grace period plus a kill).
+marshals them to its own thread. Callbacks must return quickly and must not call ``wait_for``/``stop``.
+Nothing here blocks for long except ``stop()``/``restart()``, which wait for the child to go (at most the grace
+period plus a kill).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class ParamsBox(QWidget):
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         for label, field in zip(self.labels, (self.system_prompt, self.temperature, self.top_p, self.max_tokens,
-                                               self.repeat_penalty, self.seed)):
+                                               self.repeat_penalty, self.seed), strict=True):
             form.addRow(label, field)
         self.set_params(ChatParams())
         self.retranslate()
@@ -42,7 +42,7 @@ class ParamsBox(QWidget):
     def retranslate(self) -> None:
         texts = (self.tr("System prompt:"), self.tr("Temperature:"), self.tr("Top P:"),
                  self.tr("Max answer tokens:"), self.tr("Repeat penalty:"), self.tr("Seed:"))
-        for label, text in zip(self.labels, texts):
+        for label, text in zip(self.labels, texts, strict=True):
             label.setText(text)
         self.system_prompt.setPlaceholderText(self.tr("Optional: how the assistant should behave"))
         self.temperature.setToolTip(self.tr("Higher is more varied, lower is more focused"))

@@ -22,7 +22,8 @@ from app.core.diagnosis.value import Diagnosis
 # Every cause id a Diagnosis can carry (stable: UIs and tests key on them).
 CAUSES = (
     "not_gguf", "gguf_too_old", "gguf_too_new", "model_truncated", "model_corrupt", "unsupported_architecture",
-    "unsupported_quant_type", "wrong_split_part", "split_part_missing", "model_incompatible", "model_not_found", "model_unreadable", "mmap_failed",
+    "unsupported_quant_type", "wrong_split_part", "split_part_missing", "model_incompatible", "model_not_found",
+    "model_unreadable", "mmap_failed",
     "model_load_failed", "gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed", "killed",
     "port_in_use", "host_unavailable", "bad_argument", "gpu_driver_problem", "gpu_error", "missing_library",
     "library_incompatible", "illegal_instruction", "assertion_failed", "python_error", "crashed", "bus_error",
@@ -31,6 +32,7 @@ CAUSES = (
 )
 
 __all__ = [
-    "CAUSES", "MEMORY_CAUSES", "Diagnosis", "ExitStatus", "OomCounters", "OomEvidence", "decode_exit_status", "diagnose",
+    "CAUSES", "MEMORY_CAUSES", "Diagnosis", "ExitStatus", "OomCounters", "OomEvidence", "decode_exit_status",
+    "diagnose",
     "diagnose_start_failure", "diagnose_timeout", "oom_evidence_since", "parse_exit_code", "snapshot_oom_counters",
 ]

@@ -21,11 +21,13 @@ UPDATE_LLAMA = T(
 
 ASCII_PATH = T("Its path contains non-English characters or spaces, which some llama.cpp builds cannot open: "
                "move it to a simple folder such as C:\\models or ~/models and choose it again.",
-               "它的路径包含中文等非英文字符或空格，部分 llama.cpp 版本无法打开：请把它移到 C:\\models 或 ~/models 这类简单路径后重新选择。")
+               "它的路径包含中文等非英文字符或空格，部分 llama.cpp 版本无法打开："
+               "请把它移到 C:\\models 或 ~/models 这类简单路径后重新选择。")
 
 
 def not_gguf(s: Situation) -> Parts:
-    return (T("The model file {model} is not a GGUF model: it may be a web page, an unfinished download or another format.",
+    return (T("The model file {model} is not a GGUF model: it may be a web page, an unfinished download "
+              "or another format.",
               "模型文件 {model} 不是 GGUF 模型：它可能是网页、未下载完的文件或其他格式。", model=s.model_name),
             REDOWNLOAD, {}, False)
 
@@ -39,11 +41,13 @@ def gguf_too_old(s: Situation) -> Parts:
 
 def gguf_too_new(s: Situation) -> Parts:
     return (T("The model file {model} uses a newer GGUF version than this llama.cpp understands.",
-              "模型文件 {model} 的 GGUF 版本比当前 llama.cpp 支持的更新。", model=s.model_name), UPDATE_LLAMA, {}, False)
+              "模型文件 {model} 的 GGUF 版本比当前 llama.cpp 支持的更新。", model=s.model_name),
+            UPDATE_LLAMA, {}, False)
 
 
 def model_truncated(s: Situation) -> Parts:
-    return (T("The model file {model} is incomplete: it ends before all of its data (an interrupted download or a full disk).",
+    return (T("The model file {model} is incomplete: it ends before all of its data "
+              "(an interrupted download or a full disk).",
               "模型文件 {model} 不完整：文件在数据结束前就断了（下载中断或磁盘已满）。", model=s.model_name),
             REDOWNLOAD, {}, False)
 
@@ -68,7 +72,8 @@ def unsupported_quant_type(s: Situation) -> Parts:
 
 
 def model_incompatible(s: Situation) -> Parts:
-    return (T("The model file {model} does not match what llama.cpp expects for its type (missing or wrongly shaped parts).",
+    return (T("The model file {model} does not match what llama.cpp expects for its type "
+              "(missing or wrongly shaped parts).",
               "模型文件 {model} 与 llama.cpp 对该类型的要求不符（缺少部分数据或形状不对）。", model=s.model_name),
             UPDATE_LLAMA, {}, False)
 
@@ -90,8 +95,10 @@ def model_unreadable(s: Situation) -> Parts:
 
 def mmap_failed(s: Situation) -> Parts:
     fix = {"load_mode": "none"} if getattr(s.config, "load_mode", None) != "none" else {}
-    hint = (T("Turn off memory-mapping (load mode 'none') and restart.", "关闭内存映射（加载方式选“none”），然后重新启动。")
-            if fix else T("Close other programs to free memory, or choose a smaller model.", "关闭其他程序以释放内存，或选择更小的模型。"))
+    hint = (T("Turn off memory-mapping (load mode 'none') and restart.",
+              "关闭内存映射（加载方式选“none”），然后重新启动。")
+            if fix else T("Close other programs to free memory, or choose a smaller model.",
+                          "关闭其他程序以释放内存，或选择更小的模型。"))
     return (T("The model file {model} could not be mapped into memory.", "无法把模型文件 {model} 映射到内存。",
               model=s.model_name), hint, fix, False)
 
@@ -102,7 +109,8 @@ def model_load_failed(s: Situation) -> Parts:
     if path and (not path.isascii() or " " in path):
         return message, ASCII_PATH, {}, False
     return (message,
-            T("Check that it is a complete GGUF model: download it again and compare its SHA-256 checksum with the download page.",
+            T("Check that it is a complete GGUF model: download it again and compare its SHA-256 checksum "
+              "with the download page.",
               "请确认它是完整的 GGUF 模型：重新下载，并与下载页面上的 SHA-256 校验值进行比对。"), {}, False)
 
 

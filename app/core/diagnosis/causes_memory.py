@@ -22,12 +22,15 @@ def gpu_out_of_memory(s: Situation) -> Parts:
         message = T("The graphics card ran out of memory while answering, and the server stopped.",
                     "回答过程中显卡显存不足，服务器已停止。")
     elif size and s.facts.gpu_free_bytes and s.facts.gpu_free_bytes < size:
-        message = T("The graphics card ran out of memory while loading the model: it needed {size} with only {free} free.",
+        message = T("The graphics card ran out of memory while loading the model: "
+                    "it needed {size} with only {free} free.",
                     "加载模型时显卡显存不足：需要 {size}，但只有 {free} 可用。",
                     size=human_bytes(size), free=human_bytes(s.facts.gpu_free_bytes))
     elif size:
-        message = T("The graphics card ran out of memory while loading the model: it could not reserve {size} more on {device}.",
-                    "加载模型时显卡显存不足：无法在 {device} 上再分配 {size}。", size=human_bytes(size), device=device or "GPU")
+        message = T("The graphics card ran out of memory while loading the model: "
+                    "it could not reserve {size} more on {device}.",
+                    "加载模型时显卡显存不足：无法在 {device} 上再分配 {size}。",
+                    size=human_bytes(size), device=device or "GPU")
     else:
         message = T("The graphics card ran out of memory while loading the model.", "加载模型时显卡显存不足。")
     return message, hint, fix, _restartable(s)
@@ -46,9 +49,12 @@ def context_out_of_memory(s: Situation) -> Parts:
         # the compute buffer grows with the micro-batch; 2048 often fails where 512 fits (ll#18354)
         fix = {**fix, "ubatch": SMALL_UBATCH}
         one_chat = "parallel" in fix
-        hint = T("Lower the context to {ctx} tokens and the micro-batch to {ub}" + (", serve one chat at a time" if one_chat else "")
+        hint = T("Lower the context to {ctx} tokens and the micro-batch to {ub}"
+                 + (", serve one chat at a time" if one_chat else "")
                  + ", then restart.",
-                 "把上下文长度降到 {ctx} 个 token、微批大小降到 {ub}" + ("，并且一次只处理一个对话" if one_chat else "") + "，然后重新启动。",
+                 "把上下文长度降到 {ctx} 个 token、微批大小降到 {ub}"
+                 + ("，并且一次只处理一个对话" if one_chat else "")
+                 + "，然后重新启动。",
                  ctx=fix.get("ctx", ctx), ub=SMALL_UBATCH)
     if _compute_buffers(s) and ctx:
         message = T("There was not enough memory for the working buffers of the context ({ctx} tokens).",
@@ -82,20 +88,24 @@ def oom_killed(s: Situation) -> Parts:
     peak = s.peak_rss_text
     confirmed = s.oom is not None and s.oom.confirmed
     if confirmed and peak:
-        message = T("The server was stopped by the system because the computer ran out of memory (it used {peak} just before).",
+        message = T("The server was stopped by the system because the computer ran out of memory "
+                    "(it used {peak} just before).",
                     "模型所需内存超过了可用内存，系统强制结束了服务器进程（结束前占用 {peak}）。", peak=peak)
     elif confirmed:
         message = T("The server was stopped by the system because the computer ran out of memory.",
                     "模型所需内存超过了可用内存，系统强制结束了服务器进程。")
     else:
         limit = human_bytes(s.trend.limit_bytes) if s.trend and s.trend.limit_bytes else "?"
-        message = T("The server was killed, most likely because the computer ran out of memory (it used {peak} of {limit} just before).",
-                    "服务器被强制结束，很可能是内存耗尽（结束前占用 {peak}，上限 {limit}）。", peak=peak or "?", limit=limit)
+        message = T("The server was killed, most likely because the computer ran out of memory "
+                    "(it used {peak} of {limit} just before).",
+                    "服务器被强制结束，很可能是内存耗尽（结束前占用 {peak}，上限 {limit}）。",
+                    peak=peak or "?", limit=limit)
     return message, hint, fix, _restartable_after_kill(s)
 
 
 def _restartable_after_kill(s: Situation) -> bool:
-    """Killed while loading: the same settings will be killed again. While serving: one request may have been too big."""
+    """Killed while loading: the same settings will be killed again.
+    While serving: one request may have been too big."""
     return s.was_ready is not False
 
 
@@ -104,7 +114,8 @@ def killed(s: Situation) -> Parts:
     fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
     peak = s.peak_rss_text
     if peak:
-        message = T("The server was killed by force (it used {peak} just before); the usual reason is that the computer ran out of memory.",
+        message = T("The server was killed by force (it used {peak} just before); "
+                    "the usual reason is that the computer ran out of memory.",
                     "服务器被强制结束（结束前占用 {peak}）；最常见的原因是电脑内存耗尽。", peak=peak)
     else:
         message = T("The server was killed by force; the usual reason is that the computer ran out of memory.",

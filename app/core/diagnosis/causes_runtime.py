@@ -25,14 +25,16 @@ def port_in_use(s: Situation) -> Parts:
     port = _port(s)
     owner = port_owner(int(port)) if port.isdigit() else None
     if owner is not None:
-        message = T("Port {port} is already used by {name} (process {pid}), perhaps an earlier server that is still running.",
+        message = T("Port {port} is already used by {name} (process {pid}), "
+                    "perhaps an earlier server that is still running.",
                     "端口 {port} 已被 {name}（进程 {pid}）占用，可能是之前的服务器仍在运行。",
                     port=port, name=owner[1], pid=owner[0])
     else:
         message = T("Port {port} is already used by another program (maybe an earlier server that is still running).",
                     "端口 {port} 已被其他程序占用（可能是之前的服务器仍在运行）。", port=port)
     return (message,
-            T("Let the app pick a free port and restart.", "让程序自动选择一个空闲端口，然后重新启动。"), {"port": 0}, False)
+            T("Let the app pick a free port and restart.", "让程序自动选择一个空闲端口，然后重新启动。"),
+            {"port": 0}, False)
 
 
 def _port(s: Situation) -> str:
@@ -61,15 +63,18 @@ def bad_argument(s: Situation) -> Parts:
     else:
         message = T("The server program rejected its command-line options.", "服务器程序拒绝了它的命令行参数。")
     if fix:
-        hint = T("Remove {arg} from the extra arguments and restart.", "从附加参数中删除 {arg}，然后重新启动。", arg=arg)
+        hint = T("Remove {arg} from the extra arguments and restart.", "从附加参数中删除 {arg}，然后重新启动。",
+                 arg=arg)
     else:
-        hint = T("Update llama.cpp, or remove the option from the extra arguments; the copied command line shows what was passed.",
+        hint = T("Update llama.cpp, or remove the option from the extra arguments; "
+                 "the copied command line shows what was passed.",
                  "更新 llama.cpp，或从附加参数中删除该选项；复制的命令行里可以看到实际传入的参数。")
     return message, hint, fix, False
 
 
 def gpu_driver_problem(s: Situation) -> Parts:
-    return (T("The graphics card could not be used: its driver is missing, too old, or does not match this llama.cpp build.",
+    return (T("The graphics card could not be used: its driver is missing, too old, "
+              "or does not match this llama.cpp build.",
               "无法使用显卡：显卡驱动缺失、版本过旧，或与当前 llama.cpp 版本不匹配。"),
             T("Update the graphics driver, or run on the processor only (0 GPU layers) and restart.",
               "更新显卡驱动，或改为只用 CPU 运行（GPU 层数设为 0），然后重新启动。"), {"gpu_layers": 0}, False)
@@ -85,7 +90,8 @@ def missing_library(s: Situation) -> Parts:
     lib = s.group("lib") or ("a DLL" if s.status.exit_code == 0xC0000135 else "?")
     message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib)
     if re.search(r"cu(da|blas|dnn)|nvidia", lib, re.IGNORECASE):
-        hint = T("Install the NVIDIA graphics driver and the CUDA runtime this llama.cpp build needs, or use a CPU-only build.",
+        hint = T("Install the NVIDIA graphics driver and the CUDA runtime this llama.cpp build needs, "
+                 "or use a CPU-only build.",
                  "安装 NVIDIA 显卡驱动和该 llama.cpp 版本所需的 CUDA 运行库，或改用仅 CPU 的版本。")
     else:
         hint = T("Reinstall llama.cpp (or this app) so that all of its files are present.",
@@ -120,7 +126,8 @@ def illegal_instruction(s: Situation) -> Parts:
                 _rebuild_hint(), {REBUILD_ENGINE: BUILTIN}, False)
     return (T("The server program needs a processor feature (such as AVX2 or AVX-512) that this CPU does not have.",
               "服务器程序需要这颗 CPU 不具备的指令集（例如 AVX2 或 AVX-512）。"),
-            _or_builtin(s, T("Install a llama.cpp build for older processors (without AVX2/AVX-512), or rebuild it on this computer.",
+            _or_builtin(s, T("Install a llama.cpp build for older processors (without AVX2/AVX-512), "
+                             "or rebuild it on this computer.",
                              "安装适用于较旧处理器的 llama.cpp 版本（不含 AVX2/AVX-512），或在这台电脑上重新编译。")),
             _switch_to_builtin(s), False)
 
@@ -145,7 +152,8 @@ def _compiled_but_unusable(s: Situation) -> tuple[list[str], list[str]]:
 
 def _rebuild_hint() -> Text:
     return T("Rebuild the built-in engine for this processor (a few minutes; the processor is tested first); "
-             "it then starts again.", "为这台处理器重新构建内置引擎（需要几分钟，会先测试处理器），之后会自动重新启动。")
+             "it then starts again.",
+             "为这台处理器重新构建内置引擎（需要几分钟，会先测试处理器），之后会自动重新启动。")
 
 
 def _unusable_features(s: Situation, faulting: list[str], missing: list[str]) -> Parts:
@@ -155,11 +163,13 @@ def _unusable_features(s: Situation, faulting: list[str], missing: list[str]) ->
     if faulting:
         message = T("The engine was built to use {features}, which this processor advertises but cannot run here "
                     "(common in virtual machines), so it stopped at the first calculation.",
-                    "引擎构建时使用了 {features}：这台处理器声称支持它，但在这里无法运行（虚拟机中常见），因此在第一次计算时就停止了。",
+                    "引擎构建时使用了 {features}：这台处理器声称支持它，但在这里无法运行（虚拟机中常见），"
+                    "因此在第一次计算时就停止了。",
                     features=names)
     else:
         message = T("The engine was built for processors with {features}; this one does not have it, so it stopped "
-                    "at the first calculation.", "引擎是为具有 {features} 的处理器构建的；这台处理器没有，因此在第一次计算时就停止了。",
+                    "at the first calculation.",
+                    "引擎是为具有 {features} 的处理器构建的；这台处理器没有，因此在第一次计算时就停止了。",
                     features=names)
     if s.backend == "llama-server":
         return (message, T("Use the built-in engine, or a llama-server built without {features}.",
@@ -170,8 +180,10 @@ def _unusable_features(s: Situation, faulting: list[str], missing: list[str]) ->
 
 def assertion_failed(s: Situation) -> Parts:
     return (T("llama.cpp stopped on a failed internal check.", "llama.cpp 内部检查失败而停止。"),
-            T("Update llama.cpp. If it keeps happening with these settings, try a smaller context or another model file.",
-              "更新 llama.cpp。如果在当前设置下反复出现，请尝试更小的上下文或换一个模型文件。"), {}, s.was_ready is not False)
+            T("Update llama.cpp. If it keeps happening with these settings, "
+              "try a smaller context or another model file.",
+              "更新 llama.cpp。如果在当前设置下反复出现，请尝试更小的上下文或换一个模型文件。"),
+            {}, s.was_ready is not False)
 
 
 def python_error(s: Situation) -> Parts:
@@ -184,16 +196,19 @@ def python_error(s: Situation) -> Parts:
 def crashed(s: Situation) -> Parts:
     """Segfault, abort or Windows fail-fast with nothing in the log to explain it."""
     return (s.status.meaning,
-            T("Restart. If it happens again, close other programs that use the graphics card, put fewer layers on it, or update llama.cpp and the graphics driver.",
+            T("Restart. If it happens again, close other programs that use the graphics card, "
+              "put fewer layers on it, or update llama.cpp and the graphics driver.",
               "重新启动。如果再次发生，请关闭其他占用显卡的程序、减少放到显卡上的层数，或更新 llama.cpp 和显卡驱动。"),
             {}, s.was_ready is not False)
 
 
 def bus_error(s: Situation) -> Parts:
     fix = {"load_mode": "none"} if getattr(s.config, "load_mode", None) != "none" else {}
-    return (T("The server lost access to the model file while reading it (was it moved, changed, or on a removed drive?).",
+    return (T("The server lost access to the model file while reading it "
+              "(was it moved, changed, or on a removed drive?).",
               "服务器读取模型文件时失去了访问（文件是否被移动、修改，或所在磁盘已被移除？）。"),
-            T("Keep the model on a local disk and do not change it while the server runs; turning off memory-mapping also helps.",
+            T("Keep the model on a local disk and do not change it while the server runs; "
+              "turning off memory-mapping also helps.",
               "把模型放在本地磁盘上，运行期间不要改动它；关闭内存映射也会有帮助。"), fix, True)
 
 
@@ -204,13 +219,15 @@ def stopped_externally(s: Situation) -> Parts:
 
 def exited_early(s: Situation) -> Parts:
     return (T("The server exited by itself without reporting an error.", "服务器自行退出，没有报告错误。"),
-            T("Start it again; if it keeps exiting, the log lines below may show why.", "重新启动；如果仍然退出，下面的日志行可能说明原因。"),
+            T("Start it again; if it keeps exiting, the log lines below may show why.",
+              "重新启动；如果仍然退出，下面的日志行可能说明原因。"),
             {}, True)
 
 
 def unknown(s: Situation) -> Parts:
     return (s.status.meaning,
-            T("Restart. If it happens again, share the log lines below and the copied command line when asking for help.",
+            T("Restart. If it happens again, share the log lines below and the copied command line "
+              "when asking for help.",
               "重新启动。如果再次发生，求助时请附上下面的日志行和复制的命令行。"), {}, s.was_ready is not False)
 
 

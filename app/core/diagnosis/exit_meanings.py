@@ -49,7 +49,8 @@ NTSTATUS_MEANINGS: dict[int, Text] = {
     0xC0000409: T(
         "The server stopped itself after an internal error (Windows fail-fast / stack buffer overrun, 0xC0000409). "
         "llama.cpp ends this way on GPU errors and failed checks.",
-        "服务器在内部出错后主动中止（Windows 快速失败 / 栈缓冲区溢出，0xC0000409）。llama.cpp 遇到显卡错误或检查失败时会这样退出。",
+        "服务器在内部出错后主动中止（Windows 快速失败 / 栈缓冲区溢出，0xC0000409）。"
+        "llama.cpp 遇到显卡错误或检查失败时会这样退出。",
     ),
     0xC0000005: T(
         "The server crashed while touching memory it may not use (Windows access violation, 0xC0000005).",
@@ -112,7 +113,10 @@ NTSTATUS_AS_SIGNAL = {
 }
 
 EXIT_MEANINGS: dict[int, Text] = {
-    0: T("The server exited by itself without reporting an error (exit code 0).", "服务器自行退出，没有报告错误（退出码 0）。"),
+    0: T(
+        "The server exited by itself without reporting an error (exit code 0).",
+        "服务器自行退出，没有报告错误（退出码 0）。",
+    ),
     1: T(
         "The server reported an error and exited (exit code 1): usually the model could not be loaded, "
         "the port was busy or an option was rejected.",
@@ -128,7 +132,10 @@ EXIT_MEANINGS: dict[int, Text] = {
         "or on Windows it aborted after an internal error.",
         "服务器在启动过程中失败（退出码 3）：常见原因是无法打开网络端口，或在 Windows 上因内部错误而中止。",
     ),
-    126: T("The server program exists but could not be run (exit code 126).", "服务器程序存在但无法运行（退出码 126）。"),
+    126: T(
+        "The server program exists but could not be run (exit code 126).",
+        "服务器程序存在但无法运行（退出码 126）。",
+    ),
     127: T(
         "The server program or a library it needs was not found (exit code 127).",
         "找不到服务器程序或它需要的库（退出码 127）。",

@@ -93,13 +93,15 @@ def decode_exit_status(code: int | float | str | None) -> ExitStatus:
     """(normalised exit code, signal name or None, plain meaning) for any exit status spelling."""
     number = parse_exit_code(code)
     if number is None:
-        return ExitStatus(None, None, T("The server stopped; its exit status is unknown.", "服务器已停止，退出状态未知。"))
+        return ExitStatus(None, None, T("The server stopped; its exit status is unknown.",
+                                        "服务器已停止，退出状态未知。"))
     ntstatus = normalize_windows_status(number)
     if ntstatus is not None:
         return _decode_ntstatus(ntstatus)
     if 0xFFFFFF00 <= number < _U32:  # exit(-1) etc. as Windows reports it: unsigned, not a signal
         signed = number - _U32
-        return ExitStatus(signed, None, T("The server exited with error code {code}.", "服务器以错误码 {code} 退出。", code=signed))
+        return ExitStatus(signed, None, T("The server exited with error code {code}.", "服务器以错误码 {code} 退出。",
+                                          code=signed))
     if -65 < number < 0:
         name = _signal_name(-number)
         return ExitStatus(number, name, _signal_meaning(name))

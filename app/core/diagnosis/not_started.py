@@ -50,7 +50,8 @@ def _timeout_words(lines: list[str], secs: int, seen: str) -> tuple[Text, Text, 
     if loading:
         # a second start reads the model from the disk cache and is usually much faster
         return (T("The server was still loading the model after {s} seconds.", "{s} 秒后服务器仍在加载模型。", s=secs),
-                T("Large models on slow disks can take minutes: allow more start-up time, or move the model to a faster (SSD) disk.",
+                T("Large models on slow disks can take minutes: allow more start-up time, "
+                  "or move the model to a faster (SSD) disk.",
                   "大模型放在慢速磁盘上可能需要几分钟：请延长启动等待时间，或把模型移到更快的（固态）硬盘。"), True)
     if _seen(lines, READY_MARKERS):
         return (T("The server said it was ready but did not answer on its address within {s} seconds.",
@@ -104,7 +105,8 @@ def _start_failure_parts(exc: BaseException, program: str, config: Any) -> tuple
     return ("start_failed",
             T("The server program {program} could not be started: {error}", "无法启动服务器程序 {program}：{error}",
               program=program, error=str(exc)),
-            T("Check the program path in the settings, or use the built-in server.", "检查设置中的程序路径，或改用内置服务器。"),
+            T("Check the program path in the settings, or use the built-in server.",
+              "检查设置中的程序路径，或改用内置服务器。"),
             builtin)
 
 

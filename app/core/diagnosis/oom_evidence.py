@@ -128,7 +128,8 @@ _CLOCK_SLACK_S = 5.0
 
 
 def lines_since(kernel_lines: Iterable[str], since_monotonic: float | None) -> list[str]:
-    """Kernel lines stamped after ``since_monotonic`` (unstamped lines are kept): an old kill of a reused pid is not ours."""
+    """Kernel lines stamped after ``since_monotonic`` (unstamped lines are kept):
+    an old kill of a reused pid is not ours."""
     kept = []
     for line in kernel_lines:
         stamp = _STAMP.match(line)

@@ -97,8 +97,9 @@ SIGNATURES: list[Signature] = [
     *_sig("illegal_instruction", 3, r"Illegal instruction"),
     # --- internal failures; general markers last
     *_sig("assertion_failed", 40, r"GGML_ASSERT\((?P<cond>.*)\) failed", r"GGML_ABORT", r"\bassert(?:ion)? .*failed"),
-    *_sig("model_load_failed", 60, r"error loading model", r"failed to load model", r"exiting due to model loading error",
-          r"Failed to load model from file", r"llama_load_model_from_file: failed"),
+    *_sig("model_load_failed", 60, r"error loading model", r"failed to load model",
+          r"exiting due to model loading error", r"Failed to load model from file",
+          r"llama_load_model_from_file: failed"),
     *_sig("python_error", 80, r"^\s*(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<msg>.*)$"),
 ]
 
@@ -108,7 +109,8 @@ _TRACEBACK_SOURCE = re.compile(r"^\s+(?:raise\b|File \")")  # stable: within a r
 
 
 def find_hits(lines: list[str]) -> list[SignatureHit]:
-    """Every signature hit in the last SEARCH_WINDOW lines, most specific first, earlier lines first on ties (the root cause is printed first)."""
+    """Every signature hit in the last SEARCH_WINDOW lines, most specific first, earlier lines first on ties
+    (the root cause is printed first)."""
     hits: list[tuple[int, int, SignatureHit]] = []
     window = lines[-SEARCH_WINDOW:]
     for index, line in enumerate(window):

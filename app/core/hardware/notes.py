@@ -82,7 +82,8 @@ def _other_process_notes(gpu) -> list[Text]:
     biggest = sorted(gpu.other_processes, key=lambda p: p.used_bytes or 0, reverse=True)[:3]
     names = ", ".join(f"{p.name} {human_bytes(p.used_bytes)}" for p in biggest)
     return [T(
-        "GPU {index}: other programs already hold {used} of VRAM ({names}). Closing them leaves more room for the model.",
+        "GPU {index}: other programs already hold {used} of VRAM ({names}). "
+        "Closing them leaves more room for the model.",
         "显卡 {index}：其他程序已占用 {used} 显存（{names}）。关闭它们可为模型腾出更多空间。",
         index=gpu.index, used=human_bytes(gpu.other_processes_bytes), names=names,
     )]  # fmt: skip

@@ -69,8 +69,10 @@ def embedded_server_prefix() -> tuple[str, ...]:
 def embedded_backend() -> BackendInfo:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None:
-        raise UserError(T("The built-in engine (llama-cpp-python) is not installed.", "内置引擎（llama-cpp-python）没有安装。"),
-                        T("Reinstall GGUF Launcher, or choose an external llama-server.", "请重新安装 GGUF Launcher，或选择外部的 llama-server。"))
+        raise UserError(T("The built-in engine (llama-cpp-python) is not installed.",
+                          "内置引擎（llama-cpp-python）没有安装。"),
+                        T("Reinstall GGUF Launcher, or choose an external llama-server.",
+                          "请重新安装 GGUF Launcher，或选择外部的 llama-server。"))
     try:
         version = metadata.version("llama_cpp_python")
     except metadata.PackageNotFoundError:
@@ -78,7 +80,8 @@ def embedded_backend() -> BackendInfo:
     from app.core.gguf.quant_types import embedded_build
 
     return BackendInfo(BACKEND_EMBEDDED, embedded_server_prefix(), f"llama-cpp-python {version}",
-                       embedded_build(), _embedded_compiled_backends(spec), EMBEDDED_FLAGS, "/v1/models", "/extras/tokenize", False)
+                       embedded_build(), _embedded_compiled_backends(spec), EMBEDDED_FLAGS,
+                       "/v1/models", "/extras/tokenize", False)
 
 
 def _embedded_compiled_backends(spec) -> tuple[str, ...]:
@@ -86,7 +89,8 @@ def _embedded_compiled_backends(spec) -> tuple[str, ...]:
     found = ["CPU"]
     for folder in spec.submodule_search_locations or []:
         names = " ".join(p.name.lower() for p in Path(folder, "lib").glob("*")) if Path(folder, "lib").is_dir() else ""
-        for label, key in (("CUDA", "cuda"), ("Vulkan", "vulkan"), ("Metal", "metal"), ("ROCm", "hip"), ("SYCL", "sycl")):
+        for label, key in (("CUDA", "cuda"), ("Vulkan", "vulkan"), ("Metal", "metal"), ("ROCm", "hip"),
+                           ("SYCL", "sycl")):
             if key in names and label not in found:
                 found.append(label)
     return tuple(found)
@@ -176,7 +180,8 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
     add(("-np", "--parallel"), str(config.parallel))
     add(("-b", "--batch-size"), str(config.batch))
     add(("-ub", "--ubatch-size"), str(config.ubatch))
-    for names, value in ((("-ctk", "--cache-type-k"), config.cache_type_k), (("-ctv", "--cache-type-v"), config.cache_type_v)):
+    for names, value in ((("-ctk", "--cache-type-k"), config.cache_type_k),
+                         (("-ctv", "--cache-type-v"), config.cache_type_v)):
         if value not in KV_TYPE_IDS:
             raise _unknown_cache_type(value)
         add(names, value)

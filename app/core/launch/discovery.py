@@ -81,7 +81,8 @@ def find_llama_server(user_path: str | None = None) -> Path:
     if user_path:
         chosen = candidates[0]
         if not chosen.is_file():
-            raise UserError(T("llama-server was not found at {path}.", "在 {path} 找不到 llama-server。", path=str(chosen)),
+            raise UserError(T("llama-server was not found at {path}.", "在 {path} 找不到 llama-server。",
+                              path=str(chosen)),
                             T("Choose the llama-server program file, or use the built-in engine (--backend embedded).",
                               "请选择 llama-server 程序文件，或改用内置引擎（--backend embedded）。"))
         return chosen
@@ -91,7 +92,9 @@ def find_llama_server(user_path: str | None = None) -> Path:
     raise UserError(
         T("No llama-server program was found on this computer.", "这台电脑上没有找到 llama-server 程序。"),
         T("Install llama.cpp and choose its llama-server file (--server-bin PATH), or use the built-in engine "
-          "(--backend embedded).", "请安装 llama.cpp 并选择其中的 llama-server 文件（--server-bin 路径），或改用内置引擎（--backend embedded）。"),
+          "(--backend embedded).",
+          "请安装 llama.cpp 并选择其中的 llama-server 文件（--server-bin 路径），"
+          "或改用内置引擎（--backend embedded）。"),
         [f"looked in: {os.environ.get('PATH', '')}"] + [str(p.parent) for p in common_locations()])
 
 
@@ -108,7 +111,7 @@ def _run(path: Path, arg: str) -> tuple[int, str]:
 
 def parse_version(text: str) -> tuple[str, int | None, tuple[str, ...]]:
     """(version line, build number or None when unknown/0, compiled backends) from ``--version`` output."""
-    line = next((l.strip() for l in text.splitlines() if l.strip().startswith("version:")), "")
+    line = next((row.strip() for row in text.splitlines() if row.strip().startswith("version:")), "")
     build = None
     match = re.search(r"version:\s*(\d+)\s*\(", line) or re.search(r"\bbuild\s+(\d+)", line)
     if match and int(match.group(1)) > 0:
@@ -212,7 +215,8 @@ def _probe(path: Path) -> BinaryFacts:
         raise UserError(
             T("This llama-server could not run: {path}", "这个 llama-server 无法运行：{path}", path=str(path)),
             T("It may be built for another system or miss its libraries. Reinstall llama.cpp or choose another "
-              "llama-server, or use the built-in engine.", "它可能是为其他系统编译的，或缺少依赖库。请重新安装 llama.cpp、"
+              "llama-server, or use the built-in engine.",
+              "它可能是为其他系统编译的，或缺少依赖库。请重新安装 llama.cpp、"
               "选择另一个 llama-server，或改用内置引擎。"),
             version_out.strip().splitlines()[-20:])
     if "--model" not in flags:  # e.g. /bin/true, or another program chosen by mistake: it would ignore every setting

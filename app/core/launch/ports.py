@@ -84,7 +84,8 @@ def settle_network(config):
     if not is_loopback(config.host) and not config.api_key:
         config = config.with_changes(api_key=secrets.token_urlsafe(24))
         notes.append(T("The server listens on {host}, so other computers can reach it; an API key was created: {key}",
-                       "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}", host=config.host, key=config.api_key))
+                       "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}",
+                       host=config.host, key=config.api_key))
     _check_port_number(config.port)
     try:
         if config.port == 0:  # "any free port" (a diagnosis fix for a busy port says so)

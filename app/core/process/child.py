@@ -125,7 +125,8 @@ class ChildProcess:
         self.started_at = time.time()
         self.create_time = _create_time(self.pid)
         self._registry_file = self._register() if register else None
-        self._readers = [self._start_reader(self.popen.stdout, "stdout"), self._start_reader(self.popen.stderr, "stderr")]
+        self._readers = [self._start_reader(self.popen.stdout, "stdout"),
+                         self._start_reader(self.popen.stderr, "stderr")]
         threading.Thread(target=self._sample_rss, name=f"rss-{self.pid}", daemon=True).start()
         threading.Thread(target=self._wait, name=f"waiter-{self.pid}", daemon=True).start()
 

@@ -33,7 +33,8 @@ class StaleChild:
     record: Path
 
     def to_dict(self) -> dict:
-        return {"pid": self.pid, "cmdline": list(self.cmdline), "started_at": self.started_at, "record": str(self.record)}
+        return {"pid": self.pid, "cmdline": list(self.cmdline), "started_at": self.started_at,
+                "record": str(self.record)}
 
 
 def registry_dir() -> Path:

@@ -73,7 +73,8 @@ def message_too_long(message_tokens: int, budget_tokens: int, ctx_per_slot: int,
         CONTEXT_TOO_LONG,
         T("Your message is {tokens} tokens long, but only {budget} tokens fit in the model's context "
           "({ctx} tokens, minus {max_tokens} reserved for the answer and a safety margin).",
-          "您的消息有 {tokens} 个 token，但模型上下文只能容纳 {budget} 个（共 {ctx} 个，需为回答预留 {max_tokens} 个并保留安全余量）。",
+          "您的消息有 {tokens} 个 token，但模型上下文只能容纳 {budget} 个"
+          "（共 {ctx} 个，需为回答预留 {max_tokens} 个并保留安全余量）。",
           tokens=message_tokens, budget=budget_tokens, ctx=ctx_per_slot, max_tokens=max_tokens),
         T("Send a shorter message, lower the maximum answer length, or restart the model with a larger "
           "context that the memory plan says fits.",
@@ -172,7 +173,8 @@ def server_error(request_id: str | None, status: int, server_message: str,
 def malformed(request_id: str | None, what: str, evidence: tuple[str, ...] = ()) -> ChatError:
     return ChatError(
         MALFORMED,
-        T("The server sent a reply this app cannot read ({what}).", "服务器返回了无法解析的回复（{what}）。", what=what),
+        T("The server sent a reply this app cannot read ({what}).", "服务器返回了无法解析的回复（{what}）。",
+          what=what),
         T("Check that the address points to a llama.cpp or llama-cpp-python server, then send again.",
           "请确认地址指向 llama.cpp 或 llama-cpp-python 服务器，然后重新发送。"),
         request_id=request_id, evidence=evidence,

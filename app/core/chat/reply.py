@@ -57,7 +57,8 @@ class ReplyStream:
             self._transport.close()
             if self.stopped:
                 return
-            raise self._failure(exc, connect=isinstance(exc, (httpcore.ConnectError, httpcore.ConnectTimeout)))
+            connect = isinstance(exc, (httpcore.ConnectError, httpcore.ConnectTimeout))
+            raise self._failure(exc, connect=connect) from None
 
     def stop(self) -> None:
         """Abort from any thread; iteration ends quietly with finish reason "stopped"."""

@@ -125,13 +125,13 @@ class ChatSession:
                     for notice in fit.notices:
                         yield ChatEvent(TRIMMED, notice=notice)
                 try:
-                    reply = yield from self._with_loading_wait(lambda: self._open(fit, read_timeout))
+                    reply = yield from self._with_loading_wait(lambda fit=fit: self._open(fit, read_timeout))
                     answer = self.conversation.add("assistant", "", STREAMING)
                     yield from self._stream_into(reply, answer)
                     break
                 except ContextOverflow as overflow:
                     if answer is not None and answer.content:
-                        raise errors.server_error(overflow.request_id, 400, str(overflow), (overflow.raw,))
+                        raise errors.server_error(overflow.request_id, 400, str(overflow), (overflow.raw,)) from None
                     self._drop(answer)
                     answer = None
                     if attempt == 2:

@@ -31,11 +31,13 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
     parser.add_argument("--cache-type-k", choices=sorted(CACHE_TYPE_BYTES), default="f16")
     parser.add_argument("--cache-type-v", choices=sorted(CACHE_TYPE_BYTES), default="f16")
     parser.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: the engine's)")
-    parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED, help="engine (default: embedded)")
+    parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED,
+                        help="engine (default: embedded)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server to use (with --backend llama-server)")
     parser.add_argument("--vram-budget", type=parse_bytes, metavar="BYTES",
                         help="plan for one GPU with this much free memory (e.g. 8G), even without a GPU")
-    parser.add_argument("--ram-budget", type=parse_bytes, metavar="BYTES", help="RAM to plan for instead of what is free")
+    parser.add_argument("--ram-budget", type=parse_bytes, metavar="BYTES",
+                        help="RAM to plan for instead of what is free")
     parser.add_argument("--keep-ram", type=parse_bytes, metavar="BYTES", default=512 * 1024**2,
                         help="RAM to leave free at least (default 512M; 5%% of the RAM if more)")
     parser.add_argument("--keep-vram", type=parse_bytes, metavar="BYTES", default=512 * 1024**2,
@@ -65,8 +67,9 @@ def config_from_args(args, info, hw) -> LaunchConfig:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    description = __doc__ + "\nDefault --ctx: 4096 with a GPU, else the model's training length."
     parser = subparsers.add_parser("plan", help="estimate memory per device and the most layers/context that fit",
-                                   description=__doc__ + "\nDefault --ctx: 4096 with a GPU, else the model's training length.")
+                                   description=description)
     add_config_arguments(parser, gpu_layers_default=-1)
     return parser
 

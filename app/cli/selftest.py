@@ -30,7 +30,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=None,
                         help="engine to start (default: embedded) or that answers at --url (default: detect)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server binary (with --backend llama-server)")
-    parser.add_argument("--ctx", type=context_size, default=None, help="context size in tokens (default 4096 when starting)")
+    parser.add_argument("--ctx", type=context_size, default=None,
+                        help="context size in tokens (default 4096 when starting)")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU when starting (default 0)")
     parser.add_argument("--rounds", type=positive_int, default=5, help="number of growing rounds (default 5)")
     parser.add_argument("--api-key", help="API key of the server")

@@ -27,7 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="embedded (llama-cpp-python, default) or an external llama-server")
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (a free one is used if it is taken)")
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
+                        help="port (a free one is used if it is taken)")
     parser.add_argument("--ctx", type=context_size,
                         help="context size in tokens (default: 4096, or the model's training length if shorter)")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
@@ -78,13 +79,16 @@ def _handle_stale_children(kill: bool, json_mode: bool) -> None:
     for child in find_stale_children():
         killed = kill and kill_stale_child(child)
         if json_mode:
-            print_json_line({"event": "stale_child", "pid": child.pid, "cmdline": list(child.cmdline), "killed": killed})
+            print_json_line({"event": "stale_child", "pid": child.pid, "cmdline": list(child.cmdline),
+                             "killed": killed})
         elif killed:
             print(T("Stopped a server left running by an earlier session (pid {pid}).",
                     "已停止上次会话遗留的服务器（进程 {pid}）。", pid=child.pid), flush=True)
         else:
-            print(T("note: a server from an earlier session is still running (pid {pid}); add --kill-stale to stop it.",
-                    "提示：上次会话的服务器仍在运行（进程 {pid}）；加上 --kill-stale 可停止它。", pid=child.pid), flush=True)
+            print(T("note: a server from an earlier session is still running (pid {pid}); "
+                    "add --kill-stale to stop it.",
+                    "提示：上次会话的服务器仍在运行（进程 {pid}）；加上 --kill-stale 可停止它。", pid=child.pid),
+                  flush=True)
 
 
 def _show(event: Event, *, json_mode: bool, logs: bool) -> None:

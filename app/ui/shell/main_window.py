@@ -191,9 +191,10 @@ class MainWindow(Retranslating, QMainWindow):
         titles = (
             (self.tr("Machine"), self.tr("What this computer offers a model: memory, graphics card, notes.")),
             (self.tr("Model"), self.tr("Pick a .gguf file; every check on it is listed here.")),
-            (self.tr("Settings"), self.tr("How much context and how many layers on the GPU; the bars show if it fits.")),
+            (self.tr("Settings"),
+             self.tr("How much context and how many layers on the GPU; the bars show if it fits.")),
         )
-        for step, (title, hint) in zip(self.steps, titles):
+        for step, (title, hint) in zip(self.steps, titles, strict=True):
             step.set_title(title, hint)
         self.server_step.set_title(self.tr("Server"), self.tr("Starts the model so you can chat with it."))
         self.talk_step.set_title(self.tr("Chat and logs"), self.tr("Talk to the model, or read what the server says."))

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app.core.text import human_bytes
 
 ZONE_COLORS = {"green": QColor("#2e9d4f"), "amber": QColor("#d98c00"), "red": QColor("#d03b3b")}  # borders
-ZONE_FILLS = {"green": QColor("#8fd3a8"), "amber": QColor("#f3cd7e"), "red": QColor("#f0a0a0")}  # dark text stays readable
+# dark text stays readable
+ZONE_FILLS = {"green": QColor("#8fd3a8"), "amber": QColor("#f3cd7e"), "red": QColor("#f0a0a0")}
 OTHER_COLOR = QColor("#c5cad1")
 TRACK_COLOR = QColor("#eef0f2")
 TEXT_COLOR = QColor("#1d2127")

@@ -45,7 +45,8 @@ CTX_STEP = 256
 class SettingsPanel(Retranslating, QWidget):
     """Signals: ``configChanged(LaunchConfig)`` after any edit (the plan itself is in ``session.plan``);
     ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
-    ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes (also without a model)."""
+    ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes
+    (also without a model)."""
 
     configChanged = Signal(object)
     engineChanged = Signal(str, object)

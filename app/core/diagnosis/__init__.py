@@ -14,10 +14,10 @@ diagnose (the decision), not_started (timeouts, failed starts), value (the Diagn
 """
 
 from app.core.diagnosis.diagnose import MEMORY_CAUSES, diagnose
-from app.core.diagnosis.exit_status import ExitStatus, decode_exit_status, parse_exit_code
 from app.core.diagnosis.not_started import diagnose_start_failure, diagnose_timeout
 from app.core.diagnosis.oom_evidence import OomCounters, OomEvidence, oom_evidence_since, snapshot_oom_counters
 from app.core.diagnosis.value import Diagnosis
+from app.core.process.exit_status import ExitStatus, decode_exit_status, parse_exit_code
 
 # Every cause id a Diagnosis can carry (stable: UIs and tests key on them).
 CAUSES = (

@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from app.core.diagnosis import causes_file, causes_memory, causes_runtime
-from app.core.diagnosis.exit_status import ExitStatus, crash_signal, decode_exit_status
 from app.core.diagnosis.log_facts import read_log_facts
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
@@ -14,6 +13,7 @@ from app.core.diagnosis.signatures import SignatureHit, find_hits
 from app.core.diagnosis.situation import Situation
 from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, fix_from_dict, trim_evidence
 from app.core.hardware.cgroup import memory_limit_bytes
+from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_status
 
 BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS}
 # Causes that mean "these settings need more memory than there is" (a probe moves down on these).

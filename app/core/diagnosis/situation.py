@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.diagnosis.exit_status import ExitStatus
 from app.core.diagnosis.log_facts import LogFacts
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import RssTrend
 from app.core.diagnosis.signatures import SignatureHit
+from app.core.process.exit_status import ExitStatus
 from app.core.text import Text, human_bytes
 
 

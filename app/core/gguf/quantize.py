@@ -133,7 +133,7 @@ def _run_child(python: str, src: Path, out: Path, ftype: int, threads: int,
 
 
 def _failure(returncode: int, log: list[str], name: str, quant: str) -> QuantizeError:
-    from app.core.diagnosis.exit_status import decode_exit_status
+    from app.core.process.exit_status import decode_exit_status
 
     evidence = _evidence(log)
     if returncode == _EXIT_NO_ENGINE:

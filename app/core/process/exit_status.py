@@ -11,7 +11,7 @@ import re
 import signal as _signal
 from typing import NamedTuple
 
-from app.core.diagnosis.exit_meanings import (
+from app.core.process.exit_meanings import (
     EXIT_MEANINGS,
     LINUX_SIGNALS,
     NTSTATUS_AS_SIGNAL,

@@ -54,7 +54,7 @@ def configure_app_log(kind: str) -> Path | None:
         if existing is not None and Path(existing.baseFilename) == path.resolve():
             return path
         handler = _AppLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
-    except Exception:  # an unwritable or odd log folder: the app runs without its own log
+    except Exception:  # noqa: BLE001 - an unwritable or odd log folder: the app runs without its own log
         return None
     close_app_log()
     handler.setFormatter(logging.Formatter(_FORMAT.format(kind=kind)))

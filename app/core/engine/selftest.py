@@ -236,7 +236,7 @@ def _embedded_child(specs: list[str]) -> None:
             line = {"quant": quant, "outcome": Outcome.RUNS.value if tokens > 0 else Outcome.FAILED.value,
                     "detail": f"{tokens} tokens in {time.monotonic() - started:.2f} s"}
             del llm
-        except Exception as exc:  # reported to the parent as this file's failure
+        except Exception as exc:  # noqa: BLE001 - reported to the parent as this file's failure
             line = {"quant": quant, "outcome": Outcome.FAILED.value, "detail": str(exc)[:300]}
         print(json.dumps(line), flush=True)
 

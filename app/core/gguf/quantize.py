@@ -210,7 +210,7 @@ def _child(argv: list[str]) -> int:
         import ctypes
 
         import llama_cpp
-    except Exception as error:  # any import failure means the same to the user
+    except Exception as error:  # noqa: BLE001 - any import failure means the same to the user
         sys.stderr.write(f"error: cannot import llama_cpp: {error!r}\n")
         return _EXIT_NO_ENGINE
     params = llama_cpp.llama_model_quantize_default_params()

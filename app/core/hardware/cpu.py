@@ -112,7 +112,7 @@ def _model_and_flags() -> tuple[str | None, tuple[str, ...]]:
 def read_cpu() -> CpuInfo:
     try:
         model, flags = _model_and_flags()
-    except Exception:  # noqa: BLE001 - an odd platform must not break the scan
+    except Exception:  # an odd platform must not break the scan
         logger.warning("CPU model and flags unreadable", exc_info=True)
         model, flags = None, ()
     return CpuInfo(

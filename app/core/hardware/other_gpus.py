@@ -104,6 +104,6 @@ def read_display_adapters() -> list[DisplayAdapter]:
             return _windows_adapters()
         if system == "Darwin":
             return _mac_adapters()
-    except Exception:  # noqa: BLE001 - naming adapters is a courtesy, never a failure
+    except Exception:  # naming adapters is a courtesy, never a failure
         logger.warning("display adapters could not be listed", exc_info=True)
     return []

@@ -74,7 +74,7 @@ class _Spawner:
                 func, future = self._jobs.pop(0)
             try:
                 future.set_result(func())
-            except BaseException as error:  # handed to the caller's thread
+            except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
                 future.set_exception(error)
 
 

@@ -89,7 +89,7 @@ def put_in_kill_on_close_job(popen: subprocess.Popen, rlimits: dict | None = Non
         limits.ProcessMemoryLimit = int(soft)
     ok = kernel32.SetInformationJobObject(handle, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS,
                                           ctypes.byref(limits), ctypes.sizeof(limits))
-    if not ok or not kernel32.AssignProcessToJobObject(handle, int(popen._handle)):  # noqa: SLF001
+    if not ok or not kernel32.AssignProcessToJobObject(handle, int(popen._handle)):  # Popen keeps the handle private
         error = ctypes.WinError(ctypes.get_last_error())
         kernel32.CloseHandle(handle)
         popen.kill()

@@ -26,7 +26,7 @@ def _measure(session: ChatSession, completion_tokens: int) -> ContextUse | None:
         return None
     try:
         ctx = session.client.server_info().ctx_per_slot  # cached; after a crash this asks the server again
-    except Exception:  # the server is gone: show what we know without the size
+    except Exception:  # noqa: BLE001 - the server is gone: show what we know without the size
         ctx = None
     counter = session.counter
     return ContextUse(

@@ -216,7 +216,7 @@ class SupervisorBridge(QObject):
             result = error = None
             try:
                 result = action(supervisor)
-            except Exception as exc:  # reported to the GUI as a value, never raised in a pool thread
+            except Exception as exc:  # noqa: BLE001 - reported to the GUI as a value, never raised in a pool thread
                 error = exc
             self._actionDone.emit(name, result, error)
 

@@ -147,8 +147,27 @@ def metadata_check(info: ModelInfo) -> Check:
                    arch=info.architecture, layers=info.block_count, ctx=info.context_length or "?"))
 
 
+BASE_MODEL = T("This is a base model: it continues text instead of answering.",
+               "这是一个基础模型：它会续写文本，而不是回答问题。")
+BASE_MODEL_NEXT = T("Use it to continue a text, or pick an instruct/chat version of the model.",
+                    "可用它续写文本，或选择该模型的指令/对话（instruct/chat）版本。")
+
+
+def chat_template_check(info: ModelInfo) -> Check | None:
+    """Whether the model says how a chat is laid out; without a template it is a base model that continues text.
+    None for the later parts of a split model (the template is in part 1)."""
+    if (info.split_no or 0) > 0:
+        return None
+    if info.has_chat_template:
+        return Check("chat_template", Status.OK,
+                     T("The model has a chat template: it answers in a chat.", "模型带有对话模板：可以在对话中回答。"))
+    return Check("chat_template", Status.WARNING, BASE_MODEL, BASE_MODEL_NEXT,
+                 evidence=("tokenizer.chat_template: missing",))
+
+
 def content_checks(info: ModelInfo, supported: set[int] | None) -> list[Check]:
+    template = chat_template_check(info)
     return ok_header_checks(info) + [
         truncation_check(info), offsets_check(info), sizes_check(info),
         quant_types_check(info, supported), metadata_check(info),
-    ] + loader_checks(info)
+    ] + ([template] if template is not None else []) + loader_checks(info)

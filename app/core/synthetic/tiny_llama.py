@@ -32,6 +32,7 @@ class TinyModelSpec:
     f16: bool = False
     seed: int = 0
     name: str = "tiny-random-llama"
+    chat_template: bool = True  # False: a base model, which continues text instead of answering
 
 
 def _vocab(spec: TinyModelSpec) -> tuple[list[bytes], list[float], list[int]]:
@@ -53,7 +54,7 @@ def write_tiny_llama(path: str | os.PathLike[str], spec: TinyModelSpec | None = 
     tokens, scores, types = _vocab(spec)
     writer = gguf.GGUFWriter(str(path), "llama")
     _add_metadata(writer, spec)
-    _add_vocab(writer, tokens, scores, types)
+    _add_vocab(writer, tokens, scores, types, chat_template=spec.chat_template)
     _add_tensors(writer, spec, n_vocab=len(tokens))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -75,7 +76,7 @@ def _add_metadata(writer, spec: TinyModelSpec) -> None:
     writer.add_file_type(1 if spec.f16 else 0)
 
 
-def _add_vocab(writer, tokens: list[bytes], scores: list[float], types: list[int]) -> None:
+def _add_vocab(writer, tokens: list[bytes], scores: list[float], types: list[int], *, chat_template: bool) -> None:
     writer.add_tokenizer_model("llama")
     writer.add_token_list(tokens)
     writer.add_token_scores(scores)
@@ -83,7 +84,8 @@ def _add_vocab(writer, tokens: list[bytes], scores: list[float], types: list[int
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_unk_token_id(0)
-    writer.add_chat_template(CHAT_TEMPLATE)
+    if chat_template:
+        writer.add_chat_template(CHAT_TEMPLATE)
 
 
 def _add_tensors(writer, spec: TinyModelSpec, n_vocab: int) -> None:

@@ -72,6 +72,14 @@ def launch_config_for(path: str, info: ModelInfo | None, stored: dict | None) ->
     return defaults.with_changes(**{f.name: saved[f.name] for f in schema})
 
 
+def with_engine(config: LaunchConfig, engine: tuple[str, str | None] | None) -> LaunchConfig:
+    """``config`` with this engine (backend, server_bin); unchanged for None."""
+    if engine is None:
+        return config
+    backend, server_bin = engine
+    return config.with_changes(backend=backend, server_bin=server_bin)
+
+
 @dataclass
 class CheckedModel:
     """A validation report tied to the path it is about (the report itself does not say)."""
@@ -146,14 +154,17 @@ class ModelSession:
 
     # --- the Settings step -------------------------------------------------------------------------
 
-    def use_profile(self, stored_config: dict | None, saved_probe: dict | None) -> LaunchConfig | None:
+    def use_profile(self, stored_config: dict | None, saved_probe: dict | None,
+                    engine: tuple[str, str | None] | None = None) -> LaunchConfig | None:
         """The checked model's settings from its profile (or first-run defaults); None when it is not usable.
 
         ``saved_probe`` is the profile's stored probe result (``ProbeResult.to_dict()``); it is read back here,
-        once, so the steps hold a ``ProbeResult``."""
+        once, so the steps hold a ``ProbeResult``. ``engine`` is (backend, server_bin) as the settings give it for
+        this model (:meth:`app.core.settings.Settings.engine_for`): it wins over the engine the saved config names.
+        """
         if not self.usable or self.path is None:
             return None
-        self.config = launch_config_for(self.path, self.info, stored_config)
+        self.config = with_engine(launch_config_for(self.path, self.info, stored_config), engine)
         self.saved_probe = _probe_result(saved_probe)
         return self.config
 

@@ -1,4 +1,8 @@
-"""The app's remembered choices: language, window geometry, recent models and a profile per model.
+"""The app's remembered choices: language, window geometry, recent models, the engine and a profile per model.
+
+The engine (built-in or llama-server, and the llama-server file) is one app-wide choice: every model gets it,
+except a model the user gave its own engine ("only for this model", its profile's ``engine``). The choice is
+remembered when the user makes it and again when a server reaches Ready with it (:meth:`Settings.engine_worked`).
 
 Stored as one JSON file under ``config_dir()``, written atomically. The schema is declarative
 (:data:`SCHEMA`) with a ``version``; older files are upgraded by :data:`MIGRATIONS`. A file that
@@ -23,7 +27,7 @@ from app.core.text import SUPPORTED_LANGUAGES, T, Text
 logger = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_RECENT_MODELS = 10
 
 
@@ -41,6 +45,8 @@ SCHEMA: tuple[Field, ...] = (
     Field("window_geometry", None, (str, type(None))),  # base64 of QWidget.saveGeometry()
     Field("window_state", None, (str, type(None))),  # base64 of splitter/dock state
     Field("profiles", {}, (dict,)),  # model path -> profile (see PROFILE_SCHEMA)
+    Field("backend", None, (str, type(None))),  # the app-wide engine; None = the built-in one
+    Field("server_bin", None, (str, type(None))),  # the app-wide llama-server file; None = found automatically
 )
 
 PROFILE_SCHEMA: tuple[Field, ...] = (
@@ -48,6 +54,7 @@ PROFILE_SCHEMA: tuple[Field, ...] = (
     Field("probe", None, (dict, type(None))),  # ProbeResult.to_dict() of the last "Find safe settings"
     Field("expected_sha256", None, (str, type(None))),
     Field("updated", None, (float, int, type(None))),
+    Field("engine", None, (dict, type(None))),  # {"backend", "server_bin"}: only when set for this model alone
 )
 
 
@@ -58,8 +65,32 @@ def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 kept the engine in each model's launch config only: the one used last becomes the app-wide
+    choice (no model gets an override: version 1 could not tell a chosen engine from the default one)."""
+    profiles = data.get("profiles")
+    configs = [p for p in profiles.values() if isinstance(p, dict) and isinstance(p.get("launch_config"), dict)] \
+        if isinstance(profiles, dict) else []
+    if configs and "backend" not in data:
+        latest = max(configs, key=lambda p: p.get("updated") if isinstance(p.get("updated"), (int, float)) else 0)
+        backend, server_bin = _engine_values(latest["launch_config"])
+        data["backend"], data["server_bin"] = backend, server_bin
+    return data
+
+
 # MIGRATIONS[n] upgrades a version-n dict to version n+1; add one entry per schema change.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
+
+
+def _engine_values(stored: Any) -> tuple[str, str | None]:
+    """(backend, server_bin) read from a dict, like the rest of the file: an unknown engine is the built-in one."""
+    from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS
+
+    stored = stored if isinstance(stored, dict) else {}
+    backend = stored.get("backend")
+    server_bin = stored.get("server_bin")
+    backend = backend if backend in BACKENDS else BACKEND_EMBEDDED
+    return backend, server_bin if isinstance(server_bin, str) and server_bin.strip() else None
 
 
 def defaults() -> dict[str, Any]:
@@ -164,6 +195,43 @@ class Settings:
         profile["updated"] = time.time()
         self.data["profiles"][profile_key(model_path)] = conform(profile, PROFILE_SCHEMA)
         return profile
+
+    # --- the engine: app-wide, a model's own only when the user set one for it -----------------------
+
+    @property
+    def engine(self) -> tuple[str, str | None]:
+        """The app-wide (backend, server_bin)."""
+        return _engine_values({"backend": self.data["backend"], "server_bin": self.data["server_bin"]})
+
+    def engine_override(self, model_path: str | Path) -> tuple[str, str | None] | None:
+        """The model's own engine, or None when it follows the app-wide choice."""
+        stored = self.profile(model_path)["engine"]
+        return _engine_values(stored) if stored else None
+
+    def engine_for(self, model_path: str | Path) -> tuple[str, str | None]:
+        """The engine this model starts with: its own when it has one, else the app-wide choice."""
+        return self.engine_override(model_path) or self.engine
+
+    def set_engine(self, backend: str, server_bin: str | None, model_path: str | Path | None = None, *,
+                   only_this_model: bool = False) -> None:
+        """The user chose an engine: the app-wide one (``model_path``'s own is dropped), or only this model's."""
+        backend, server_bin = _engine_values({"backend": backend, "server_bin": server_bin})
+        if only_this_model:
+            if model_path is None:
+                raise ValueError("only_this_model needs a model")
+            self.update_profile(model_path, engine={"backend": backend, "server_bin": server_bin})
+            return
+        self.data["backend"], self.data["server_bin"] = backend, server_bin
+        if model_path is not None and self.engine_override(model_path) is not None:
+            self.update_profile(model_path, engine=None)
+
+    def engine_worked(self, model_path: str | Path, backend: str, server_bin: str | None) -> bool:
+        """A server reached Ready with this engine: remember it (as the model's own when it has one, else as the
+        app-wide choice). True when something changed."""
+        override = self.engine_override(model_path) is not None
+        before = self.engine_for(model_path)
+        self.set_engine(backend, server_bin, model_path, only_this_model=override)
+        return self.engine_for(model_path) != before
 
     def get(self, name: str) -> Any:
         return copy.deepcopy(self.data[name])

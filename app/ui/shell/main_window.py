@@ -242,6 +242,8 @@ class MainWindow(Retranslating, QMainWindow):
         sup = self.bridge.supervisor
         pid = sup.pid if sup is not None else None
         self.machine.set_own_pids({pid} if pid else set())
+        if state is State.READY and sup is not None:
+            self.profiles.on_server_ready(sup.config)  # the engine that works is remembered for the next model
         notes = [note.render() for note in data.get("notes") or []]  # Text sentences (settle_network, argv)
         if state is State.STARTING and notes:  # e.g. "port 8080 is in use; using 8081 instead"
             self.statusBar().showMessage(" ".join(notes), 20_000)

@@ -1,5 +1,7 @@
-"""Keeps each model's profile (launch settings, probe result, expected hash) and the recent list in step
-with what the user does, and hands a checked model its remembered settings (through the window's ModelSession)."""
+"""Keeps each model's profile (launch settings, probe result, expected hash), the recent list and the app-wide
+engine in step with what the user does, and hands a checked model its remembered settings (through the window's
+ModelSession). The engine is the app-wide choice unless the user ticked "only for this model"; a server that
+reaches Ready remembers the engine it ran with (``on_server_ready``)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ class ProfileSync(QObject):
         model_panel.expectedHashChanged.connect(self.on_expected_hash)
         settings_panel.configChanged.connect(self.on_config_changed)
         settings_panel.probeFinished.connect(self.on_probe_finished)
+        settings_panel.engineChanged.connect(self.on_engine_changed)
+        settings_panel.show_engine(*self.settings.engine)  # before any model: the app-wide choice
 
     @property
     def settings(self):
@@ -34,6 +38,8 @@ class ProfileSync(QObject):
 
     def on_model_chosen(self, path: str) -> None:
         self.settings_panel.clear_model()
+        self.settings_panel.show_engine(*self.settings.engine_for(path),
+                                        only_for_model=self.settings.engine_override(path) is not None)
         self.settings.remember_model(path)
         self.store.save_soon()
         self.model.set_recent(self.settings.recent_models)
@@ -45,7 +51,10 @@ class ProfileSync(QObject):
         if self.session.config is not None:
             return  # the same model re-checked (e.g. its hash): keep the settings and any running probe
         profile = self.settings.profile(checked.path)
-        self.session.use_profile(profile.get("launch_config"), profile.get("probe"))
+        own = self.settings.engine_override(checked.path)
+        engine = own or self.settings.engine
+        self.session.use_profile(profile.get("launch_config"), profile.get("probe"), engine)
+        self.settings_panel.show_engine(*engine, only_for_model=own is not None)
         self.settings_panel.show_model()
 
     def on_expected_hash(self, digest: str) -> None:
@@ -55,7 +64,24 @@ class ProfileSync(QObject):
 
     def on_config_changed(self, config: LaunchConfig) -> None:
         self.settings.update_profile(config.model, launch_config=config.to_dict())
+        engine = (config.backend, config.server_bin)
+        own = self.settings_panel.engine_only_for_model()
+        if own or self.settings.engine_override(config.model) is not None or self.settings.engine != engine:
+            self.settings.set_engine(*engine, config.model, only_this_model=own)
         self.store.save_soon()
+
+    def on_engine_changed(self, backend: str, server_bin: str | None) -> None:
+        """The engine changed with no model shown (the Machine step's "use the other engine"): app-wide."""
+        if self.session.config is not None or self.settings_panel.engine_only_for_model():
+            return  # a model's config: saved by on_config_changed; a model's own engine shown: not app-wide
+        if self.settings.engine != (backend, server_bin):
+            self.settings.set_engine(backend, server_bin)
+            self.store.save_soon()
+
+    def on_server_ready(self, config: LaunchConfig) -> None:
+        """A server reached Ready: its engine works, so it becomes the app-wide choice (or the model's own)."""
+        if self.settings.engine_worked(config.model, config.backend, config.server_bin):
+            self.store.save_soon()
 
     def on_probe_finished(self, result: ProbeResult) -> None:
         if self.model.path:

@@ -9,7 +9,14 @@ from app.cli import plan as cli_plan
 from app.cli import serve as cli_serve
 from app.core.launch.config import LaunchConfig
 from app.core.problem import Check, Status
-from app.core.session import FIRST_RUN_CTX, CheckedModel, ModelSession, first_run_ctx, launch_config_for
+from app.core.session import (
+    FIRST_RUN_CTX,
+    CheckedModel,
+    ModelSession,
+    first_run_ctx,
+    launch_config_for,
+    with_engine,
+)
 from app.core.text import T
 
 
@@ -98,3 +105,14 @@ def test_backend_for_reuses_only_the_same_engine_choice():
     assert session.backend_for(config) is backend
     assert session.backend_for(config.with_changes(server_bin="/other/llama-server")) is None
     assert session.backend_for(config.with_changes(backend="embedded", server_bin=None)) is None
+
+
+def test_the_settings_engine_wins_over_the_one_a_saved_config_names():
+    session = ModelSession()
+    session.open("/a.gguf")
+    session.set_checked(_checked("/a.gguf"))
+    saved = {"ctx": 2048, "backend": "embedded", "server_bin": None}
+    config = session.use_profile(saved, None, ("llama-server", "/opt/llama-server"))
+    assert (config.backend, config.server_bin, config.ctx) == ("llama-server", "/opt/llama-server", 2048)
+    assert session.use_profile(saved, None).backend == "embedded"  # no engine given: the saved one
+    assert with_engine(config, ("embedded", None)) == config.with_changes(backend="embedded", server_bin=None)

@@ -113,3 +113,56 @@ def test_rejects_unknown_language_and_profile_fields():
         s.update_profile("/x.gguf", colour="red")
     with pytest.raises(KeyError):
         s.set("window_geometry", 12)
+
+
+def test_version_1_engine_of_the_last_used_model_becomes_the_app_wide_choice():
+    old = {"backend": "llama-server", "server_bin": "/opt/llama/llama-server"}
+    settings_path().write_text(json.dumps({"version": 1, "profiles": {
+        "/a.gguf": {"launch_config": {"model": "/a.gguf", "backend": "embedded"}, "updated": 10.0},
+        "/b.gguf": {"launch_config": {"model": "/b.gguf", **old}, "updated": 20.0},
+    }}))
+    s = load_settings()
+    assert s.data["version"] == SCHEMA_VERSION
+    assert s.engine == ("llama-server", "/opt/llama/llama-server")
+    assert s.engine_override("/a.gguf") is None and s.engine_override("/b.gguf") is None  # no model has its own
+    assert s.engine_for("/a.gguf") == s.engine_for("/never-opened.gguf") == s.engine
+
+
+def test_version_1_without_profiles_gets_the_built_in_engine():
+    settings_path().write_text(json.dumps({"version": 1, "profiles": {}}))
+    assert load_settings().engine == ("embedded", None)
+
+
+def test_engine_is_app_wide_unless_set_for_one_model(tmp_path):
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    s = load_settings()
+    assert s.engine == ("embedded", None)
+    s.set_engine("llama-server", "/bin/llama-server", a)
+    assert s.engine_for(b) == ("llama-server", "/bin/llama-server")  # the next model keeps it
+    s.set_engine("embedded", None, b, only_this_model=True)
+    assert s.engine_for(b) == ("embedded", None) and s.engine_for(a) == ("llama-server", "/bin/llama-server")
+    s.save()
+    again = load_settings()
+    assert again.engine_override(b) == ("embedded", None) and again.engine == ("llama-server", "/bin/llama-server")
+    again.set_engine("llama-server", "", b)  # chosen for all models again: b's own is dropped
+    assert again.engine_override(b) is None and again.engine == ("llama-server", None)
+    with pytest.raises(ValueError):
+        again.set_engine("embedded", None, only_this_model=True)
+
+
+def test_an_engine_that_reached_ready_is_remembered(tmp_path):
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    s = load_settings()
+    assert s.engine_worked(a, "llama-server", "/bin/llama-server")
+    assert s.engine == ("llama-server", "/bin/llama-server") and not s.engine_worked(a, "llama-server",
+                                                                                      "/bin/llama-server")
+    s.set_engine("embedded", None, b, only_this_model=True)
+    assert s.engine_worked(b, "embedded", None) is False  # b's own engine: the app-wide choice is not touched
+    assert s.engine == ("llama-server", "/bin/llama-server")
+
+
+def test_a_hand_edited_engine_falls_back_to_the_built_in_one():
+    settings_path().write_text(json.dumps({"version": 2, "backend": "vulkan", "server_bin": 3,
+                                           "profiles": {"/x.gguf": {"engine": {"backend": 7}}}}))
+    s = load_settings()
+    assert s.engine == ("embedded", None) and s.engine_override("/x.gguf") == ("embedded", None)

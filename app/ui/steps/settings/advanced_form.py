@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -39,6 +40,7 @@ class AdvancedForm(Retranslating, QWidget):
         self.load_mode.addItems(["", "", ""])
         self.backend = QComboBox(self)
         self.backend.addItems(["", ""])
+        self.engine_own = QCheckBox(self)  # unticked: the engine is the app-wide choice, every model gets it
         self.server_bin = QLineEdit(self)
         self.browse = QPushButton(self)
         self.browse.clicked.connect(self._browse_server)
@@ -61,8 +63,11 @@ class AdvancedForm(Retranslating, QWidget):
         server_row = QHBoxLayout()
         server_row.addWidget(self.server_bin, 1)
         server_row.addWidget(self.browse)
+        backend_row = QHBoxLayout()
+        backend_row.addWidget(self.backend, 1)
+        backend_row.addWidget(self.engine_own)
         rows = [("cache_k", self.cache_k), ("cache_v", self.cache_v), ("flash_attn", self.flash_attn),
-                ("threads", self.threads), ("load_mode", self.load_mode), ("backend", self.backend),
+                ("threads", self.threads), ("load_mode", self.load_mode), ("backend", backend_row),
                 ("server_bin", server_row), ("host", self.host), ("port", self.port),
                 ("pick_free_port", self.pick_free_port), ("api_key", self.api_key)]
         for key, field in rows:
@@ -78,6 +83,7 @@ class AdvancedForm(Retranslating, QWidget):
         for edit in (self.server_bin, self.host, self.api_key):
             edit.editingFinished.connect(self.changed)
         self.backend.currentIndexChanged.connect(self._sync_backend)
+        self.engine_own.toggled.connect(self.changed)
 
 
     def retranslate(self) -> None:
@@ -97,6 +103,9 @@ class AdvancedForm(Retranslating, QWidget):
             self.load_mode.setItemText(i, text)
         self.backend.setItemText(0, self.tr("built-in (llama-cpp-python)"))
         self.backend.setItemText(1, self.tr("llama-server (llama.cpp)"))
+        self.engine_own.setText(self.tr("only for this model"))
+        self.engine_own.setToolTip(self.tr("Unticked, the engine and the llama-server program are the same for "
+                                           "every model you open."))
         self.pick_free_port.setItemText(0, self.tr("use a free port"))
         self.pick_free_port.setItemText(1, self.tr("stop with an error"))
         self.threads.setSpecialValueText(self.tr("automatic"))
@@ -116,6 +125,22 @@ class AdvancedForm(Retranslating, QWidget):
         if path:
             self.server_bin.setText(path)
             self.changed.emit()
+
+    def engine_only_for_model(self) -> bool:
+        return self.engine_own.isChecked()
+
+    def set_engine(self, backend: str, server_bin: str | None, *, only_for_model: bool = False) -> None:
+        """Show an engine choice without a model's config (the app-wide one at start-up); no ``changed``."""
+        for widget in (self.backend, self.server_bin, self.engine_own):
+            widget.blockSignals(True)
+        try:
+            self.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
+            self.server_bin.setText(server_bin or "")
+            self.engine_own.setChecked(only_for_model)
+        finally:
+            for widget in (self.backend, self.server_bin, self.engine_own):
+                widget.blockSignals(False)
+        self._sync_backend()
 
     def values(self) -> dict[str, Any]:
         flash = (None, True, False)[self.flash_attn.currentIndex()]

@@ -234,11 +234,21 @@ class SettingsPanel(Retranslating, QWidget):
         return values["backend"], values["server_bin"]
 
     def set_engine(self, backend: str) -> None:
-        """Choose the engine (e.g. the Machine step's "use the other engine"); saved with the model's settings."""
+        """Choose the engine (e.g. the Machine step's "use the other engine"); saved as the app-wide choice."""
         if self.config() is not None:
             self.apply_changes({"backend": backend})
         else:
             self.advanced.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
+
+    def engine_only_for_model(self) -> bool:
+        """True when the user ticked "only for this model": the engine is this model's own, not the app-wide one."""
+        return self.advanced.engine_only_for_model()
+
+    def show_engine(self, backend: str, server_bin: str | None, *, only_for_model: bool = False) -> None:
+        """Show an engine choice from the settings (the app-wide one, or the model's own before its config is
+        shown); ``engineChanged`` follows when it differs, ``configChanged`` does not."""
+        self.advanced.set_engine(backend, server_bin, only_for_model=only_for_model)
+        self._emit_engine()
 
     def _emit_engine(self) -> None:
         engine = self.engine()

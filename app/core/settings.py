@@ -277,12 +277,19 @@ def load_settings(path: str | Path | None = None) -> Settings:
         logger.warning("settings file %s unreadable (%s); setting it aside, defaults are used", path,
                        type(exc).__name__)  # not the text: it may hold an API key
         backup = _set_aside(path)
-        notice = T(
-            "Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",
-            "无法读取设置文件（{error}）；原文件已保存为 {backup}，现使用默认设置。",
-            error=type(exc).__name__,
-            backup=backup.name,
-        )
+        if isinstance(exc, OSError):  # the system's words ("Permission denied"), never the exception's class name
+            notice = T(
+                "Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",
+                "无法读取设置文件（{error}）；原文件已保存为 {backup}，现使用默认设置。",
+                error=exc.strerror or "?",
+                backup=backup.name,
+            )
+        else:
+            notice = T(
+                "Your settings file could not be read (it is damaged); it was kept as {backup} and defaults are used.",
+                "无法读取设置文件（文件已损坏）；原文件已保存为 {backup}，现使用默认设置。",
+                backup=backup.name,
+            )
         settings = Settings(path=path, notice=notice)
         settings.save()
         return settings

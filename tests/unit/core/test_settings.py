@@ -73,6 +73,7 @@ def test_corrupt_file_is_backed_up_and_replaced_with_notice(content):
     assert s.notice is not None
     assert backups[0].name in s.notice.render("en") and backups[0].name in s.notice.render("zh")
     assert "设置" in s.notice.render("zh")
+    assert "Error" not in s.notice.render("en") and "damaged" in s.notice.render("en")  # words, not a class name
     assert s.language is None
     # the replacement is a valid file and the notice is not repeated
     assert load_settings().notice is None

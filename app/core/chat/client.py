@@ -18,6 +18,7 @@ import httpx
 
 from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, recent_log_lines
+from app.core.chat.completion import CHAT, TEXT, completion_request, completion_usage
 from app.core.chat.params import ChatParams
 from app.core.chat.reply import ReplyStream
 from app.core.chat.transport import StoppableStream
@@ -45,13 +46,17 @@ def new_request_id() -> str:
 
 class ChatClient:
     """Talks to one server. ``crash_info()`` returns the supervisor's Diagnosis while it reports a crash
-    (else None); ``log_tail(n)`` returns the server's last log lines. Both are optional."""
+    (else None); ``log_tail(n)`` returns the server's last log lines. Both are optional.
+
+    ``mode`` is CHAT (the chat endpoint, the server applies the model's chat template) or TEXT (a base model
+    without one: the completion endpoint continues the transcript as a text, see app.core.chat.completion)."""
 
     def __init__(self, base_url: str | Callable[[], str], *, api_key: str | None = None, backend: str | None = None,
                  ctx_per_slot: int | None = None, connect_timeout: float = 5.0, read_timeout: float = 120.0,
                  crash_info: CrashInfo | None = None, log_tail: LogTail | None = None,
-                 crash_wait_s: float = 3.0):
+                 crash_wait_s: float = 3.0, mode: str = CHAT):
         self._base_url = base_url
+        self.mode = mode
         self.api_key = api_key
         self.backend = backend
         self.ctx_per_slot = ctx_per_slot
@@ -120,6 +125,17 @@ class ChatClient:
         self._info = info
         return info
 
+    @property
+    def text_completion(self) -> bool:
+        """Whether this client continues text (a base model) instead of chatting."""
+        return self.mode == TEXT
+
+    def _endpoint(self, messages: list[dict[str, str]], fields: dict[str, Any], stream: bool) -> tuple[str, dict]:
+        """(path, body) of one reply in this client's mode."""
+        if self.text_completion:
+            return completion_request(self.server_info().backend == BACKEND_LLAMA_SERVER, messages, fields, stream)
+        return "/v1/chat/completions", {"messages": messages, "stream": stream, **fields}
+
     def learn_ctx(self, n_ctx: int) -> None:
         """The server said how large its per-slot context really is (from an overflow reply)."""
         info = self.server_info()
@@ -138,10 +154,12 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, str]], params: ChatParams, max_tokens: int) -> dict[str, Any]:
         """One non-streamed reply (used to calibrate token counts from ``usage.prompt_tokens``)."""
-        body = {"messages": messages, "stream": False, **params.request_fields(max_tokens)}
-        _, data = self._request("POST", "/v1/chat/completions", body)
+        path, body = self._endpoint(messages, params.request_fields(max_tokens), stream=False)
+        _, data = self._request("POST", path, body)
         if not isinstance(data, dict):
             raise errors.malformed(None, "chat reply is not an object")
+        if self.text_completion and completion_usage(data) is not None:
+            data = {**data, "usage": completion_usage(data)}
         return data
 
     def overflow_behind(self, messages: list[dict[str, str]], params: ChatParams) -> ContextOverflow | None:
@@ -167,15 +185,16 @@ class ChatClient:
         """A reply not yet sent: hand it to the thread that may stop it, then call ``open()``."""
         info = self.server_info()
         max_tokens = max_tokens if max_tokens is not None else params.effective_max_tokens(info.ctx_per_slot)
-        body: dict[str, Any] = {"messages": messages, "stream": True, **params.request_fields(max_tokens)}
-        if info.backend == BACKEND_LLAMA_SERVER:
+        path, body = self._endpoint(messages, params.request_fields(max_tokens), stream=True)
+        if info.backend == BACKEND_LLAMA_SERVER and not self.text_completion:
             body["stream_options"] = {"include_usage": True}
         request_id = new_request_id()
         headers = {**self.headers(request_id), "Accept": "text/event-stream"}
         timeout = read_timeout or self.read_timeout
-        transport = StoppableStream(self.base_url + "/v1/chat/completions", headers, body,
+        transport = StoppableStream(self.base_url + path, headers, body,
                                     connect_timeout=self.connect_timeout, read_timeout=timeout)
-        return ReplyStream(self, transport, request_id, max_tokens, timeout, messages, params)
+        return ReplyStream(self, transport, request_id, max_tokens, timeout, messages, params,
+                           completion=self.text_completion)
 
     # -- failures -------------------------------------------------------------------------------------
     def connection_failure(self, exc: Exception, request_id: str | None, *, connect: bool) -> errors.ChatError:

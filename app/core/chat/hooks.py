@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
+from app.core.chat.completion import model_chat_mode
 from app.core.launch.config import LaunchConfig
 from app.core.server.events import Event, State
 
@@ -97,7 +98,9 @@ def _exit_being_diagnosed(supervisor: ChatServer, child: ServerChild | None) -> 
 
 
 def client_for_supervisor(supervisor: ChatServer, **options: Any) -> ChatClient:
+    """A client for the supervisor's server; a base model (no chat template) gets text completion."""
     config: LaunchConfig = supervisor.config
+    options.setdefault("mode", model_chat_mode(config.model))
     return ChatClient(
         lambda: supervisor.url, api_key=config.api_key, backend=config.backend, ctx_per_slot=ctx_per_slot(config),
         crash_info=lambda: crash_report(supervisor),

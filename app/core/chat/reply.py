@@ -9,6 +9,7 @@ import httpcore
 
 from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, classify_stream_error
+from app.core.chat.completion import completion_piece, completion_usage
 from app.core.chat.params import FINISH_STOPPED, ReplyStats
 from app.core.chat.sse import MalformedChunk, SseDecoder, StreamErrorPayload, decode_payload
 from app.core.chat.transport import StoppableStream
@@ -28,8 +29,9 @@ class ReplyClient(Protocol):
 
 class ReplyStream:
     def __init__(self, client: ReplyClient, transport: StoppableStream, request_id: str, max_tokens: int,
-                 read_timeout: float, messages: list[dict[str, str]], params: Any):
+                 read_timeout: float, messages: list[dict[str, str]], params: Any, *, completion: bool = False):
         self._client = client
+        self._completion = completion  # chunks of a text completion (app.core.chat.completion), not of a chat
         self._transport = transport
         self.request_id = request_id
         self.read_timeout = read_timeout
@@ -97,10 +99,13 @@ class ReplyStream:
             raise httpcore.RemoteProtocolError("the stream ended before the answer was complete")
 
     def _absorb(self, payload: dict[str, Any]) -> str:
-        choices = payload.get("choices") or []
         piece = ""
-        if choices:
-            choice = choices[0]
+        if self._completion:
+            piece, finish = completion_piece(payload)
+            if finish:
+                self.stats.finish_reason = finish
+        elif payload.get("choices"):
+            choice = payload["choices"][0]
             piece = (choice.get("delta") or {}).get("content") or ""
             if choice.get("finish_reason"):
                 self.stats.finish_reason = choice["finish_reason"]
@@ -111,7 +116,7 @@ class ReplyStream:
             self._last_token_at = now
             self.stats.completion_tokens += 1
             self.text += piece
-        usage = payload.get("usage")
+        usage = completion_usage(payload) if self._completion else payload.get("usage")
         if isinstance(usage, dict) and usage.get("prompt_tokens") is not None:
             self.stats.prompt_tokens = int(usage["prompt_tokens"])
             self.stats.completion_tokens = int(usage.get("completion_tokens") or self.stats.completion_tokens)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -32,6 +33,7 @@ from app.core.chat import (
     ReplyStats,
     load_conversation,
 )
+from app.core.chat.completion import TEXT_COMPLETION_NOTICE
 from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
 from app.core.chat.hooks import ChatServer, client_for_supervisor
 from app.core.chat.params import FINISH_STOPPED
@@ -44,6 +46,7 @@ from app.ui.chat.status_bar import ChatStatus
 from app.ui.chat.stream_job import Start, StreamOutcome, start_stream
 from app.ui.chat.transcript import Transcript
 from app.ui.i18n import Retranslating
+from app.ui.widgets.problem_view import render
 from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
@@ -83,6 +86,8 @@ class ChatPane(Retranslating, QWidget):
         self.params_toggle.toggled.connect(self._show_params)
         self.params_box = ParamsBox(self)
         self.params_box.hide()
+        self.mode_note = QLabel(self, objectName="chat-mode-note", wordWrap=True)  # a base model: text completion
+        self.mode_note.hide()
         self.transcript = Transcript(self)
         self.meter = ContextMeter(self)
         self.status = ChatStatus(self)
@@ -108,6 +113,7 @@ class ChatPane(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.params_box)
+        layout.addWidget(self.mode_note)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.meter)
         layout.addWidget(self.status)
@@ -124,6 +130,7 @@ class ChatPane(Retranslating, QWidget):
         self.transcript.retranslate()
         self.saved_combo.retranslate()
         self.status.retranslate()
+        self.mode_note.setText(render(TEXT_COMPLETION_NOTICE))
         self._update_controls()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
@@ -316,4 +323,6 @@ class ChatPane(Retranslating, QWidget):
         self.new_button.setEnabled(not streaming)
         self.saved_combo.setEnabled(not streaming)
         pending = connected and not streaming and self.session.conversation.pending_message() is not None
+        client = self.session.client if connected else None
+        self.mode_note.setVisible(isinstance(client, ChatClient) and client.text_completion)
         self.status.show_for(pending, connected, self.server_state, self._last_error)

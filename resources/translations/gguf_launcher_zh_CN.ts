@@ -142,6 +142,14 @@
         <translation>llama-server（llama.cpp）</translation>
     </message>
     <message>
+        <source>only for this model</source>
+        <translation>仅用于此模型</translation>
+    </message>
+    <message>
+        <source>Unticked, the engine and the llama-server program are the same for every model you open.</source>
+        <translation>不勾选时，打开的每个模型都使用同一个引擎和同一个 llama-server 程序。</translation>
+    </message>
+    <message>
         <source>use a free port</source>
         <translation>改用空闲端口</translation>
     </message>
@@ -1015,6 +1023,14 @@
 </context>
 <context>
     <name>Transcript</name>
+    <message>
+        <source>thinking…</source>
+        <translation>思考中…</translation>
+    </message>
+    <message>
+        <source>thinking… {seconds} s</source>
+        <translation>思考中… {seconds} 秒</translation>
+    </message>
     <message>
         <source>You</source>
         <translation>你</translation>

@@ -57,6 +57,21 @@ FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
 FINISH_STOPPED = "stopped"  # the user pressed stop
 
+HELD_BACK_SPAN_S, HELD_BACK_WAIT_S = 0.1, 1.0  # every piece within 0.1 s, after a wait of over 1 s: sent at once
+
+
+def generation_rate(tokens: int, started_at: float, first_token_at: float | None, end_at: float) -> float | None:
+    """Tokens per second over generation time only: the tokens after the first, over the time from the first
+    token to the end of the reply. The wait before the first token (a model still loading, a long prompt being
+    read) is not in it; that wait is the stats' ``ttft_s``. None when fewer than two tokens came, or when a long
+    wait ended with every piece at once (a server that held the text back, then sent it): no rate can be read."""
+    if first_token_at is None or tokens < 2 or end_at <= first_token_at:
+        return None
+    span = end_at - first_token_at
+    if span < HELD_BACK_SPAN_S and first_token_at - started_at > HELD_BACK_WAIT_S:
+        return None
+    return (tokens - 1) / span
+
 
 @dataclass
 class ReplyStats:

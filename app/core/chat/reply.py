@@ -10,7 +10,7 @@ import httpcore
 from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, classify_stream_error
 from app.core.chat.completion import completion_piece, completion_usage
-from app.core.chat.params import FINISH_STOPPED, ReplyStats
+from app.core.chat.params import FINISH_STOPPED, ReplyStats, generation_rate
 from app.core.chat.sse import MalformedChunk, SseDecoder, StreamErrorPayload, decode_payload
 from app.core.chat.transport import StoppableStream
 
@@ -131,10 +131,9 @@ class ReplyStream:
         self.stats.total_s = now - self._started
         if self._first_token_at is not None:
             self.stats.ttft_s = self._first_token_at - self._started
-        if self.stats.tokens_per_s is None and self._first_token_at and self._last_token_at:
-            span = self._last_token_at - self._first_token_at
-            if span > 0 and self.stats.completion_tokens > 1:
-                self.stats.tokens_per_s = (self.stats.completion_tokens - 1) / span
+        if self.stats.tokens_per_s is None:  # the server's own timings are over generation only too
+            self.stats.tokens_per_s = generation_rate(self.stats.completion_tokens, self._started,
+                                                        self._first_token_at, now)
         if self.stopped and not self._done:
             self.stats.finish_reason = FINISH_STOPPED
 

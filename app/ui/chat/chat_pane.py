@@ -238,6 +238,7 @@ class ChatPane(Retranslating, QWidget):
         self._reply_entry = None
         self._task = start_stream(self.session, start, on_event=self._on_event, on_done=self._on_stream_done,
                                   on_error=self._on_stream_failed)
+        self.transcript.show_thinking()  # until the first piece of the answer
         self.streamingChanged.emit(True)
         self._update_controls()
 
@@ -273,6 +274,7 @@ class ChatPane(Retranslating, QWidget):
 
     def _on_stream_done(self, outcome: StreamOutcome) -> None:
         self._task = None
+        self.transcript.hide_thinking()
         if outcome.context is not None:
             self.meter.set_use(outcome.context)
         if self._pending_entry is not None:
@@ -286,6 +288,7 @@ class ChatPane(Retranslating, QWidget):
     def _on_stream_failed(self, error: BaseException) -> None:
         """A bug or an unexpected failure below the session: still a sentence, never a traceback."""
         self._task = None
+        self.transcript.hide_thinking()
         self.transcript.add_notice(self.tr("The chat stopped because of an unexpected problem: {error}").format(
             error=error))
         self.streamingChanged.emit(False)

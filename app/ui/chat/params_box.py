@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QPlainTextEdit, QSpinBox, QWidget
 
 from app.core.chat.params import ChatParams
+from app.ui.widgets.wheel_guard import guard_wheel
 
 
 def _double(minimum: float, maximum: float, step: float, decimals: int = 2) -> QDoubleSpinBox:
@@ -30,6 +31,7 @@ class ParamsBox(QWidget):
         self.max_tokens.setSingleStep(64)
         self.seed = QSpinBox(self)
         self.seed.setRange(-1, 2_147_483_647)
+        guard_wheel(self.temperature, self.top_p, self.repeat_penalty, self.max_tokens, self.seed)
         self.labels = [QLabel(self) for _ in range(6)]
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)

@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QComboBox, QWidget
 
 from app.core.chat import list_conversations
+from app.ui.widgets.wheel_guard import guard_wheel
 from app.ui.workers import run_task
 
 
@@ -18,6 +19,7 @@ class SavedPicker(QComboBox):
         super().__init__(parent)
         self.items: list[dict] = []
         self.activated.connect(self._on_activated)
+        guard_wheel(self)
         self.retranslate()
 
     def refresh(self) -> None:

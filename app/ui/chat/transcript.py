@@ -6,9 +6,11 @@ deltas are inserted at the end of the document directly (no re-render per token)
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -80,21 +82,72 @@ class Transcript(QTextBrowser):
         self._error = _char_format(colour="#c62828", bold=True)
         self._error_step = _char_format(colour="#8e0000")
         self._evidence = _char_format(colour="#666666", small=True, mono=True)
+        self._thinking_since: float | None = None  # while a reply is awaited and no text has come yet
+        self._thinking_at = 0  # where the "thinking…" lines start in the document (always its last lines)
+        self._thinking_timer = QTimer(self, interval=1000)
+        self._thinking_timer.timeout.connect(self._redraw_thinking)
         self._set_words()
 
     # --- building -------------------------------------------------------------------------------
 
     def clear_all(self) -> None:
+        self._thinking_since = None
+        self._thinking_timer.stop()
         self.entries.clear()
         self.clear()
 
+    # "thinking…": from send until the first piece of the answer, so a slow first answer does not look like a freeze
+
+    def show_thinking(self) -> None:
+        """Show "Assistant · thinking… N s" at the end until ``begin_reply`` or ``hide_thinking``."""
+        if self._thinking_since is None:
+            self._thinking_since = time.monotonic()
+            self._render_thinking()
+            self._thinking_timer.start()
+
+    def hide_thinking(self) -> None:
+        if self._thinking_since is not None:
+            self._erase_thinking()
+            self._thinking_since = None
+            self._thinking_timer.stop()
+
+    def is_thinking(self) -> bool:
+        return self._thinking_since is not None
+
+    def thinking_text(self) -> str:
+        if self._thinking_since is None:
+            return ""
+        seconds = int(time.monotonic() - self._thinking_since)
+        if seconds < 1:
+            return self.tr("thinking…")
+        return self.tr("thinking… {seconds} s").format(seconds=seconds)
+
+    def _render_thinking(self) -> None:
+        at_bottom = self._at_bottom()
+        self._thinking_at = max(0, self.document().characterCount() - 1)
+        self._block(self.role_names["assistant"], self._header["assistant"], top=10)
+        self._block(self.thinking_text(), self._note)
+        if at_bottom:
+            self._scroll_to_end()
+
+    def _erase_thinking(self) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._thinking_at)
+        cursor.movePosition(QTextCursor.End, QTextCursor.KeepAnchor)
+        cursor.removeSelectedText()
+
+    def _redraw_thinking(self) -> None:
+        if self._thinking_since is not None:
+            self._erase_thinking()
+            self._render_thinking()
+
     def add_message(self, role: str, content: str, status: str = "") -> Entry:
         entry = Entry(MESSAGE, role=role, content=content, status=status)
-        self.entries.append(entry)
-        self._render_entry(entry)
+        self._add(entry)
         return entry
 
     def begin_reply(self) -> Entry:
+        self.hide_thinking()  # the first piece has come
         return self.add_message("assistant", "", "streaming")
 
     def append_delta(self, entry: Entry, text: str) -> None:
@@ -119,9 +172,11 @@ class Transcript(QTextBrowser):
         self._add(Entry(NOTICE, value=text))
 
     def add_error(self, error: ChatError) -> None:
+        self.hide_thinking()  # no answer is coming
         self._add(Entry(ERROR, value=error))
 
     def add_stats(self, stats: ReplyStats | StoredStats) -> None:
+        self.hide_thinking()
         self._add(Entry(STATS, value=stats))
 
     def remove_entry(self, entry: Entry) -> None:
@@ -131,7 +186,11 @@ class Transcript(QTextBrowser):
 
     def _add(self, entry: Entry) -> None:
         self.entries.append(entry)
+        if self._thinking_since is not None:  # a notice while waiting: above the "thinking…" lines
+            self._erase_thinking()
         self._render_entry(entry)
+        if self._thinking_since is not None:
+            self._render_thinking()
 
     # --- rendering ------------------------------------------------------------------------------
 
@@ -139,6 +198,8 @@ class Transcript(QTextBrowser):
         self.clear()
         for entry in self.entries:
             self._render_entry(entry)
+        if self._thinking_since is not None:
+            self._render_thinking()
         self._scroll_to_end()
 
     def retranslate(self) -> None:

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from app.core import paths
 from app.core.server.log import LogLine
 from app.ui.i18n import Retranslating
+from app.ui.widgets.wheel_guard import guard_wheel
 from app.ui.workers import Debouncer, run_task
 
 LEVEL_INFO, LEVEL_WARNING, LEVEL_ERROR = 0, 1, 2
@@ -236,6 +237,7 @@ class LogPane(Retranslating, QWidget):
         self.level_combo = QComboBox(self)
         self.level_combo.addItems(["", "", ""])
         self.level_combo.currentIndexChanged.connect(lambda _i: self._apply_filter())
+        guard_wheel(self.level_combo)
         self.pause_button = QToolButton(self, checkable=True)
         self.pause_button.toggled.connect(self.set_paused)
         self.copy_button = QToolButton(self, clicked=self.copy_to_clipboard)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.ui.i18n import Retranslating
+from app.ui.widgets.wheel_guard import guard_wheel
 
 KV_TYPES = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
 LOAD_MODES = ("mmap", "none", "mlock")
@@ -51,6 +52,8 @@ class AdvancedForm(Retranslating, QWidget):
         self.pick_free_port.addItems(["", ""])
         self.api_key = QLineEdit(self)
         self.api_key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+        guard_wheel(self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.backend,
+                    self.port, self.pick_free_port)
         self._labels: dict[str, QLabel] = {}
         self._build_form()
         self._connect()

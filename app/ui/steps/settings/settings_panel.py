@@ -31,6 +31,7 @@ from app.ui.steps.settings.plan_bars import PlanBars
 from app.ui.steps.settings.probe_box import ProbeBox
 from app.ui.widgets import look
 from app.ui.widgets.collapsible import Collapsible
+from app.ui.widgets.wheel_guard import guard_wheel
 from app.ui.workers import Debouncer, Task, run_task
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.gpu_layers_label = QLabel(self)
         self.parallel = QSpinBox(self)
         self.parallel.setRange(1, 64)
+        guard_wheel(self.ctx, self.gpu_layers, self.parallel)
         self.plan_bars = PlanBars(self)
         self.plan_text = QLabel(self)
         self.plan_text.setWordWrap(True)

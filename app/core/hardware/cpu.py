@@ -24,7 +24,7 @@ RELEVANT_FLAGS = (
     "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni",
     "amx_tile", "amx_int8", "amx_bf16",
     "neon", "asimd", "asimddp", "i8mm", "sve", "sve2", "bf16",
-)  # fmt: skip
+)
 # /proc/cpuinfo calls SSE3 'pni' (Prescott New Instructions).
 _FLAG_ALIASES = {"pni": "sse3"}
 

@@ -30,14 +30,14 @@ def _gpu_notes(report: HardwareReport, nvidia_adapters: list[str]) -> list[Text]
                 "NVIDIA driver to use it.",
                 "系统中有 {name}，但其 NVIDIA 驱动没有响应：请安装或修复 NVIDIA 驱动后再使用。",
                 name=nvidia_adapters[0],
-            ))  # fmt: skip
+            ))
         if report.in_container and not report.is_wsl:
             notes.append(T(
                 "This runs inside a container ({kind}): a GPU is visible only if the container was started "
                 "with GPU access (for example `docker run --gpus all`).",
                 "当前运行在容器（{kind}）中：只有以显卡权限启动的容器才能看到显卡（例如 `docker run --gpus all`）。",
                 kind=report.container_kind or "container",
-            ))  # fmt: skip
+            ))
     notes += _wsl_notes(report)
     for gpu in report.gpus:
         notes += _other_process_notes(gpu)
@@ -50,19 +50,19 @@ def _wsl_notes(report: HardwareReport) -> list[Text]:
             "WSL1 cannot use the GPU. Convert this distribution to WSL2 (`wsl --set-version <name> 2` in "
             "Windows PowerShell) to use it.",
             "WSL1 无法使用显卡。请在 Windows PowerShell 中运行 `wsl --set-version <名称> 2` 将此发行版转换为 WSL2。",
-        )]  # fmt: skip
+        )]
     if report.wsl_version == 2 and not report.wsl_gpu_passthrough:
         return [T(
             "WSL2 does not pass the GPU through here (/dev/dxg or /usr/lib/wsl/lib/libcuda.so is missing). "
             "Install the current NVIDIA driver on Windows (not inside Linux) and run `wsl --update`.",
             "此 WSL2 没有接入显卡（缺少 /dev/dxg 或 /usr/lib/wsl/lib/libcuda.so）。请在 Windows 中（不是在 "
             "Linux 里）安装最新 NVIDIA 驱动，然后运行 `wsl --update`。",
-        )]  # fmt: skip
+        )]
     if report.wsl_version == 2:
         return [T(
             "Running in WSL2 with the GPU passed through from Windows. Windows programs share the same VRAM.",
             "运行在 WSL2 中，显卡由 Windows 接入。Windows 程序与此共享同一块显存。",
-        )]  # fmt: skip
+        )]
     return []
 
 
@@ -76,7 +76,7 @@ def _other_process_notes(gpu) -> list[Text]:
             "显卡 {index}：另有 {count} 个程序在使用显卡；此环境（Windows/WSL）下驱动不报告每个程序的显存，"
             "只知道总共已用 {used}。",
             index=gpu.index, count=len(gpu.other_processes), used=human_bytes(gpu.vram_used_bytes),
-        )]  # fmt: skip
+        )]
     if gpu.other_processes_bytes < OTHER_VRAM_NOTE_BYTES:
         return []
     biggest = sorted(gpu.other_processes, key=lambda p: p.used_bytes or 0, reverse=True)[:3]
@@ -86,7 +86,7 @@ def _other_process_notes(gpu) -> list[Text]:
         "Closing them leaves more room for the model.",
         "显卡 {index}：其他程序已占用 {used} 显存（{names}）。关闭它们可为模型腾出更多空间。",
         index=gpu.index, used=human_bytes(gpu.other_processes_bytes), names=names,
-    )]  # fmt: skip
+    )]
 
 
 def _memory_notes(report: HardwareReport) -> list[Text]:
@@ -97,7 +97,7 @@ def _memory_notes(report: HardwareReport) -> list[Text]:
         "A container memory limit of {limit} applies; the out-of-memory killer uses it, not the {ram} of RAM.",
         "此处有 {limit} 的容器内存上限；内存不足时系统按这个上限终止程序，而不是按 {ram} 的物理内存。",
         limit=human_bytes(limit), ram=human_bytes(report.ram_total_bytes),
-    )]  # fmt: skip
+    )]
 
 
 def _cpu_notes(report: HardwareReport) -> list[Text]:
@@ -109,4 +109,4 @@ def _cpu_notes(report: HardwareReport) -> list[Text]:
         "Use a build for older CPUs (without AVX2).",
         "此 CPU 不支持 AVX2：为新款 CPU 编译的 llama.cpp 会因“Illegal instruction（非法指令）”而退出。"
         "请使用为旧 CPU（不含 AVX2）编译的版本。",
-    )]  # fmt: skip
+    )]

@@ -22,7 +22,7 @@ _DISPLAY_CLASSES = ("vga compatible controller", "3d controller", "display contr
 _PCI_VENDORS = {
     "0x1002": "AMD", "0x8086": "Intel", "0x10de": "NVIDIA", "0x1414": "Microsoft",
     "0x1af4": "Virtio", "0x15ad": "VMware", "0x1234": "QEMU", "0x1a03": "ASPEED", "0x5143": "Qualcomm",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)

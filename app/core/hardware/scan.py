@@ -24,7 +24,7 @@ from app.core.hardware.system import os_description, read_container, read_wsl
 __all__ = [
     "GpuInfo", "GpuProcess", "HardwareReport", "MemoryReading", "process_vram_bytes", "read_gpus",
     "read_memory", "scan_hardware",
-]  # fmt: skip
+]
 
 
 def scan_hardware(exclude_pids: tuple[int, ...] = ()) -> HardwareReport:

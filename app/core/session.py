@@ -196,6 +196,30 @@ class ModelSession:
         return path is not None and self.path is not None and same_path(path, self.path)
 
 
+# --- the server follows the model: what opening another model does to a running server ---------------------
+
+SWITCH_RESTART, SWITCH_STOP, SWITCH_KEEP = "restart", "stop", "keep"  # the user's answer to the switch question
+
+
+def ask_before_switch(server_model: str | None, server_running: bool, opened: str | Path) -> bool:
+    """True when opening ``opened`` must ask what to do with the server: one runs (or starts) another model."""
+    return server_running and server_model is not None and not same_path(server_model, opened)
+
+
+def switch_action(choice: str, opened_usable: bool | None) -> str | None:
+    """What the server does now for the user's ``choice`` (``SWITCH_*``); ``opened_usable`` is None while the
+    opened model's checks still run. Restart waits for them (None: nothing yet), then restarts with the new model,
+    or stops the old server when the new one cannot run (the user asked not to keep it). Stop stops at once;
+    Keep keeps it running."""
+    if choice == SWITCH_STOP:
+        return SWITCH_STOP
+    if choice == SWITCH_RESTART:
+        if opened_usable is None:
+            return None
+        return SWITCH_RESTART if opened_usable else SWITCH_STOP
+    return SWITCH_KEEP
+
+
 def _probe_result(stored: dict | None) -> ProbeResult | None:
     if not isinstance(stored, dict) or not stored:
         return None

@@ -680,6 +680,45 @@
     </message>
 </context>
 <context>
+    <name>ModelSwitch</name>
+    <message>
+        <source>Another model</source>
+        <translation>另一个模型</translation>
+    </message>
+    <message>
+        <source>The server is still running {old}. Restart it with {new}?</source>
+        <translation>服务器仍在运行 {old}。要用 {new} 重新启动它吗？</translation>
+    </message>
+    <message>
+        <source>Until it restarts, the chat is answered by {old}.</source>
+        <translation>在重新启动之前，聊天仍由 {old} 回答。</translation>
+    </message>
+    <message>
+        <source>Restart</source>
+        <translation>重启</translation>
+    </message>
+    <message>
+        <source>Stop it</source>
+        <translation>停止它</translation>
+    </message>
+    <message>
+        <source>Keep it running</source>
+        <translation>保持运行</translation>
+    </message>
+    <message>
+        <source>The server restarts with {new} once its checks are done.</source>
+        <translation>{new} 检查完成后，服务器将用它重新启动。</translation>
+    </message>
+    <message>
+        <source>{new} did not pass its checks, so the server for {old} was stopped.</source>
+        <translation>{new} 未通过检查，因此 {old} 的服务器已停止。</translation>
+    </message>
+    <message>
+        <source>The server keeps running {old}; each answer in the chat names its model.</source>
+        <translation>服务器继续运行 {old}；聊天中的每条回答都会注明其模型。</translation>
+    </message>
+</context>
+<context>
     <name>ParamsBox</name>
     <message>
         <source>System prompt:</source>
@@ -1062,6 +1101,10 @@
     <message>
         <source>{rate:.1f} tokens/s</source>
         <translation>{rate:.1f} 词元/秒</translation>
+    </message>
+    <message>
+        <source>Assistant · {model}</source>
+        <translation>助手 · {model}</translation>
     </message>
 </context>
 <context>

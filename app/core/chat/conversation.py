@@ -3,11 +3,15 @@
 Nothing the user typed is lost: a user message is saved as ``pending`` before it is sent and becomes
 ``answered`` only when the answer completed. An answer cut short by a crash or error stays visible as
 ``interrupted`` (it is not sent back to the model); one the user stopped is ``stopped`` (it is).
+
+A conversation belongs to a model (``model_path``, set when the first server answers it); every answer records the
+model that wrote it (``Message.model``, its file name), so a transcript can say so even after a model switch.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -17,6 +21,7 @@ from typing import Any
 from app.core.atomic import write_json_atomic
 from app.core.chat.params import ChatParams
 from app.core.paths import data_dir
+from app.core.text import T, Text
 
 PENDING, ANSWERED, UNANSWERED = "pending", "answered", "unanswered"  # user messages
 STREAMING, COMPLETE, STOPPED, INTERRUPTED = "streaming", "complete", "stopped", "interrupted"  # answers
@@ -32,6 +37,7 @@ class Message:
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     created: float = field(default_factory=time.time)
     stats: dict[str, Any] | None = None
+    model: str | None = None  # an answer: the file name of the model that wrote it
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Message":
@@ -46,9 +52,26 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
+    model_path: str | None = None  # the model this conversation is with (None: no server answered it yet)
+
+    @property
+    def model(self) -> str | None:
+        """The model's file name, as answers and the window title show it."""
+        return model_name(self.model_path)
+
+    def belongs_to(self, model_path: str | None) -> bool:
+        """True when ``model_path`` may carry on this conversation: it is its model, or nothing was said yet."""
+        if model_path is None or self.model_path is None or not self.messages:
+            return True
+        return _same_file(self.model_path, model_path)
+
+    def set_model(self, model_path: str | None) -> None:
+        """The server answering from now on runs this model (kept when None: no server is no other model)."""
+        if model_path is not None:
+            self.model_path = model_path
 
     def add(self, role: str, content: str, status: str) -> Message:
-        message = Message(role, content, status)
+        message = Message(role, content, status, model=self.model if role == "assistant" else None)
         self.messages.append(message)
         if role == "user" and not self.title:
             self.title = content.strip().splitlines()[0][:60] if content.strip() else ""
@@ -72,18 +95,40 @@ class Conversation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": FORMAT_VERSION, "id": self.id, "title": self.title, "params": self.params.to_dict(),
-                "created": self.created, "updated": self.updated,
+                "created": self.created, "updated": self.updated, "model_path": self.model_path,
                 "messages": [asdict(m) for m in self.messages]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Conversation":
         conversation = cls(id=data["id"], title=data.get("title", ""), params=ChatParams.from_dict(data.get("params")),
                            messages=[Message.from_dict(m) for m in data.get("messages", [])],
-                           created=data.get("created", time.time()), updated=data.get("updated", time.time()))
+                           created=data.get("created", time.time()), updated=data.get("updated", time.time()),
+                           model_path=data.get("model_path") if isinstance(data.get("model_path"), str) else None)
         for message in conversation.messages:  # the app stopped while this answer streamed
             if message.status == STREAMING:
                 message.status = INTERRUPTED
         return conversation
+
+
+def model_name(model_path: str | None) -> str | None:
+    """A model's name as the window shows it: its file name."""
+    return os.path.basename(model_path) if model_path else None
+
+
+def new_model_notice(old: str | None, new: str | None) -> Text:
+    """The server now runs another model, so the chat starts a new conversation with it."""
+    return T("A new conversation with {new}. The one with {old} is kept with your saved conversations.",
+             "已开始与 {new} 的新对话。与 {old} 的对话已保存在已保存的对话中。", new=new or "?", old=old or "?")
+
+
+def other_model_notice(old: str | None, new: str | None) -> Text:
+    """A saved conversation with one model is opened while the server runs another."""
+    return T("This conversation was with {old}; from now on {new} answers.",
+             "这段对话原来是与 {old} 进行的；从现在起由 {new} 回答。", new=new or "?", old=old or "?")
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
 
 
 def conversations_dir() -> Path:
@@ -113,5 +158,6 @@ def list_conversations(directory: Path | None = None) -> list[dict[str, Any]]:
         except (OSError, ValueError):
             continue
         items.append({"id": data.get("id", path.stem), "title": data.get("title", ""),
-                      "updated": data.get("updated", 0), "messages": len(data.get("messages", []))})
+                      "updated": data.get("updated", 0), "messages": len(data.get("messages", [])),
+                      "model": model_name(data.get("model_path") if isinstance(data.get("model_path"), str) else None)})
     return sorted(items, key=lambda item: item["updated"], reverse=True)

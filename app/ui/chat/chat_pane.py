@@ -34,7 +34,15 @@ from app.core.chat import (
     load_conversation,
 )
 from app.core.chat.completion import TEXT_COMPLETION_NOTICE
-from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
+from app.core.chat.conversation import (
+    INTERRUPTED,
+    PENDING,
+    STOPPED,
+    UNANSWERED,
+    model_name,
+    new_model_notice,
+    other_model_notice,
+)
 from app.core.chat.hooks import ChatServer, client_for_supervisor
 from app.core.chat.params import FINISH_STOPPED
 from app.core.problem import Fix
@@ -64,6 +72,7 @@ class ChatPane(Retranslating, QWidget):
         self.session: ChatSession | None = None
         self.conversation = Conversation()
         self.server_state: State | None = None  # None: no supervisor told us (a client given directly)
+        self.server_model: str | None = None  # the model the server runs (None: not known, e.g. a bare client)
         self._task: Task | None = None
         self._reply_entry: Entry | None = None
         self._pending_entry: Entry | None = None
@@ -164,6 +173,20 @@ class ChatPane(Retranslating, QWidget):
     def set_supervisor(self, supervisor: ChatServer | None) -> None:
         """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
         self.set_client(client_for_supervisor(supervisor) if supervisor is not None else None)
+        config = getattr(supervisor, "config", None)
+        self.follow_model(getattr(config, "model", None))
+
+    def follow_model(self, model_path: str | None) -> None:
+        """The server runs this model now: a conversation with another model is not carried on, a new one starts
+        (each conversation belongs to one model; the old one stays saved)."""
+        if model_path is None:
+            return
+        self.server_model = model_path
+        if not self.conversation.belongs_to(model_path) and not self.is_streaming():
+            old = self.conversation.model
+            self._show_conversation(Conversation(params=self.params_box.params()))
+            self.transcript.add_notice(new_model_notice(old, model_name(model_path)))
+        self.conversation.set_model(model_path)
 
     def set_client(self, client: ChatClient | None) -> None:
         self.stop()
@@ -246,7 +269,7 @@ class ChatPane(Retranslating, QWidget):
         kind = event.kind
         if kind == "delta":
             if self._reply_entry is None:
-                self._reply_entry = self.transcript.begin_reply()
+                self._reply_entry = self.transcript.begin_reply(self.conversation.model)
             self.transcript.append_delta(self._reply_entry, event.text)
         elif kind in ("trimmed", "notice", "waiting"):
             self.transcript.add_notice(event.notice)
@@ -307,11 +330,14 @@ class ChatPane(Retranslating, QWidget):
         self._pending_entry = self._reply_entry = self._last_error = None
         pending = conversation.pending_message()
         for message in conversation.messages:
-            entry = self.transcript.add_message(message.role, message.content, message.status)
+            entry = self.transcript.add_message(message.role, message.content, message.status, message.model)
             if message.role == "assistant" and message.stats:
                 self.transcript.add_stats(message.stats)
             if message is pending:
                 self._pending_entry = entry
+        if self.server_model is not None and not conversation.belongs_to(self.server_model):
+            self.transcript.add_notice(other_model_notice(conversation.model, model_name(self.server_model)))
+        conversation.set_model(self.server_model)
         self.meter.set_use(None)
         self._update_controls()
 

@@ -49,6 +49,7 @@ class Entry:
     status: str = ""
     value: Text | str | ChatError | ReplyStats | StoredStats | None = None  # notice, error or stats
     extra: dict = field(default_factory=dict)
+    model: str | None = None  # an answer: the model that wrote it (its file name), shown in its header
 
 
 def _char_format(*, colour: str | None = None, bold: bool = False, italic: bool = False,
@@ -141,14 +142,14 @@ class Transcript(QTextBrowser):
             self._erase_thinking()
             self._render_thinking()
 
-    def add_message(self, role: str, content: str, status: str = "") -> Entry:
-        entry = Entry(MESSAGE, role=role, content=content, status=status)
+    def add_message(self, role: str, content: str, status: str = "", model: str | None = None) -> Entry:
+        entry = Entry(MESSAGE, role=role, content=content, status=status, model=model)
         self._add(entry)
         return entry
 
-    def begin_reply(self) -> Entry:
+    def begin_reply(self, model: str | None = None) -> Entry:
         self.hide_thinking()  # the first piece has come
-        return self.add_message("assistant", "", "streaming")
+        return self.add_message("assistant", "", "streaming", model)
 
     def append_delta(self, entry: Entry, text: str) -> None:
         """Append streamed text to ``entry`` (which must be the last entry)."""
@@ -232,6 +233,8 @@ class Transcript(QTextBrowser):
         at_bottom = self._at_bottom()
         if entry.kind == MESSAGE:
             header = self.role_names.get(entry.role, entry.role)
+            if entry.role == "assistant" and entry.model:  # every answer says which model wrote it
+                header = self.tr("Assistant · {model}").format(model=entry.model)
             note = self.status_notes.get(entry.status, "")
             self._block(header + (f"  ({note})" if note else ""), self._header.get(entry.role, self._note), top=10)
             self._block(entry.content, self._content)

@@ -24,6 +24,7 @@ from app.ui import i18n, workers
 from app.ui.chat import chat_embed
 from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
+from app.ui.shell.model_switch import ModelSwitch
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.settings_store import SettingsStore
 from app.ui.shell.window_menus import WindowMenus
@@ -62,6 +63,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
         self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
+        self.model_switch = ModelSwitch(self, self.control, self.session, self.model, self)  # after profiles
         self._connect()
         self.retranslate()
         self._restore()
@@ -117,6 +119,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.applyFixRequested.connect(self.control.apply_fix)
         self.bridge.stateChanged.connect(self._on_server_state)
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.model_switch.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         # the engine: the Machine step tests the one Settings chose; one rebuild job, shown in both places
         self.settings_panel.engineChanged.connect(self.machine.set_engine)
         self.machine.switchEngineRequested.connect(self._switch_engine)

@@ -1,4 +1,4 @@
-"""Opening another model while a server runs: Restart stops the old server and runs the new model."""
+"""Opening another model while a server runs asks; Restart stops the old server and runs the new model."""
 
 from __future__ import annotations
 
@@ -30,8 +30,11 @@ def test_restart_after_opening_another_model_switches_servers(qtbot, window, tin
 
     open_and_wait(qtbot, window, other)
     wait_for_plan(qtbot, window)
-    assert window.server.state == "ready"  # the running server is not touched by opening a file
-    qtbot.mouseClick(window.server.restart_button, Qt.MouseButton.LeftButton)
+    assert window.server.state == "ready"  # the running server is not touched until the user answers
+    qtbot.waitUntil(lambda: window.model_switch.box is not None, timeout=LONG)
+    assert window.model_switch.box.text() == f"The server is still running {tiny_model.name}. Restart it with " \
+        "second.gguf?"
+    window.model_switch.buttons["restart"].click()  # the question's Restart: the new model's settings
     qtbot.waitUntil(lambda: window.bridge.supervisor not in (None, first) and window.server.state == "ready",
                     timeout=SERVER)
     assert window.bridge.supervisor.config.model == str(other)

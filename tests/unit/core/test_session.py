@@ -11,10 +11,15 @@ from app.core.launch.config import LaunchConfig
 from app.core.problem import Check, Status
 from app.core.session import (
     FIRST_RUN_CTX,
+    SWITCH_KEEP,
+    SWITCH_RESTART,
+    SWITCH_STOP,
     CheckedModel,
     ModelSession,
+    ask_before_switch,
     first_run_ctx,
     launch_config_for,
+    switch_action,
     with_engine,
 )
 from app.core.text import T
@@ -116,3 +121,18 @@ def test_the_settings_engine_wins_over_the_one_a_saved_config_names():
     assert (config.backend, config.server_bin, config.ctx) == ("llama-server", "/opt/llama-server", 2048)
     assert session.use_profile(saved, None).backend == "embedded"  # no engine given: the saved one
     assert with_engine(config, ("embedded", None)) == config.with_changes(backend="embedded", server_bin=None)
+
+
+def test_opening_another_model_asks_only_while_a_server_runs_another_one():
+    assert ask_before_switch("/a.gguf", True, "/b.gguf")
+    assert not ask_before_switch("/a.gguf", True, "/x/../a.gguf")  # the same file: nothing to ask
+    assert not ask_before_switch("/a.gguf", False, "/b.gguf")  # stopped: the next Start runs the new model
+    assert not ask_before_switch(None, True, "/b.gguf")
+
+
+def test_each_answer_to_the_switch_question_does_one_thing():
+    assert switch_action(SWITCH_RESTART, None) is None  # waits for the new model's checks
+    assert switch_action(SWITCH_RESTART, True) == SWITCH_RESTART
+    assert switch_action(SWITCH_RESTART, False) == SWITCH_STOP  # the new one cannot run, the old one is not kept
+    assert switch_action(SWITCH_STOP, None) == switch_action(SWITCH_STOP, True) == SWITCH_STOP
+    assert switch_action(SWITCH_KEEP, True) == SWITCH_KEEP

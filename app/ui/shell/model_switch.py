@@ -1,0 +1,124 @@
+"""The server follows the model: opening another model while a server runs (or starts) asks what to do with it.
+
+"The server is still running <old>. Restart it with <new>?" — Restart (with the new model's settings, once its
+checks are done), Stop it, or Keep it running. What each answer does is core's rule (``switch_action``); the
+question is a window-modal box opened without a nested event loop, so the checks and the server carry on meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from app.core.session import (
+    SWITCH_KEEP,
+    SWITCH_RESTART,
+    SWITCH_STOP,
+    CheckedModel,
+    ModelSession,
+    ask_before_switch,
+    switch_action,
+)
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
+
+    from app.ui.steps.model.model_panel import ModelPanel
+    from app.ui.steps.server.server_control import ServerControl
+
+
+class ModelSwitch(QObject):
+    """``message(str)``: a sentence for the status bar after the user's answer."""
+
+    message = Signal(str)
+
+    def __init__(self, window: QWidget, control: ServerControl, session: ModelSession, model_panel: ModelPanel,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.window, self.control, self.session = window, control, session
+        self.box: QMessageBox | None = None  # the open question, if any
+        self.buttons: dict[str, QAbstractButton] = {}
+        self._waiting: tuple[str, str] | None = None  # (choice, path): Restart waits for the new model's checks
+        model_panel.modelChosen.connect(self.on_model_chosen)
+        model_panel.modelChecked.connect(self.on_model_checked)  # after ProfileSync: the config is there
+
+    def server_model(self) -> str | None:
+        sup = self.control.supervisor
+        return sup.config.model if sup is not None else None
+
+    def on_model_chosen(self, path: str) -> None:
+        self._close_box()
+        self._waiting = None
+        old = self.server_model()
+        if ask_before_switch(old, self.control.is_running(), path):
+            self._ask(old, path)
+
+    def _ask(self, old: str, new: str) -> None:
+        from PySide6.QtWidgets import QMessageBox  # dialogs are imported when used: faster start-up
+
+        box = QMessageBox(self.window)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(self.tr("Another model"))
+        box.setText(self.tr("The server is still running {old}. Restart it with {new}?").format(
+            old=os.path.basename(old), new=os.path.basename(new)))
+        box.setInformativeText(self.tr("Until it restarts, the chat is answered by {old}.").format(
+            old=os.path.basename(old)))
+        self.buttons = {
+            SWITCH_RESTART: box.addButton(self.tr("Restart"), QMessageBox.ButtonRole.AcceptRole),
+            SWITCH_STOP: box.addButton(self.tr("Stop it"), QMessageBox.ButtonRole.DestructiveRole),
+            SWITCH_KEEP: box.addButton(self.tr("Keep it running"), QMessageBox.ButtonRole.RejectRole),
+        }
+        box.setDefaultButton(self.buttons[SWITCH_RESTART])
+        box.setEscapeButton(self.buttons[SWITCH_KEEP])
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        choices = {button: choice for choice, button in self.buttons.items()}
+        box.buttonClicked.connect(lambda button: self.choose(choices.get(button, SWITCH_KEEP), new))
+        self.box = box
+        box.open()
+
+    def _close_box(self) -> None:
+        box, self.box, self.buttons = self.box, None, {}
+        if box is not None:
+            box.buttonClicked.disconnect()
+            box.close()
+            box.deleteLater()
+
+    def choose(self, choice: str, path: str) -> None:
+        """The user's answer for the model at ``path`` (ignored when another model was opened since)."""
+        self._close_box()
+        if not self.session.is_for(path):
+            return
+        checked = self.session.checked
+        usable = None if checked is None else checked.usable and self.session.config is not None
+        action = switch_action(choice, usable)
+        if action is None:
+            self._waiting = (choice, path)
+            self.message.emit(self.tr("The server restarts with {new} once its checks are done.").format(
+                new=os.path.basename(path)))
+            return
+        self._act(action, path, choice)
+
+    def on_model_checked(self, checked: CheckedModel) -> None:
+        if self._waiting is None:
+            return
+        choice, path = self._waiting
+        if checked.path != path or not self.session.is_for(path):
+            return
+        self._waiting = None
+        self._act(switch_action(choice, checked.usable and self.session.config is not None), path, choice)
+
+    def _act(self, action: str, path: str, choice: str) -> None:
+        old = self.server_model()
+        name = os.path.basename(old) if old else ""
+        if action == SWITCH_RESTART:
+            self.control.restart()  # the Settings step's config is the new model's: a new server for it
+        elif action == SWITCH_STOP:
+            self.control.stop()
+            if choice == SWITCH_RESTART:  # the new model cannot run: the old one is not kept either
+                self.message.emit(self.tr("{new} did not pass its checks, so the server for {old} was stopped.")
+                                  .format(new=os.path.basename(path), old=name))
+        elif old:
+            self.message.emit(self.tr("The server keeps running {old}; each answer in the chat names its model.")
+                              .format(old=name))

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from app.cli._hints import with_flag_hint
 from app.core.problem import Check, Problem, Status, UserError
 from app.core.text import T, Text
 
@@ -27,7 +28,7 @@ def problem_lines(problem: Problem, *, lead: str | Text | None = "", step: str |
     (None: the caller has printed it), then ``step`` and the next step, then the last ``evidence`` lines."""
     lines = [] if lead is None else [f"{lead}{problem.message}"]
     if step is not None and problem.next_step is not None and problem.next_step.render():
-        lines.append(f"{step}{problem.next_step}")
+        lines.append(f"{step}{with_flag_hint(problem.next_step, problem.action)}")
     lines.extend(f"  | {line}" for line in (problem.evidence[-evidence:] if evidence else ()))
     return lines
 

@@ -40,7 +40,7 @@ def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]
         backend = resolve_backend(LaunchConfig(model=args.model, backend=BACKEND_LLAMA_SERVER,
                                                server_bin=args.server_bin))
     except UserError as error:
-        check = Check("backend", Status.WARNING, error.message, error.next_step)
+        check = Check("backend", Status.WARNING, error.message, error.next_step, action=error.action)
         return None, {"kind": BACKEND_LLAMA_SERVER, "build": None}, check
     facts = {"kind": backend.kind, "build": backend.build_number, "version": backend.version_text, "path": backend.path}
     return supported_types_for_build(backend.build_number), facts, None
@@ -121,7 +121,7 @@ def _engine_row(backend: dict[str, Any]) -> Check:
     try:
         check = selftest.run_check(engine, path)
     except UserError as error:  # the test models could not be made: say so, the file checks still count
-        return Check(report.CHECK_ID, Status.WARNING, error.message, error.next_step, error.evidence)
+        return Check(report.CHECK_ID, Status.WARNING, error.message, error.next_step, error.evidence, error.action)
     return report.check_row(check, engine, path)
 
 

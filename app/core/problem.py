@@ -36,6 +36,7 @@ class Fix(str, Enum):
     UPDATE_BACKEND = "update_backend"  # params: min_build
     LARGER_CONTEXT = "larger_context"  # params: needed_tokens
     WAIT_LONGER = "wait_longer"  # params: read_timeout_s
+    CHOOSE_SERVER_BIN = "choose_server_bin"  # no params: choose the llama-server program or use the built-in engine
 
 
 @dataclass(frozen=True)

@@ -187,8 +187,11 @@ def assertion_failed(s: Situation) -> Parts:
 
 
 def python_error(s: Situation) -> Parts:
-    return (T("The built-in server stopped with an error ({error}).", "内置服务器因错误而停止（{error}）。",
-              error=s.hit.line.strip()[:300] if s.hit else "?"),
+    """The error's own words, not its class name (the whole line is the evidence's first line)."""
+    words = (s.group("msg") or "")[:300]
+    message = (T("The built-in server stopped with an error: {error}", "内置服务器因错误而停止：{error}", error=words)
+               if words else T("The built-in server stopped with an error.", "内置服务器因错误而停止。"))
+    return (message,
             T("Restart. If it happens again, the log lines below show where it failed.",
               "重新启动。如果再次发生，下面的日志行显示了出错的位置。"), {}, s.was_ready is not False)
 

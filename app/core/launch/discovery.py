@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from app.core.paths import cache_dir
-from app.core.problem import UserError
+from app.core.problem import Fix, FixAction, UserError
 from app.core.text import T
 
 logger = logging.getLogger(__name__)
@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 20.0
 CACHE_VERSION = 1
 EXE_NAME = "llama-server.exe" if os.name == "nt" else "llama-server"
+# what the window and the CLI offer when no usable llama-server is found (the CLI names its flags)
+CHOOSE_SERVER_BIN = FixAction(Fix.CHOOSE_SERVER_BIN)
 _BACKEND_PATTERNS = {
     "CUDA": r"\bCUDA\b|ggml_cuda", "Vulkan": r"\bVulkan\b|ggml_vulkan", "Metal": r"\bMetal\b|ggml_metal",
     "ROCm": r"\bROCm\b|\bHIP\b|ggml_hip", "SYCL": r"\bSYCL\b", "OpenCL": r"\bOpenCL\b", "CANN": r"\bCANN\b",
@@ -83,19 +85,20 @@ def find_llama_server(user_path: str | None = None) -> Path:
         if not chosen.is_file():
             raise UserError(T("llama-server was not found at {path}.", "在 {path} 找不到 llama-server。",
                               path=str(chosen)),
-                            T("Choose the llama-server program file, or use the built-in engine (--backend embedded).",
-                              "请选择 llama-server 程序文件，或改用内置引擎（--backend embedded）。"))
+                            T("Choose the llama-server program file in Settings (Advanced), or use the built-in "
+                              "engine.",
+                              "请在设置（高级）中选择 llama-server 程序文件，或改用内置引擎。"),
+                            action=CHOOSE_SERVER_BIN)
         return chosen
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path
     raise UserError(
         T("No llama-server program was found on this computer.", "这台电脑上没有找到 llama-server 程序。"),
-        T("Install llama.cpp and choose its llama-server file (--server-bin PATH), or use the built-in engine "
-          "(--backend embedded).",
-          "请安装 llama.cpp 并选择其中的 llama-server 文件（--server-bin 路径），"
-          "或改用内置引擎（--backend embedded）。"),
-        [f"looked in: {os.environ.get('PATH', '')}"] + [str(p.parent) for p in common_locations()])
+        T("Install llama.cpp and choose its llama-server file in Settings (Advanced), or use the built-in engine.",
+          "请安装 llama.cpp 并在设置（高级）中选择其中的 llama-server 文件，或改用内置引擎。"),
+        [f"looked in: {os.environ.get('PATH', '')}"] + [str(p.parent) for p in common_locations()],
+        action=CHOOSE_SERVER_BIN)
 
 
 def _run(path: Path, arg: str) -> tuple[int, str]:
@@ -221,11 +224,12 @@ def _probe(path: Path) -> BinaryFacts:
             version_out.strip().splitlines()[-20:])
     if "--model" not in flags:  # e.g. /bin/true, or another program chosen by mistake: it would ignore every setting
         raise UserError(
-            T("{path} is not llama-server: its --help lists no --model option.",
-              "{path} 不是 llama-server：它的 --help 中没有 --model 选项。", path=str(path)),
-            T("Choose the llama-server program from llama.cpp, or use the built-in engine (--backend embedded).",
-              "请选择 llama.cpp 的 llama-server 程序，或改用内置引擎（--backend embedded）。"),
-            help_out.strip().splitlines()[-5:])
+            T("{path} is not llama-server: it does not take a model file.",
+              "{path} 不是 llama-server：它不接受模型文件。", path=str(path)),
+            T("Choose the llama-server program from llama.cpp in Settings (Advanced), or use the built-in engine.",
+              "请在设置（高级）中选择 llama.cpp 的 llama-server 程序，或改用内置引擎。"),
+            [f"{path} --help lists no --model option:", *help_out.strip().splitlines()[-5:]],
+            action=CHOOSE_SERVER_BIN)
     version_line, build, backends = parse_version(version_out)
     return BinaryFacts(str(path), version_line, build, backends, flags)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
-from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, reported_cpu_compute_bytes
+from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, prompt_failure, reported_cpu_compute_bytes
 from app.core.probe.margins import FreeNow, margin_problem, read_free_now
 from app.core.probe.request import RequestFailed, evaluate_once
 from app.core.probe.sampler import PeakSampler
@@ -194,14 +194,16 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
     if error is not None and error.server_gone:
         _wait_for_crash_report(supervisor)
     diagnosis = supervisor.last_diagnosis
-    attempt.cause = diagnosis.cause if diagnosis is not None else "request"
     attempt.diagnosis = diagnosis
     if diagnosis is not None:  # the server died during the prompt: say why in the crash diagnosis' words
-        attempt.reason = diagnosis.message
-    else:
-        attempt.reason = T("The model loaded but the test prompt failed: {error}",
-                           "模型已加载，但测试提示失败：{error}", error=str(outcome.get("error")))
-    _blame_memory_when_evident(supervisor, attempt, str(outcome.get("error")))
+        attempt.cause, attempt.reason = diagnosis.cause, diagnosis.message
+    else:  # it still runs, or its crash report is late: its log says why, in the crash decoder's words
+        logger.info("probe attempt (%d GPU layers, ctx %d): the test prompt failed: %s; server log: %s",
+                    attempt.gpu_layers, attempt.ctx, error, getattr(getattr(supervisor, "log", None), "path", "?"))
+        # the raw detail (an exception's name and text) goes to the app's log only, never into the sentence
+        log_lines = [entry.text for entry in supervisor.tail(400)]
+        attempt.cause, attempt.reason = prompt_failure(error, log_lines, config, limits.request_timeout_s)
+    _blame_memory_when_evident(supervisor, attempt, str(error or ""))
 
 
 def _wait_for_crash_report(supervisor: Supervisor) -> None:

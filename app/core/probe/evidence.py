@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from app.core.text import T, Text
 
 # failures that mean "too big for this machine" (the search moves down); the probe retries only transient ones.
 # A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big.
@@ -36,3 +39,36 @@ def reported_cpu_compute_bytes(log_lines: list[str]) -> int | None:
     """The CPU compute buffer llama.cpp reserved (llama-cpp-python logs it; llama-server only when verbose)."""
     sizes = [float(m.group(1)) for line in log_lines if (m := _CPU_COMPUTE_LINE.search(line))]
     return int(sizes[-1] * 1024 * 1024) if sizes else None
+
+
+def prompt_failure(error: Any, log_lines: list[str], config: Any = None, timeout_s: float = 0.0) -> tuple[str, Text]:
+    """Why the test prompt failed, as (cause, sentence), when the supervisor diagnosed no crash.
+
+    The server's own log is read first, with the crash decoder's signatures: its diagnosis is the plain reason
+    (out of memory, an assertion, an error in the built-in server). Without one, the sentence says how the request
+    failed in words (``error`` is a :class:`~app.core.probe.request.RequestFailed`); never an exception's class name.
+    The cause stays "request" (tried once more) unless the log shows the settings need more memory than there is.
+    """
+    from app.core.diagnosis.diagnose import diagnose
+    from app.core.diagnosis.signatures import find_hits
+    from app.core.diagnosis.situation import prefixed
+
+    if find_hits(log_lines):
+        diagnosis = diagnose(None, log_lines, config, was_ready=True)
+        cause = diagnosis.cause if diagnosis.cause in MEMORY_CAUSES else "request"
+        return cause, prefixed("The model loaded, but the test prompt failed: ",
+                               "模型已加载，但测试提示失败：", diagnosis.message)
+    kind = getattr(error, "kind", None)
+    if kind == "timeout":
+        return "request", T("The model loaded, but the test prompt got no answer within {s:.0f} s.",
+                            "模型已加载，但测试提示在 {s:.0f} 秒内没有得到回答。", s=timeout_s)
+    if kind == "http":
+        return "request", T("The model loaded, but the server answered the test prompt with an error (HTTP {status}): "
+                            "{message}", "模型已加载，但服务器对测试提示返回了错误（HTTP {status}）：{message}",
+                            status=error.status, message=error.server_message or "-")
+    if kind == "answer":
+        return "request", T("The model loaded, but its answer to the test prompt could not be read.",
+                            "模型已加载，但无法读取它对测试提示的回答。")
+    return "request", T("The model loaded, but the server broke off the test prompt without an answer, and its log "
+                        "names no reason.",
+                        "模型已加载，但服务器在测试提示中途断开、没有回答，它的日志里也没有写明原因。")

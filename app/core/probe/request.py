@@ -16,9 +16,27 @@ GENERATED_TOKENS = 4
 
 
 class RequestFailed(Exception):
-    def __init__(self, message: str, server_gone: bool = False) -> None:
-        super().__init__(message)
-        self.server_gone = server_gone  # the connection broke: the server probably died
+    """The test prompt failed. ``str()`` is the raw detail for the app's log (it may name an exception class, so it
+    never goes into a sentence); ``kind`` says how, for the sentence: "gone" (the connection broke), "timeout",
+    "http" (an error answer: ``status`` and the server's own ``server_message``) or "answer" (unreadable)."""
+
+    def __init__(self, detail: str, *, kind: str, status: int | None = None, server_message: str = "") -> None:
+        super().__init__(detail)
+        self.kind, self.status, self.server_message = kind, status, server_message
+
+    @property
+    def server_gone(self) -> bool:  # the connection broke: the server probably died
+        return self.kind == "gone"
+
+
+def _server_message(response: httpx.Response) -> str:
+    """What an error answer says: llama-server's {"error": {"message": ...}}, else the start of the body."""
+    try:
+        error = response.json().get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or response.text).strip().replace("\n", " ")[:300]
 
 
 def _tokenize(client: httpx.Client, url: str, path: str, text: str) -> int:
@@ -56,15 +74,21 @@ def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s
             response = client.post(url + "/v1/completions", json={
                 "prompt": text, "max_tokens": GENERATED_TOKENS, "temperature": 0.0,
             })
+        except httpx.HTTPStatusError as error:  # the tokenizer answered with an error
+            raise RequestFailed(f"HTTP {error.response.status_code}: {error.response.text[:300]}", kind="http",
+                                status=error.response.status_code,
+                                server_message=_server_message(error.response)) from error
         except (httpx.HTTPError, KeyError, ValueError) as error:
-            gone = isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
-            raise RequestFailed(f"{type(error).__name__}: {error}", server_gone=gone) from error
+            kind = "timeout" if isinstance(error, httpx.TimeoutException) else (
+                "gone" if isinstance(error, httpx.TransportError) else "answer")
+            raise RequestFailed(f"{type(error).__name__}: {error}", kind=kind) from error
     if response.status_code != 200:
-        raise RequestFailed(f"HTTP {response.status_code}: {response.text[:300]}")
+        raise RequestFailed(f"HTTP {response.status_code}: {response.text[:300]}", kind="http",
+                            status=response.status_code, server_message=_server_message(response))
     try:
         choices = response.json()["choices"]
     except (KeyError, ValueError) as error:
-        raise RequestFailed(f"unexpected answer: {response.text[:300]}") from error
+        raise RequestFailed(f"unexpected answer: {response.text[:300]}", kind="answer") from error
     if not choices:
-        raise RequestFailed("the answer had no choices")
+        raise RequestFailed("the answer had no choices", kind="answer")
     return n_tokens

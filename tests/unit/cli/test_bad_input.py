@@ -106,6 +106,7 @@ def test_a_huge_gpu_layer_count_means_all_layers(capsys, tiny_model):
 def test_missing_server_binary(capsys, tiny_model, tmp_path):
     code, _, err = cli(capsys, "serve", str(tiny_model), "--backend", "llama-server", "--server-bin", "/nonexistent")
     assert code == 1 and "llama-server was not found at /nonexistent" in err and "next step:" in err
+    assert "(on the command line: --server-bin PATH, or --backend embedded)" in err  # the CLI names its flags
 
 
 def test_a_program_that_is_not_llama_server_is_refused(capsys, tiny_model, tmp_path):
@@ -113,7 +114,8 @@ def test_a_program_that_is_not_llama_server_is_refused(capsys, tiny_model, tmp_p
     fake.write_text("#!/bin/sh\necho 'usage: something else'\n")
     fake.chmod(0o755)
     code, _, err = cli(capsys, "serve", str(tiny_model), "--backend", "llama-server", "--server-bin", str(fake))
-    assert code == 1 and "is not llama-server: its --help lists no --model option" in err
+    assert code == 1 and "is not llama-server: it does not take a model file" in err
+    assert "--help lists no --model option" in err and "--server-bin PATH, or --backend embedded" in err
 
 
 @pytest.mark.parametrize("host, evidence", [("999.1.1.1", "gaierror"), ("192.0.2.55", "OSError")])

@@ -285,7 +285,9 @@ def test_real_python_traceback_is_quoted():
     child = run_child("raise RuntimeError('llama_decode returned -3')")
     diagnosis = diagnose(child.returncode, child.stderr.splitlines(), CONFIG, was_ready=True)
     assert diagnosis.cause == "python_error"
-    assert "RuntimeError: llama_decode returned -3" in diagnosis.message.render("en")
+    assert "llama_decode returned -3" in diagnosis.message.render("en")
+    assert "RuntimeError" not in diagnosis.message.render("en")  # its words in the sentence, its class in the evidence
+    assert "RuntimeError: llama_decode returned -3" in diagnosis.evidence[0]
     assert diagnosis.restartable
 
 

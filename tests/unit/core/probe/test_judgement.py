@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
+
+import pytest
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins
@@ -10,7 +13,7 @@ from app.core.probe import cache
 from app.core.probe.attempt import Attempt, _blame_memory_when_evident
 from app.core.probe.evidence import reported_cpu_compute_bytes
 from app.core.probe.margins import FreeNow, margin_problem
-from app.core.probe.request import prompt_target
+from app.core.probe.request import RequestFailed, prompt_target
 
 MiB, GiB = 1024**2, 1024**3
 
@@ -100,3 +103,61 @@ def test_cache_round_trip_and_foreign_key_rejected():
     cache.store(key, {"recommendation": {"gpu_layers": 3, "ctx": 4096}})
     assert cache.load_cached(key) == {"recommendation": {"gpu_layers": 3, "ctx": 4096}}
     assert cache.load_cached({"a": 2}) is None
+
+
+class FakeSupervisor(FakeLog):
+    """What _exercise reads of a supervisor whose server broke the connection but reported no crash (yet)."""
+
+    url, backend, last_diagnosis = "http://127.0.0.1:1", SimpleNamespace(tokenize_path="/tokenize"), None
+    child = SimpleNamespace(running=True)
+
+    def wait_for(self, states, timeout):
+        return None
+
+
+def _failed_prompt(monkeypatch, log_lines, error):
+    from app.core.probe import attempt as attempt_module
+
+    def evaluate_once(*_args):
+        raise error
+
+    monkeypatch.setattr(attempt_module, "evaluate_once", evaluate_once)
+    attempt = Attempt(0, 4096)
+    attempt_module._exercise(FakeSupervisor(log_lines), LaunchConfig(model="m.gguf"),
+                             attempt_module.AttemptLimits(request_timeout_s=30), attempt, None)
+    return attempt
+
+
+GONE = RequestFailed("RemoteProtocolError: Server disconnected without sending a response.", kind="gone")
+
+
+def test_a_broken_prompt_is_told_in_the_diagnosis_words_of_the_probe_log(monkeypatch):
+    log = ["srv  update_slots: prompt processing progress", "Exception in ASGI application",
+           "Traceback (most recent call last):", '  File "llama_cpp/llama.py", line 1, in eval',
+           "RuntimeError: llama_decode returned -3"]
+    attempt = _failed_prompt(monkeypatch, log, GONE)
+    for lang in ("en", "zh"):
+        reason = attempt.reason.render(lang)
+        assert "llama_decode returned -3" in reason, reason
+        assert "RemoteProtocolError" not in reason and "RuntimeError" not in reason and "Error:" not in reason
+    assert attempt.reason.render("en").startswith("The model loaded, but the test prompt failed: the built-in")
+    assert attempt.cause == "request" and not attempt.ok  # tried once more, as before
+
+
+def test_memory_in_the_probe_log_makes_a_broken_prompt_too_big(monkeypatch):
+    attempt = _failed_prompt(monkeypatch, ["ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer"], GONE)
+    assert attempt.memory_related and "RemoteProtocolError" not in attempt.reason.render("en")
+
+
+@pytest.mark.parametrize("error, words", [
+    (GONE, "broke off the test prompt"),
+    (RequestFailed("ReadTimeout: timed out", kind="timeout"), "no answer within 30 s"),
+    (RequestFailed('HTTP 500: {"error": {"message": "decode failed"}}', kind="http", status=500,
+                   server_message="decode failed"), "(HTTP 500): decode failed"),
+    (RequestFailed("unexpected answer: <html>", kind="answer"), "could not be read"),
+])
+def test_a_failed_prompt_with_a_silent_log_says_how_in_words(monkeypatch, error, words):
+    attempt = _failed_prompt(monkeypatch, ["srv  update_slots: all slots are idle"], error)
+    assert words in attempt.reason.render("en") and attempt.cause == "request"
+    assert re.search(r"[\u4e00-\u9fff]", attempt.reason.render("zh"))
+    assert not re.search(r"\w+(Error|Timeout):|Exception", attempt.reason.render("en") + attempt.reason.render("zh"))

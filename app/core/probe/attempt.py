@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 0.05
 CRASH_REPORT_WAIT_S = 15.0  # for the diagnosis of a child that is already gone (it is sure to come)
+LOG_LINES_KEPT = 400  # of each attempt's server log, for the Logs tab (the whole log is in its file)
 
 
 class ProbeCancelled(UserError):
@@ -71,6 +72,8 @@ class Attempt:
     # CPU compute buffer llama.cpp reserved: only the part a short prompt touches is resident, but a full
     # context touches all of it, so the RAM margin is judged on peak RSS + this (conservative)
     cpu_compute_reserved_bytes: int | None = None
+    # the last lines of this attempt's server log, for the window's Logs tab (not stored with the result)
+    log_lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def memory_related(self) -> bool:
@@ -144,6 +147,7 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
             free_now = read_free_now() if attempt.ok else None
     finally:
         supervisor.close()
+    attempt.log_lines = tuple(entry.text for entry in supervisor.tail(LOG_LINES_KEPT))
     attempt.peak_rss_bytes = sampler.peak_rss_bytes or None
     attempt.peak_vram_bytes = sampler.peak_vram_bytes
     if attempt.ok:

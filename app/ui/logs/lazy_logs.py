@@ -51,7 +51,11 @@ class LazyLogs(QObject):
                 self._waiting.clear()
         return self._pane
 
-    def _on_lines(self, lines: list[LogLine]) -> None:
+    def add_lines(self, lines: list[LogLine | str]) -> None:
+        """Lines from elsewhere than the server (the probe's test servers), in the same pane."""
+        self._on_lines(lines)
+
+    def _on_lines(self, lines: list[LogLine | str]) -> None:
         if self._pane is not None:
             self._pane.append_lines(lines)
         else:

@@ -112,7 +112,11 @@ class MainWindow(Retranslating, QMainWindow):
     def _connect(self) -> None:
         self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
         self.settings_panel.configChanged.connect(self._on_config_changed)
+        self.settings_panel.probe.logLines.connect(self.lazy_logs.add_lines)  # the probe's servers, in the Logs tab
         self.model.modelChosen.connect(lambda _path: self._render_title())
+        self.server.set_model_ready(False)  # Start waits for a model that passed its checks
+        self.model.modelChosen.connect(lambda _path: self.server.set_model_ready(False))
+        self.model.modelChecked.connect(lambda checked: self.server.set_model_ready(checked.usable))
         self.server.startRequested.connect(self.control.start)
         self.server.stopRequested.connect(self.control.stop)
         self.server.restartRequested.connect(self.control.restart)

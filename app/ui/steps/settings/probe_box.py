@@ -44,6 +44,7 @@ def probe_call(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport |
 class ProbeBox(Retranslating, QWidget):
     applyRequested = Signal(dict)  # {"gpu_layers": n, "ctx": n}
     finished = Signal(object)  # ProbeResult
+    logLines = Signal(list)  # each test load's server log lines (str), for the Logs tab
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -66,6 +67,7 @@ class ProbeBox(Retranslating, QWidget):
         self.attempts = QListWidget(self)
         self.attempts.setIconSize(QSize(16, 16))
         self._attempt_values: list[Attempt] = []  # kept so a language switch can re-render the rows
+        self._logged: list[Attempt] = []  # the attempts whose log lines went to the Logs tab in this run
         look.bold(self.run_button)
         self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
@@ -117,6 +119,7 @@ class ProbeBox(Retranslating, QWidget):
         if self.running or self.info is None or self.config is None:
             return
         self._clear_attempts()
+        self._logged = []
         self.result = None
         self.progress.setRange(0, 0)
         self._status = ("running", None)
@@ -137,6 +140,8 @@ class ProbeBox(Retranslating, QWidget):
             self.progress.setValue(max(0, step.attempt - 1))
         if step.last is not None and step.phase != "done":
             self._add_attempt(step.last)
+        if step.last is not None:
+            self._log_attempt(step.last)
         if self._status[0] == "running":
             self.status.setText(step.message.render())
 
@@ -159,6 +164,12 @@ class ProbeBox(Retranslating, QWidget):
         cancelled = (task is not None and task.cancelled) or isinstance(error, ProbeCancelled)
         self._status = ("cancelled", None) if cancelled else ("failed", error)
         self._render()
+
+    def _log_attempt(self, attempt: Attempt) -> None:
+        """Its server's log lines to the Logs tab, once, after a line that says which test load they are."""
+        if attempt.log_lines and not any(attempt is logged for logged in self._logged):
+            self._logged.append(attempt)
+            self.logLines.emit([f"==== {self.attempt_text(attempt)} ====", *attempt.log_lines])
 
     # --- rendering -------------------------------------------------------------------------------
 

@@ -82,6 +82,7 @@ class ServerPanel(Retranslating, QWidget):
         self._ready_since: float | None = None
         self._pending_action = ""
         self._rebuilding = False
+        self._model_ready = True  # the window says when no model has passed its checks (set_model_ready)
         self._wire_actions = False
         self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
         self._build()
@@ -151,6 +152,11 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.retranslate()
         self._render_state()
 
+
+    def set_model_ready(self, ready: bool) -> None:
+        """Whether a model passed its checks: until one has, Start is disabled and its tooltip says why."""
+        self._model_ready = bool(ready)
+        self._render_state()
 
     # --- bridge --------------------------------------------------------------------------------
 
@@ -231,7 +237,8 @@ class ServerPanel(Retranslating, QWidget):
             f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
         )
         busy = bool(self._pending_action) or self._rebuilding  # no start while the engine is being replaced
-        self.start_button.setEnabled(self.state in START_STATES and not busy)
+        self.start_button.setEnabled(self.state in START_STATES and not busy and self._model_ready)
+        self.start_button.setToolTip("" if self._model_ready else self.tr("Open a model that passes its checks first."))
         self.stop_button.setEnabled(self.state in STOP_STATES and self._pending_action != "stop")
         self.restart_button.setEnabled(self.state in RESTART_STATES and not busy)
         self.crash_card.set_fix_enabled(not busy)

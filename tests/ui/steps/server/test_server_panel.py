@@ -181,3 +181,13 @@ def test_real_server_start_crash_auto_restart_restart_stop(qtbot, tiny_model):
         bridge.close()
         bridge.wait_for_actions()
         supervisor.close()
+
+
+def test_start_is_disabled_until_a_model_passed_its_checks(qtbot, window, tiny_model):
+    from tests.ui.conftest import LONG, open_and_wait
+
+    start = window.server.start_button
+    assert not start.isEnabled() and "Open a model" in start.toolTip()
+    open_and_wait(qtbot, window, tiny_model)
+    qtbot.waitUntil(start.isEnabled, timeout=LONG)
+    assert start.toolTip() == ""

@@ -69,6 +69,21 @@ def error_text(error: BaseException) -> str:
     return error_detail(error)
 
 
+def open_dialog_folder(models: list[str], home: Path | None = None) -> str:
+    """Where the Open dialog starts: the folder of the last opened model the user chose (not the demo or a safe copy
+    in the app's own folders) that still exists, else the user's Downloads folder, else the home folder."""
+    from app.core import paths
+
+    own = [paths.data_dir().resolve(), paths.cache_dir().resolve()]
+    for model in models:
+        folder = Path(model).expanduser().resolve().parent
+        if folder.is_dir() and not any(folder == d or d in folder.parents for d in own):
+            return str(folder)
+    home = home if home is not None else Path.home()
+    downloads = home / "Downloads"
+    return str(downloads if downloads.is_dir() else home)
+
+
 def is_demo_model(path: str | None) -> bool:
     from app.core.demo.fetch import demo_kind
 

@@ -138,7 +138,7 @@ class ModelPanel(Retranslating, QWidget):
         self.recent_button.setEnabled(bool(self.recent))
 
     def choose_file(self) -> None:
-        start = str(Path(self.path).parent) if self.path else str(Path.home())
+        start = actions.open_dialog_folder([p for p in (self.path, *self.recent) if p])
         from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
 
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a GGUF model"), start,

@@ -5,13 +5,15 @@ window users, who have no command line. What to do is the problem's ``action``; 
 (``app.cli._hints``). Scanned, in both languages: every ``T(...)`` literal in app/core and every ``tr()`` /
 ``translate()`` literal in app/ui with its Chinese from the glossary. Sentences only the CLI prints live in app/cli,
 which this scan skips on purpose. Besides the literals, the sentences built at run time from exceptions (a
-llama-server that is missing, a probe whose test prompt broke off) are rendered and scanned too.
+llama-server that is missing, every crash diagnosis from its log line) are rendered and scanned too; the probe's
+sentences for a broken test prompt are checked in tests/unit/core/probe/test_judgement.py.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -86,7 +88,8 @@ def ui_sentences() -> list[Sentence]:
     return found
 
 
-def python_class_names() -> set[str]:
+@functools.cache
+def python_class_names() -> frozenset[str]:
     """Names a sentence must not show: the app's own classes (CamelCase ones: a one-word class such as ``Check`` is
     an English word too), Python's exceptions and httpx's."""
     names = set()
@@ -98,7 +101,7 @@ def python_class_names() -> set[str]:
     import httpx
 
     names |= {name for name, value in vars(httpx).items() if isinstance(value, type) and issubclass(value, Exception)}
-    return {name.lstrip("_") for name in names}
+    return frozenset(name.lstrip("_") for name in names)
 
 
 def _without_other_programs(text: str) -> str:
@@ -166,3 +169,15 @@ def test_the_cli_still_names_the_flags_for_that_fix():
     lines = problem_lines(error, lead="error: ", step="next step: ")
     assert lines[1].startswith("next step: Choose one.") and "--server-bin PATH" in lines[1]
     assert "--backend embedded" in lines[1]
+
+
+# The one diagnosis whose sentence names a flag: the option the user typed into the extra arguments themselves.
+NAMES_THE_USERS_OWN_OPTION = {"bad_argument"}
+
+
+def test_every_crash_diagnosis_is_told_without_flags_or_exception_names():
+    from tests.unit.core.diagnosis.test_diagnose import ONE_LINE_CASES, _one_line_diagnosis
+
+    for cause in sorted(set(ONE_LINE_CASES) - NAMES_THE_USERS_OWN_OPTION):
+        diagnosis = _one_line_diagnosis(cause)
+        assert problems(_rendered(diagnosis)) == [], cause

@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 SETTINGS_FILE = "settings.json"
 SCHEMA_VERSION = 2
 MAX_RECENT_MODELS = 10
+ZOOM_MIN, ZOOM_MAX = 50, 300  # percent; a stored zoom outside is brought back inside
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ SCHEMA: tuple[Field, ...] = (
     Field("profiles", {}, (dict,)),  # model path -> profile (see PROFILE_SCHEMA)
     Field("backend", None, (str, type(None))),  # the app-wide engine; None = the built-in one
     Field("server_bin", None, (str, type(None))),  # the app-wide llama-server file; None = found automatically
+    # Folders the user added to "On this computer" (app.core.library). A new field with a default needs no
+    # migration: an older file simply gets the empty list.
+    Field("model_folders", [], (list,)),
+    Field("zoom_percent", 100, (int,)),  # the window's font scale (Ctrl +/-), ZOOM_MIN..ZOOM_MAX; no migration
 )
 
 PROFILE_SCHEMA: tuple[Field, ...] = (
@@ -129,6 +134,8 @@ def _normalise(data: dict[str, Any]) -> dict[str, Any]:
     if data["language"] not in (None, *SUPPORTED_LANGUAGES):
         data["language"] = None
     data["recent_models"] = [p for p in data["recent_models"] if isinstance(p, str)][:MAX_RECENT_MODELS]
+    data["zoom_percent"] = min(max(data["zoom_percent"], ZOOM_MIN), ZOOM_MAX)
+    data["model_folders"] = [p for p in data["model_folders"] if isinstance(p, str) and p.strip()]
     data["profiles"] = {
         key: conform(value, PROFILE_SCHEMA)
         for key, value in data["profiles"].items()
@@ -168,6 +175,14 @@ class Settings:
     def last_model(self) -> str | None:
         return self.data["last_model"]
 
+    @property
+    def zoom_percent(self) -> int:
+        return self.data["zoom_percent"]
+
+    @zoom_percent.setter
+    def zoom_percent(self, percent: int) -> None:
+        self.data["zoom_percent"] = min(max(int(percent), ZOOM_MIN), ZOOM_MAX)
+
     def remember_model(self, model_path: str | Path) -> None:
         """Make this model the last one and put it first in the recent list."""
         key = profile_key(model_path)
@@ -195,6 +210,22 @@ class Settings:
         profile["updated"] = time.time()
         self.data["profiles"][profile_key(model_path)] = conform(profile, PROFILE_SCHEMA)
         return profile
+
+    @property
+    def model_folders(self) -> list[str]:
+        """Folders the user added to the models found on this computer."""
+        return list(self.data["model_folders"])
+
+    def add_model_folder(self, folder: str | Path) -> bool:
+        """Add a folder (once); True when it was new."""
+        folder = str(folder)
+        if not folder.strip() or folder in self.data["model_folders"]:
+            return False
+        self.data["model_folders"] = [*self.data["model_folders"], folder]
+        return True
+
+    def remove_model_folder(self, folder: str | Path) -> None:
+        self.data["model_folders"] = [f for f in self.data["model_folders"] if f != str(folder)]
 
     # --- the engine: app-wide, a model's own only when the user set one for it -----------------------
 

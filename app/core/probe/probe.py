@@ -64,6 +64,7 @@ class _Prober:
         self.config, self.limits, self.progress, self.cancel = config, limits, progress, cancel
         self.runner = runner
         self.attempts: list[Attempt] = []
+        self.failed: set[tuple[int, int]] = set()  # settings that already failed: never loaded twice
         self.budget = budget  # announced upper bound on attempts (grows when needed)
 
     def _announce(self, phase: str, layers: int, ctx: int, last: Attempt | None) -> None:
@@ -77,6 +78,8 @@ class _Prober:
         self.progress(ProbeProgress(number, self.budget, phase, layers, ctx, message, last))
 
     def run(self, phase: str, gpu_layers: int, ctx: int) -> bool:
+        if (gpu_layers, ctx) in self.failed:  # e.g. the ctx search's top at 0 layers, after the layer search
+            return False
         for _try in range(2):
             if is_cancelled(self.cancel):
                 raise ProbeCancelled()
@@ -86,11 +89,14 @@ class _Prober:
             attempt = self.runner(self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx), self.limits, self.cancel)
             self.attempts.append(attempt)
             if attempt.ok or attempt.memory_related:
+                if not attempt.ok:
+                    self.failed.add((gpu_layers, ctx))
                 return attempt.ok
             if attempt.diagnosis is not None and not attempt.diagnosis.restartable:
                 raise UserError(attempt.reason or T("The server cannot start.", "服务器无法启动。"),
                                 attempt.diagnosis.next_step, attempt.diagnosis.evidence)
             if attempt.cause not in TRANSIENT_CAUSES:
+                self.failed.add((gpu_layers, ctx))
                 return False  # a crash at these settings: too much for this machine
         return False
 

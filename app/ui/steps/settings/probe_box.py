@@ -92,8 +92,8 @@ class ProbeBox(Retranslating, QWidget):
         self.run_button.setToolTip(self.tr(
             "Starts the model a few times with different settings and keeps the largest one that really works."))
         self.cancel_button.setText(self.tr("Cancel"))
-        for row, attempt in enumerate(self._attempt_values):
-            self.attempts.item(row).setText(self.attempt_text(attempt))
+        for row in range(len(self._attempt_values)):
+            self.attempts.item(row).setText(self._row_text(row))
         self._render()
 
     # --- inputs ----------------------------------------------------------------------------------
@@ -175,7 +175,8 @@ class ProbeBox(Retranslating, QWidget):
 
     def _add_attempt(self, attempt: Attempt) -> None:
         self._attempt_values.append(attempt)
-        item = QListWidgetItem(status_icon("ok" if attempt.ok else "error"), self.attempt_text(attempt))
+        row = len(self._attempt_values) - 1
+        item = QListWidgetItem(status_icon("ok" if attempt.ok else "error"), self._row_text(row))
         self.attempts.addItem(item)
         self.attempts.scrollToBottom()
         self._fit_attempts()
@@ -189,6 +190,15 @@ class ProbeBox(Retranslating, QWidget):
         rows = min(max(self.attempts.count(), 1), 5)
         row_height = max(self.attempts.sizeHintForRow(0), self.attempts.fontMetrics().height() + 6, 20)
         self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 6)
+
+    def _row_text(self, row: int) -> str:
+        """An attempt's row; the search loads a passing setting a second time before it trusts it (and retries a
+        failure that says nothing about memory), so a repeat says so instead of looking like the same row twice."""
+        attempt = self._attempt_values[row]
+        text = self.attempt_text(attempt)
+        if any((a.gpu_layers, a.ctx) == (attempt.gpu_layers, attempt.ctx) for a in self._attempt_values[:row]):
+            text += " " + self.tr("(the same settings again, to be sure)")
+        return text
 
     def attempt_text(self, attempt: Attempt) -> str:
         head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)

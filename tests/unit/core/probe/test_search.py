@@ -272,3 +272,17 @@ def test_cached_result_is_reused_until_the_key_or_free_vram_changes(tmp_path):
     busy.gpus[0] = replace(busy.gpus[0], vram_free_bytes=256 * MiB)  # less free now than the probe measured
     fourth = run_probe(info, config, busy, ProbeOptions(vram_budget=vram), backend=CUDA_BACKEND, runner=device)
     assert not fourth.cached and len(device.calls) > calls
+
+
+def test_a_setting_that_failed_is_never_loaded_twice(tmp_path):
+    info = shaped(tmp_path, *SHAPES[4])
+    config = LaunchConfig(model=info.path, backend="llama-server", ctx=32768)
+
+    class RamBound(SimDevice):  # 0 layers at 32768 fails in the layer phase; the ctx phase must not load it again
+        def passes(self, ngl, ctx, noise=0.0):
+            return ngl == 0 and ctx <= 9000
+
+    device = RamBound(info, config, 4 * GiB)
+    probe_sim(info, device, 4 * GiB)
+    failed = [c for c in device.calls if not device.passes(*c)]
+    assert len(failed) == len(set(failed)), device.calls

@@ -75,13 +75,20 @@ class ProbeResult:
                      "256 tokens of context on the CPU.",
                      "没有任何设置通过：即使只在 CPU 上使用 256 个词元的上下文，这个模型也无法在可用内存中运行。")
         passing = self.passing_attempt
+        rss = human_bytes(passing.peak_rss_bytes) if passing else "?"
+        if passing is not None and passing.peak_vram_bytes:
+            memory = T("peak RAM {rss}, peak graphics memory {vram}", "内存峰值 {rss}，显存峰值 {vram}",
+                       rss=rss, vram=human_bytes(passing.peak_vram_bytes))
+        elif self.recommendation.gpu_layers == 0:  # no GPU, or none of the model on it: say so, not "VRAM -"
+            memory = T("peak RAM {rss}, no graphics memory used", "内存峰值 {rss}，未使用显存", rss=rss)
+        else:  # on the GPU but not measured (no NVML): leave it out
+            memory = T("peak RAM {rss}", "内存峰值 {rss}", rss=rss)
         return T("Safe settings, measured: {layers} GPU layers and {ctx} tokens of context "
-                 "(peak RAM {rss}, peak VRAM {vram}; {n} test loads{cached}).",
-                 "实测的安全设置：{layers} 层放到 GPU，上下文 {ctx} 个词元（内存峰值 {rss}，显存峰值 {vram}；"
+                 "({memory}; {n} test loads{cached}).",
+                 "实测的安全设置：{layers} 层放到 GPU，上下文 {ctx} 个词元（{memory_zh}；"
                  "共 {n} 次测试加载{cached_zh}）。",
                  layers=self.recommendation.gpu_layers, ctx=self.recommendation.ctx,
-                 rss=human_bytes(passing.peak_rss_bytes) if passing else "?",
-                 vram=human_bytes(passing.peak_vram_bytes) if passing and passing.peak_vram_bytes else "-",
+                 memory=memory.render("en"), memory_zh=memory.render("zh"),
                  n=len(self.attempts), cached=", from the cache" if self.cached else "",
                  cached_zh="，来自缓存" if self.cached else "")
 

@@ -58,3 +58,16 @@ def test_the_cache_stamps_saved_at_when_it_stores_a_result():
 def test_probe_options_default_to_what_the_window_uses():
     options = ProbeOptions()
     assert options.use_cache and options.seeded and options.ram_budget is None and options.load_timeout_s == 600.0
+
+
+def test_the_summary_says_plainly_when_no_graphics_memory_was_used_or_measured():
+    cpu = _result().summary()
+    assert "no graphics memory used" in cpu.render("en") and "未使用显存" in cpu.render("zh")
+    assert "VRAM" not in cpu.render("en") and " -" not in cpu.render("en")
+    on_gpu = ProbeResult(Recommendation(gpu_layers=12, ctx=4096), [Attempt(12, 4096, ok=True, peak_rss_bytes=1 << 30)],
+                         None)
+    assert "graphics memory" not in on_gpu.summary().render("en") and "-;" not in on_gpu.summary().render("en")
+    measured = ProbeResult(Recommendation(gpu_layers=12, ctx=4096),
+                           [Attempt(12, 4096, ok=True, peak_rss_bytes=1 << 30, peak_vram_bytes=3 << 30)], None)
+    assert "peak graphics memory 3.0 GiB" in measured.summary().render("en")
+    assert "显存峰值 3.0 GiB" in measured.summary().render("zh")

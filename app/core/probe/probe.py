@@ -2,7 +2,9 @@
 
 GPU machines: search the highest ``gpu_layers`` in [0, n_layer + 1] at the requested ctx; if even 0
 layers fails, search the context at 0 layers. CPU-only machines: search the largest ctx (multiples
-of 256, up to the requested ctx) that passes. Every attempt is a real server child (see attempt.py).
+of 256, up to the requested ctx) that passes. ``ProbeOptions(max_context=True)`` ("as much context as fits")
+searches the context up to the model's training length instead (on a GPU: at the layers found). Every attempt is a
+real server child (see attempt.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class ProbeOptions:
     load_timeout_s: float = 600.0
     use_cache: bool = True
     seeded: bool = True  # False ignores the plan's estimate as the search seed (benchmarks)
+    max_context: bool = False  # "as much context as fits": search the context up to the model's training length
 
 
 def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
@@ -148,7 +151,8 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
                      margins=options.margins)
     key = cache.probe_key(info, config, backend, hw, ram_budget=options.ram_budget, vram_budget=options.vram_budget,
                           margins=options.margins.to_dict(),
-                          rlimits={str(k): v for k, v in (options.rlimits or {}).items()})
+                          rlimits={str(k): v for k, v in (options.rlimits or {}).items()},
+                          **({"max_context": True} if options.max_context else {}))
     if options.use_cache:
         stored = cache.load_cached(key)
         if stored is not None and _cache_still_valid(stored, hw):
@@ -159,7 +163,7 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
                            ram_budget=options.ram_budget, vram_budget=options.vram_budget, rlimits=options.rlimits,
                            logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
     result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,
-                     options.seeded)
+                     options.seeded, context_ceiling(info, config) if options.max_context else None)
     result.wall_seconds = time.monotonic() - started
     cache.save_result(key, result)
     return result
@@ -169,10 +173,19 @@ def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Cancel)
     return run_attempt(config, limits, cancel=cancel)
 
 
-def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded) -> ProbeResult:
+def context_ceiling(info: ModelInfo, config: LaunchConfig) -> int:
+    """The most context "as much context as fits" searches: what the model was trained for (at least the
+    requested ctx; the requested ctx when the file does not say)."""
+    return max(int(info.context_length or 0), int(config.ctx))
+
+
+def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded,
+            ceiling: int | None = None) -> ProbeResult:
+    """``ceiling``: search the context up to it too (GPU: at the layers found at the requested ctx)."""
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend)
-    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(config.ctx), True)
+    top_ctx = max(ceiling or 0, config.ctx)
+    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)
     prober = _Prober(config, limits, progress, cancel, runner, bound)
     notes = []
     recommendation = None
@@ -181,13 +194,16 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
         layers = _layer_search(prober, n_layer, config.ctx, seed)
         if layers is not None:
             recommendation = Recommendation(gpu_layers=layers, ctx=config.ctx)
+            if top_ctx > config.ctx:  # the requested ctx fits at these layers: how much more does?
+                more = _ctx_search(prober, layers, top_ctx, config.ctx)
+                recommendation = Recommendation(gpu_layers=layers, ctx=max(more or 0, config.ctx))
     elif plan.has_gpu and plan.recommended_gpu_layers:
         notes.append(T("No usable GPU here, so only the context was measured (on the CPU); the plan expects "
                        "{layers} layers to fit the VRAM budget.",
                        "这里没有可用的 GPU，所以只在 CPU 上测量了上下文；估算认为显存预算能放下 {layers} 层。",
                        layers=plan.recommended_gpu_layers))
     if recommendation is None:
-        best_ctx = _ctx_search(prober, 0, config.ctx, (plan.recommended_ctx or 0) if seeded else None)
+        best_ctx = _ctx_search(prober, 0, top_ctx, (plan.recommended_ctx or 0) if seeded else None)
         if best_ctx is not None:
             recommendation = Recommendation(gpu_layers=0, ctx=best_ctx)
     if progress is not None:

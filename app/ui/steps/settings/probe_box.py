@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -35,10 +36,11 @@ if TYPE_CHECKING:  # the types only: the probe's modules load in the worker, wit
 
 
 def probe_call(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport | None,
-               progress: Callable[[ProbeProgress], None], cancel: Callable[[], bool]) -> ProbeResult:  # worker thread
-    from app.core.probe import run_probe
+               progress: Callable[[ProbeProgress], None], cancel: Callable[[], bool],
+               max_context: bool = False) -> ProbeResult:  # worker thread
+    from app.core.probe import ProbeOptions, run_probe
 
-    return run_probe(info, config, hardware, progress=progress, cancel=cancel)
+    return run_probe(info, config, hardware, ProbeOptions(max_context=max_context), progress=progress, cancel=cancel)
 
 
 class ProbeBox(Retranslating, QWidget):
@@ -64,6 +66,8 @@ class ProbeBox(Retranslating, QWidget):
         self.progress.setMaximumHeight(10)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        self.max_context = QCheckBox(self)  # "as much context as fits": the probe searches up to the training length
+        self.max_context.toggled.connect(self._render)
         self.attempts = QListWidget(self)
         self.attempts.setIconSize(QSize(16, 16))
         self._attempt_values: list[Attempt] = []  # kept so a language switch can re-render the rows
@@ -78,6 +82,7 @@ class ProbeBox(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
+        layout.addWidget(self.max_context)
         layout.addWidget(self.status)
         layout.addWidget(self.attempts)
         self.retranslate()
@@ -92,6 +97,8 @@ class ProbeBox(Retranslating, QWidget):
         self.run_button.setToolTip(self.tr(
             "Starts the model a few times with different settings and keeps the largest one that really works."))
         self.cancel_button.setText(self.tr("Cancel"))
+        self.max_context.setToolTip(self.tr(
+            "Tests longer contexts too, up to what the model was trained for, and keeps the longest that fits."))
         for row in range(len(self._attempt_values)):
             self.attempts.item(row).setText(self._row_text(row))
         self._render()
@@ -125,7 +132,7 @@ class ProbeBox(Retranslating, QWidget):
         self._status = ("running", None)
         self._task = run_task(probe_call, self.info, self.config, self.hardware, on_done=self._on_done,
                               on_error=self._on_error, on_progress=self._on_progress, wants_progress=True,
-                              wants_cancel=True)
+                              wants_cancel=True, max_context=self._wants_max_context())
         self._render()
 
     def cancel(self) -> None:
@@ -208,8 +215,19 @@ class ProbeBox(Retranslating, QWidget):
         reason = attempt.reason or (attempt.diagnosis.message if attempt.diagnosis is not None else None)
         return head + " — " + (reason.render() if reason is not None else self.tr("failed"))
 
-    def _render(self) -> None:
+    def _trained_ctx(self) -> int:
+        return int(self.info.context_length or 0) if self.info is not None else 0
+
+    def _wants_max_context(self) -> bool:
+        return self.max_context.isVisibleTo(self) and self.max_context.isChecked()
+
+    def _render(self, *_: object) -> None:
         kind, value = self._status
+        trained = self._trained_ctx()
+        self.max_context.setText(self.tr("As much context as fits (up to the {ctx} tokens the model was trained for)")
+                                 .format(ctx=trained))
+        self.max_context.setVisible(self.config is not None and trained > int(self.config.ctx))
+        self.max_context.setEnabled(not self.running)
         self.run_button.setEnabled(not self.running and self.info is not None and self.config is not None)
         self.cancel_button.setVisible(self.running)
         self.progress.setVisible(self.running)

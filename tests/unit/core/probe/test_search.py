@@ -286,3 +286,27 @@ def test_a_setting_that_failed_is_never_loaded_twice(tmp_path):
     probe_sim(info, device, 4 * GiB)
     failed = [c for c in device.calls if not device.passes(*c)]
     assert len(failed) == len(set(failed)), device.calls
+
+
+def test_as_much_context_as_fits_searches_up_to_the_training_length(tmp_path):
+    info = replace(shaped(tmp_path, *SHAPES[2]), context_length=32768)
+    config = LaunchConfig(model=info.path, backend="llama-server", ctx=4096)
+
+    class ContextBound(SimDevice):  # every layer fits; the KV cache runs out above ~20000 tokens
+        def passes(self, ngl, ctx, noise=0.0):
+            return ctx <= 20000
+
+    device = ContextBound(info, config, 8 * GiB)
+    asked = run_probe(info, config, gpu_report(8 * GiB), ProbeOptions(vram_budget=8 * GiB, use_cache=False),
+                      backend=CUDA_BACKEND, runner=device)
+    assert asked.recommendation.ctx == 4096 and max(c[1] for c in device.calls) == 4096  # never above the ask
+    device.calls.clear()
+    most = run_probe(info, config, gpu_report(8 * GiB),
+                     ProbeOptions(vram_budget=8 * GiB, use_cache=False, max_context=True),
+                     backend=CUDA_BACKEND, runner=device)
+    assert most.recommendation == Recommendation(gpu_layers=asked.recommendation.gpu_layers, ctx=19968)
+    assert max(c[1] for c in device.calls) <= 32768
+    cpu_only = replace(gpu_report(1), gpus=[])
+    cpu = run_probe(info, config, cpu_only, ProbeOptions(ram_budget=64 * GiB, use_cache=False, max_context=True),
+                    backend=CUDA_BACKEND, runner=device)
+    assert cpu.recommendation == Recommendation(gpu_layers=0, ctx=19968)

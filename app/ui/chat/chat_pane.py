@@ -199,6 +199,8 @@ class ChatPane(Retranslating, QWidget):
     @Slot(object, dict)
     def set_server_state(self, state: State, data: dict | None = None) -> None:
         self.server_state = State(state)
+        if self.server_state is State.READY:  # after a crash: its sentences in the transcript are history now
+            self.transcript.resolve_server_errors()
         self._update_controls()
 
     # --- actions -------------------------------------------------------------------------------

@@ -16,11 +16,12 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.core.chat import ChatError, ReplyStats
 from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
-from app.core.chat.errors import SERVER_ERROR
+from app.core.chat.errors import LOADING, SERVER_CRASHED, SERVER_ERROR, UNREACHABLE
 from app.core.text import Text, current_language
 from app.ui.widgets.problem_view import evidence_lines, next_step_text, render
 
 MESSAGE, NOTICE, ERROR, STATS = "message", "notice", "error", "stats"
+RESOLVED_BY_READY = frozenset({SERVER_CRASHED, UNREACHABLE, LOADING})  # errors a server that is Ready again solves
 
 
 StoredStats = dict[str, Any]  # ReplyStats as saved with a message (ReplyStats.to_dict)
@@ -176,6 +177,17 @@ class Transcript(QTextBrowser):
         self.hide_thinking()  # no answer is coming
         self._add(Entry(ERROR, value=error))
 
+    def resolve_server_errors(self) -> None:
+        """The server is Ready again: its crash (and "not reachable", "still loading") errors become one grey
+        line that says it was fixed, instead of a warning whose next step no longer applies."""
+        changed = False
+        for entry in self.entries:
+            if entry.kind == ERROR and entry.value.kind in RESOLVED_BY_READY and not entry.extra.get("resolved"):
+                entry.extra["resolved"] = True
+                changed = True
+        if changed:
+            self.rerender()
+
     def add_stats(self, stats: ReplyStats | StoredStats) -> None:
         self.hide_thinking()
         self._add(Entry(STATS, value=stats))
@@ -242,6 +254,9 @@ class Transcript(QTextBrowser):
             self._block(render_text(entry.value), self._note, top=4)
         elif entry.kind == STATS:
             self._block(self.stats_line(entry.value), self._note)
+        elif entry.kind == ERROR and entry.extra.get("resolved"):
+            self._block(self.tr("{problem} (Solved: the server is running again.)").format(
+                problem=render(entry.value.message)), self._note, top=4)
         elif entry.kind == ERROR:
             error: ChatError = entry.value
             self._block("⚠ " + render(error.message), self._error, top=8)

@@ -123,6 +123,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.applyFixRequested.connect(self.control.apply_fix)
         self.bridge.stateChanged.connect(self._on_server_state)
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.server.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.model_switch.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         # the engine: the Machine step tests the one Settings chose; one rebuild job, shown in both places
         self.settings_panel.engineChanged.connect(self.machine.set_engine)

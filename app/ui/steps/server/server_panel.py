@@ -71,6 +71,7 @@ class ServerPanel(Retranslating, QWidget):
     restartRequested = Signal()
     applyFixRequested = Signal(dict)
     rebuildRequested = Signal()
+    message = Signal(str)  # one sentence for the status bar (the address was copied instead of opened)
 
     def __init__(self, bridge: SupervisorBridge | None = None, parent: QWidget | None = None, *,
                  wire_actions: bool = True) -> None:
@@ -100,7 +101,8 @@ class ServerPanel(Retranslating, QWidget):
         self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
         self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
         self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
-        self.url_value.setOpenExternalLinks(True)
+        self.url_value.setOpenExternalLinks(False)  # opened by _open_address: without a browser it is copied
+        self.url_value.linkActivated.connect(self._open_address)
         self.error_label = QLabel(self, wordWrap=True)
         self.error_label.setStyleSheet("color: #c62828;")
         self.error_label.hide()
@@ -152,6 +154,16 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.retranslate()
         self._render_state()
 
+
+    def _open_address(self, url: str) -> None:
+        """Open the server's address in the browser; where none opens, copy it and say so."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices, QGuiApplication
+
+        if not QDesktopServices.openUrl(QUrl(url)):
+            QGuiApplication.clipboard().setText(url)
+            self.message.emit(self.tr("No web browser opened, so the address {url} was copied: paste it into one.")
+                              .format(url=url))
 
     def set_model_ready(self, ready: bool) -> None:
         """Whether a model passed its checks: until one has, Start is disabled and its tooltip says why."""

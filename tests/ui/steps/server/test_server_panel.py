@@ -191,3 +191,21 @@ def test_start_is_disabled_until_a_model_passed_its_checks(qtbot, window, tiny_m
     open_and_wait(qtbot, window, tiny_model)
     qtbot.waitUntil(start.isEnabled, timeout=LONG)
     assert start.toolTip() == ""
+
+
+def test_the_address_is_copied_with_a_sentence_when_no_browser_opens(qtbot, monkeypatch):
+    from PySide6.QtGui import QDesktopServices, QGuiApplication
+
+    panel = ServerPanel()
+    qtbot.addWidget(panel)
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()) or False)
+    QGuiApplication.clipboard().setText("")
+    with qtbot.waitSignal(panel.message) as said:
+        panel.url_value.linkActivated.emit("http://127.0.0.1:8080")
+    assert opened == ["http://127.0.0.1:8080"]
+    assert QGuiApplication.clipboard().text() == "http://127.0.0.1:8080"
+    assert "copied" in said.args[0] and "http://127.0.0.1:8080" in said.args[0]
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: True)  # a browser opened it: nothing to say
+    with qtbot.assertNotEmitted(panel.message):
+        panel.url_value.linkActivated.emit("http://127.0.0.1:8080")

@@ -436,6 +436,77 @@
     </message>
 </context>
 <context>
+    <name>LocalModels</name>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Checks</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Look again</source>
+        <translation>重新查找</translation>
+    </message>
+    <message>
+        <source>Add a folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>On this computer (looking…)</source>
+        <translation>本机已有的模型（查找中…）</translation>
+    </message>
+    <message>
+        <source>On this computer</source>
+        <translation>本机已有的模型</translation>
+    </message>
+    <message>
+        <source>On this computer ({count})</source>
+        <translation>本机已有的模型（{count}）</translation>
+    </message>
+    <message>
+        <source>Looking for models other apps downloaded…</source>
+        <translation>正在查找其他应用已下载的模型…</translation>
+    </message>
+    <message>
+        <source>No models found from Ollama, LM Studio, Jan, the Hugging Face cache or llama.cpp. Add a folder where you keep models.</source>
+        <translation>未在 Ollama、LM Studio、Jan、Hugging Face 缓存或 llama.cpp 中找到模型。请添加您存放模型的文件夹。</translation>
+    </message>
+    <message>
+        <source>Opened where they are, never copied. Full checks run when you open one.</source>
+        <translation>就地打开，不会复制。打开时才会进行完整检查。</translation>
+    </message>
+    <message>
+        <source>did not pass</source>
+        <translation>未通过</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>Add a folder with models</source>
+        <translation>添加存放模型的文件夹</translation>
+    </message>
+</context>
+<context>
     <name>LogPane</name>
     <message>
         <source>Filter lines…</source>
@@ -598,6 +669,10 @@
     <message>
         <source>The chat could not be loaded: {error}</source>
         <translation>无法加载对话：{error}</translation>
+    </message>
+    <message>
+        <source>Zoom {percent}%</source>
+        <translation>缩放 {percent}%</translation>
     </message>
     <message>
         <source>What this computer offers a model: memory, graphics card, notes.</source>
@@ -780,6 +855,14 @@
         <translation>取消</translation>
     </message>
     <message>
+        <source>Tests longer contexts too, up to what the model was trained for, and keeps the longest that fits.</source>
+        <translation>也测试更长的上下文（最多到模型训练时的长度），并保留能放下的最长上下文。</translation>
+    </message>
+    <message>
+        <source>(the same settings again, to be sure)</source>
+        <translation>（同样的设置再试一次，以确认）</translation>
+    </message>
+    <message>
         <source>{layers} GPU layers, {ctx} tokens</source>
         <translation>{layers} 层 GPU，{ctx} 个词元</translation>
     </message>
@@ -790,6 +873,10 @@
     <message>
         <source>failed</source>
         <translation>失败</translation>
+    </message>
+    <message>
+        <source>As much context as fits (up to the {ctx} tokens the model was trained for)</source>
+        <translation>尽可能多的上下文（最多到模型训练时的 {ctx} 个词元）</translation>
     </message>
     <message>
         <source>Testing settings with real loads of the model…</source>
@@ -979,6 +1066,14 @@
         <translation>地址：</translation>
     </message>
     <message>
+        <source>No web browser opened, so the address {url} was copied: paste it into one.</source>
+        <translation>没有打开网页浏览器，所以已复制地址 {url}：请把它粘贴到浏览器中。</translation>
+    </message>
+    <message>
+        <source>Open a model that passes its checks first.</source>
+        <translation>请先打开一个通过检查的模型。</translation>
+    </message>
+    <message>
         <source>The action failed: {error}</source>
         <translation>操作失败：{error}</translation>
     </message>
@@ -1106,6 +1201,10 @@
         <source>Assistant · {model}</source>
         <translation>助手 · {model}</translation>
     </message>
+    <message>
+        <source>{problem} (Solved: the server is running again.)</source>
+        <translation>{problem}（已解决：服务器已重新运行。）</translation>
+    </message>
 </context>
 <context>
     <name>WindowMenus</name>
@@ -1128,6 +1227,54 @@
     <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Server</source>
+        <translation>服务器(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Start the server</source>
+        <translation>启动服务器</translation>
+    </message>
+    <message>
+        <source>Stop the server</source>
+        <translation>停止服务器</translation>
+    </message>
+    <message>
+        <source>Restart the server</source>
+        <translation>重启服务器</translation>
+    </message>
+    <message>
+        <source>Find safe settings</source>
+        <translation>查找安全设置</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Go to the message box</source>
+        <translation>转到消息输入框</translation>
+    </message>
+    <message>
+        <source>Zoom in</source>
+        <translation>放大</translation>
+    </message>
+    <message>
+        <source>Zoom out</source>
+        <translation>缩小</translation>
+    </message>
+    <message>
+        <source>Actual size</source>
+        <translation>实际大小</translation>
     </message>
     <message>
         <source>&amp;Language</source>

@@ -199,7 +199,7 @@ def _commonest_type(info, type_name) -> str | None:
 
 
 def find_local_models(sources: list[Source] | None = None, *, check: bool = True,
-                      cancelled: Callable[[], bool] | None = None, **source_options: Any) -> list[LocalModel]:
+                      cancel: Callable[[], bool] | None = None, **source_options: Any) -> list[LocalModel]:
     """The GGUF files in ``sources`` (default: :func:`known_sources` with ``source_options``: env, home,
     extra_folders, platform), each once, header read and checked when ``check``. Missing folders add nothing."""
     sources = known_sources(**source_options) if sources is None else sources
@@ -214,7 +214,7 @@ def find_local_models(sources: list[Source] | None = None, *, check: bool = True
             if key in seen:
                 continue
             seen.add(key)
-            if cancelled is not None and cancelled():
+            if cancel is not None and cancel():
                 return models
             models.append(inspect(model) if check else model)
     return models

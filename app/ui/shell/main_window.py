@@ -117,6 +117,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.set_model_ready(False)  # Start waits for a model that passed its checks
         self.model.modelChosen.connect(lambda _path: self.server.set_model_ready(False))
         self.model.modelChecked.connect(lambda checked: self.server.set_model_ready(checked.usable))
+        self.model.local_models.foldersChanged.connect(  # "On this computer": folders the user added
+            lambda folders: (self.store.settings.set("model_folders", folders), self.store.save_soon()))
         self.server.startRequested.connect(self.control.start)
         self.server.stopRequested.connect(self.control.stop)
         self.server.restartRequested.connect(self.control.restart)
@@ -148,6 +150,7 @@ class MainWindow(Retranslating, QMainWindow):
         if splitter:
             self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
         self.model.set_recent(self.store.settings.recent_models)
+        self.model.local_models.set_folders(self.store.settings.model_folders)
         self.menus.check_language(i18n.resolve_language(self.store.settings.language))
         notice = self.store.settings.notice
         if notice is not None:

@@ -26,6 +26,7 @@ from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.steps.model.demo_row import DemoRow
 from app.ui.steps.model.hash_row import HashRow
+from app.ui.steps.model.local_models import LocalModels
 from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
 from app.ui.workers import Task, run_task
@@ -91,6 +92,8 @@ class ModelPanel(Retranslating, QWidget):
         self.hash_row = HashRow(self)
         self.hash_row.hashed.connect(self._on_hashed)
         self.hash_row.expectedHashChanged.connect(self.expectedHashChanged)
+        self.local_models = LocalModels(self)  # "On this computer": other apps' downloads, opened where they are
+        self.local_models.openRequested.connect(self.open_model)
         self._layout()
 
     def _layout(self) -> None:
@@ -103,6 +106,7 @@ class ModelPanel(Retranslating, QWidget):
         layout.addLayout(top)
         layout.addWidget(self.demo_row)
         layout.addWidget(self.demo_hint)
+        layout.addWidget(self.local_models)
         layout.addWidget(self.summary)
         layout.addWidget(self.checks)
         layout.addWidget(self.hash_row)

@@ -146,7 +146,22 @@ def summary_text(path: str | None, model: CheckedModel | None) -> str:
     parts.append(human_bytes(info.file_size))
     if info.context_length:
         parts.append(tr("trained context {n}").format(n=info.context_length))
-    return f"{name}\n" + " · ".join(parts)
+    return f"{name}\n" + " · ".join(unbroken(str(part)) for part in parts)  # lines break at the " · " only
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef"
+
+
+def unbroken(text: str) -> str:
+    """``text`` that a wrapping label keeps on one line: no-break spaces, and a word joiner (zero width) between
+    Chinese characters, which may otherwise break anywhere ("训练上下文" split across two lines)."""
+    out = []
+    for i, ch in enumerate(text):
+        if i and (_is_cjk(ch) or _is_cjk(text[i - 1])):
+            out.append("\u2060")
+        out.append("\u00a0" if ch == " " else ch)
+    return "".join(out)
 
 
 def _short_count(n: int) -> str:

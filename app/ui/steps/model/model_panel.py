@@ -74,6 +74,8 @@ class ModelPanel(Retranslating, QWidget):
         self.open_button.clicked.connect(self.choose_file)
         self.recent_button = QToolButton(self)
         self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        # the style's menu arrow overlapped the text (Chinese above all): no drawn arrow, a "▾" in the text instead
+        self.recent_button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")
         self.recent_menu = QMenu(self)
         self.recent_button.setMenu(self.recent_menu)
         self.demo_button = QPushButton(self)
@@ -116,7 +118,7 @@ class ModelPanel(Retranslating, QWidget):
 
     def retranslate(self) -> None:
         self.open_button.setText(self.tr("Open a GGUF model…"))
-        self.recent_button.setText(self.tr("Recent"))
+        self.recent_button.setText(self.tr("Recent") + " ▾")
         self.demo_button.setText(self.tr("Try the demo model"))
         self.set_recent(self.recent)
         self._render()

@@ -75,7 +75,7 @@
     </message>
     <message>
         <source>Flash attention</source>
-        <translation>Flash attention</translation>
+        <translation>Flash Attention（快速注意力）</translation>
     </message>
     <message>
         <source>CPU threads</source>
@@ -350,7 +350,7 @@
     </message>
     <message>
         <source>Flash attention</source>
-        <translation>Flash attention</translation>
+        <translation>Flash Attention（快速注意力）</translation>
     </message>
     <message>
         <source>K cache type</source>

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
 from app.core.problem import Status
 
 LONG = 60_000  # ms: generous, the suite shares 2 cores with other work
+
+MODEL_FOLDER_VARIABLES = ("OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME",
+                          "XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE")
+
+
+@pytest.fixture(autouse=True)
+def no_real_model_folders(tmp_path_factory, monkeypatch):
+    """The Model step looks for models other apps downloaded: in window tests it looks in an empty home, never
+    in this machine's (what it finds there would differ from machine to machine)."""
+    from app.core.library import sources
+
+    empty_home = tmp_path_factory.mktemp("user-home")
+    for name in MODEL_FOLDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    real_home_dir = sources.home_dir
+
+    def home_dir(env, platform=sys.platform):  # a test's own fake home (passed as env) is kept
+        return empty_home if env is os.environ else real_home_dir(env, platform)
+
+    monkeypatch.setattr(sources, "home_dir", home_dir)
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
     QMainWindow,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -24,10 +25,12 @@ from app.ui import i18n, workers
 from app.ui.chat import chat_embed
 from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
+from app.ui.shell import zoom
 from app.ui.shell.model_switch import ModelSwitch
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.settings_store import SettingsStore
 from app.ui.shell.window_menus import WindowMenus
+from app.ui.shell.zoom import Zoom
 from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.model.model_panel import ModelPanel
 from app.ui.steps.server import server_control
@@ -36,12 +39,14 @@ from app.ui.steps.server.stale_servers import StaleServersBanner
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 from app.ui.steps.settings.settings_panel import SettingsPanel
 from app.ui.widgets.banner import Banner
-from app.ui.widgets.step_box import StepBox
+from app.ui.widgets.step_box import ColumnScroll, StepBox
 
 if TYPE_CHECKING:
     from app.ui.logs.log_pane import LogPane  # built on first use
 
 CLOSE_TIMEOUT_MS = 20_000
+LEFT_SHARE = 44  # percent of the width for the steps column; the rest for server and chat
+MIN_WIDTH, MIN_HEIGHT = 760, 480  # the central area's own minimum: content never makes the window grow
 
 
 class MainWindow(Retranslating, QMainWindow):
@@ -62,11 +67,25 @@ class MainWindow(Retranslating, QMainWindow):
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
+        self.zoom = Zoom(self)
+        self.menus.add_commands({
+            "start": lambda: self._press(self.server.start_button),
+            "stop": lambda: self._press(self.server.stop_button),
+            "restart": lambda: self._press(self.server.restart_button),
+            "probe": lambda: self._press(self.settings_panel.probe.run_button),
+            "new_chat": lambda: self._press(getattr(self.chat, "new_button", None)),
+            "focus_chat": self.focus_chat_input,
+            "zoom_in": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, +1)),
+            "zoom_out": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, -1)),
+            "zoom_reset": lambda: self.set_zoom(100),
+        })
         self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
         self.model_switch = ModelSwitch(self, self.control, self.session, self.model, self)  # after profiles
         self._connect()
         self.retranslate()
         self._restore()
+        self._tab_order()
+        self._render_tooltips()
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -80,10 +99,7 @@ class MainWindow(Retranslating, QMainWindow):
         for step in self.steps:
             left_layout.addWidget(step)
         left_layout.addStretch(1)
-        self.left_scroll = QScrollArea()
-        self.left_scroll.setWidgetResizable(True)
-        self.left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.left_scroll.setWidget(left)
+        self.left_scroll = ColumnScroll(left)  # never sideways: the splitter keeps it as wide as its content needs
         self.tabs = QTabWidget()
         self.tabs.addTab(self.chat, "")
         self.lazy_logs = LazyLogs(self.tabs, self.bridge, self)
@@ -91,15 +107,18 @@ class MainWindow(Retranslating, QMainWindow):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(4, 8, 8, 8)
-        right_layout.addWidget(self.server_step)
-        right_layout.addWidget(self.talk_step, 1)
+        self.server_scroll = ColumnScroll(self.server_step, max_share=0.45)  # a tall crash card scrolls here
+        right_layout.addWidget(self.server_scroll)
+        right_layout.addWidget(self.talk_step, 1)  # the chat keeps at least half the height
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.left_scroll)
         self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([540, 660])
+        self.splitter.setStretchFactor(0, LEFT_SHARE)  # the columns share a wider window in proportion
+        self.splitter.setStretchFactor(1, 100 - LEFT_SHARE)
+        self.splitter.setSizes([LEFT_SHARE * 12, (100 - LEFT_SHARE) * 12])
         central = QWidget()
+        central.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)  # set, not derived from the content: the window never grows
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -108,6 +127,20 @@ class MainWindow(Retranslating, QMainWindow):
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.resize(1240, 820)
+
+    def _tab_order(self) -> None:
+        """Tab walks the path first: open a model, find safe settings, start, then the chat; the rest follow."""
+        chain = [self.model.open_button, self.model.demo_button, self.settings_panel.probe.run_button,
+                 self.server.start_button, self.server.stop_button, self.server.restart_button]
+        chat_input = getattr(self.chat, "input", None)
+        if chat_input is not None:
+            chain += [chat_input, self.chat.send_button]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.server_scroll.updateGeometry()  # its height cap is a share of the column's height
 
     def _connect(self) -> None:
         self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
@@ -151,6 +184,7 @@ class MainWindow(Retranslating, QMainWindow):
             self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
         self.model.set_recent(self.store.settings.recent_models)
         self.model.local_models.set_folders(self.store.settings.model_folders)
+        self.zoom.apply(self.store.settings.zoom_percent)
         self.menus.check_language(i18n.resolve_language(self.store.settings.language))
         notice = self.store.settings.notice
         if notice is not None:
@@ -184,9 +218,63 @@ class MainWindow(Retranslating, QMainWindow):
         self.tabs.insertTab(index, chat, self.tr("Chat"))
         self.tabs.setCurrentIndex(index)
         old.deleteLater()
+        self._tab_order()
+        self._render_tooltips()  # the real pane's New chat
 
     def _on_chat_failed(self, error: BaseException) -> None:
         self.chat.setText(self.tr("The chat could not be loaded: {error}").format(error=error))
+
+    # --- keyboard and zoom ------------------------------------------------------------------------
+
+    @staticmethod
+    def _press(button: QAbstractButton | None) -> None:
+        """A shortcut does what its button does, and nothing while the button is disabled or hidden."""
+        if button is not None and button.isEnabled() and button.isVisibleTo(button.window()):
+            button.click()
+
+    def focus_chat_input(self) -> None:
+        chat_input = getattr(self.chat, "input", None)
+        if chat_input is not None:
+            self.tabs.setCurrentWidget(self.chat)
+            chat_input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def set_zoom(self, percent: int) -> None:
+        self.zoom.apply(percent)
+        self.store.settings.zoom_percent = self.zoom.percent
+        self.store.save_soon()
+        self.statusBar().showMessage(self.tr("Zoom {percent}%").format(percent=self.zoom.percent), 3000)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        """Enter presses the focused button (a button itself only takes Space)."""
+        focused = QApplication.focusWidget()
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and isinstance(focused, QAbstractButton)
+                and focused.isEnabled() and focused.window() is self):
+            focused.animateClick()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def _render_tooltips(self) -> None:
+        """The buttons a shortcut presses say so: their tooltip (their own sentence, if any) ends with the keys."""
+        self._shortcut_of = {self.server.start_button: "start", self.server.stop_button: "stop",
+                             self.server.restart_button: "restart", self.settings_panel.probe.run_button: "probe"}
+        new_button = getattr(self.chat, "new_button", None)
+        if new_button is not None:
+            self._shortcut_of[new_button] = "new_chat"
+        for button in self._shortcut_of:
+            button.removeEventFilter(self)
+            button.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        name = getattr(self, "_shortcut_of", {}).get(watched)
+        if name is not None and event.type() == QEvent.Type.ToolTip:
+            from PySide6.QtWidgets import QToolTip  # imported when used: faster start-up
+
+            keys = self.menus.shortcut_text(name)
+            own = watched.toolTip()
+            QToolTip.showText(event.globalPos(), f"{own}\n({keys})" if own else keys, watched)
+            return True
+        return super().eventFilter(watched, event)
 
     # --- language --------------------------------------------------------------------------------
 

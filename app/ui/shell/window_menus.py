@@ -1,11 +1,12 @@
-"""The window's menu bar: File (open, recent, demo, quit), Language (English / 简体中文), Help."""
+"""The window's menu bar: File (open, recent, demo, quit), Server (start, stop, restart, find safe settings), Chat
+(new chat, go to the message box), View (zoom), Language (English / 简体中文), Help. Every shortcut lives here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow
 
@@ -31,6 +32,9 @@ class WindowMenus(QObject):
         self.file_menu.addAction(self.demo_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
+        self.server_menu = bar.addMenu("")
+        self.chat_menu = bar.addMenu("")
+        self.view_menu = bar.addMenu("")
         self.language_menu = bar.addMenu("")
         self.language_group = QActionGroup(self)
         self.language_actions: dict[str, QAction] = {}
@@ -46,6 +50,35 @@ class WindowMenus(QObject):
         self.help_menu.addAction(self.log_folder_action)
         self.help_menu.addAction(self.about_action)
 
+    def add_commands(self, commands: dict[str, Callable[[], None]]) -> None:
+        """The window's commands with their shortcuts: start, stop, restart, probe, new_chat, focus_chat,
+        zoom_in, zoom_out, zoom_reset."""
+        def action(name: str, keys: list[QKeySequence | str], menu) -> QAction:
+            act = QAction(self.window, triggered=lambda _=False: commands[name]())
+            act.setShortcuts([QKeySequence(k) for k in keys])
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            menu.addAction(act)
+            self.command_actions[name] = act
+            return act
+
+        self.command_actions: dict[str, QAction] = {}
+        action("start", ["F5"], self.server_menu)  # not Ctrl+Enter: in the message box that is a key of its own
+        action("stop", ["Shift+F5"], self.server_menu)
+        action("restart", ["Ctrl+R"], self.server_menu)
+        self.server_menu.addSeparator()
+        action("probe", ["Ctrl+P"], self.server_menu)
+        action("new_chat", ["Ctrl+N"], self.chat_menu)
+        action("focus_chat", ["Ctrl+L"], self.chat_menu)
+        action("zoom_in", ["Ctrl++", "Ctrl+="], self.view_menu)  # Ctrl+= : the + key without Shift
+        action("zoom_out", ["Ctrl+-"], self.view_menu)
+        action("zoom_reset", ["Ctrl+0"], self.view_menu)
+        self.retranslate()
+
+    def shortcut_text(self, name: str) -> str:
+        """"F5" for a command: what tooltips show after their sentence."""
+        act = getattr(self, "command_actions", {}).get(name)
+        return act.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if act is not None else ""
+
     def check_language(self, lang: str) -> None:
         self.language_actions[lang].setChecked(True)
 
@@ -55,6 +88,17 @@ class WindowMenus(QObject):
         self.model.recent_menu.setTitle(self.tr("Recent models"))
         self.demo_action.setText(self.tr("Try the &demo model"))
         self.quit_action.setText(self.tr("&Quit"))
+        self.server_menu.setTitle(self.tr("&Server"))
+        self.chat_menu.setTitle(self.tr("&Chat"))
+        self.view_menu.setTitle(self.tr("&View"))
+        names = {
+            "start": self.tr("Start the server"), "stop": self.tr("Stop the server"),
+            "restart": self.tr("Restart the server"), "probe": self.tr("Find safe settings"),
+            "new_chat": self.tr("New chat"), "focus_chat": self.tr("Go to the message box"),
+            "zoom_in": self.tr("Zoom in"), "zoom_out": self.tr("Zoom out"), "zoom_reset": self.tr("Actual size"),
+        }
+        for name, act in getattr(self, "command_actions", {}).items():
+            act.setText(names[name])
         self.language_menu.setTitle(self.tr("&Language"))
         self.help_menu.setTitle(self.tr("&Help"))
         self.log_folder_action.setText(self.tr("Open the log folder"))

@@ -101,6 +101,7 @@ class ServerPanel(Retranslating, QWidget):
         self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
         self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
         self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.url_value.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # Tab passes by; Shift+Tab no longer sticks on it
         self.url_value.setOpenExternalLinks(False)  # opened by _open_address: without a browser it is copied
         self.url_value.linkActivated.connect(self._open_address)
         self.error_label = QLabel(self, wordWrap=True)

@@ -20,14 +20,23 @@ def next_step(percent: int, direction: int) -> int:
     return max(smaller[-1] if smaller else ZOOM_MIN, ZOOM_MIN)
 
 
+_BASE_FONT: list[QFont] = []  # the application font before any zoom, taken once
+
+
+def _base_font() -> QFont:
+    if not _BASE_FONT:
+        app = QApplication.instance()
+        _BASE_FONT.append(QFont(app.font()) if app is not None else QFont())
+    return QFont(_BASE_FONT[0])
+
+
 class Zoom(QObject):
     """Scales the application font; widgets with a font of their own (bold titles) keep their extra size."""
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.window = window
-        app = QApplication.instance()
-        self._base = QFont(app.font()) if app is not None else QFont()
+        self._base = _base_font()
         self._base_points = self._base.pointSizeF() if self._base.pointSizeF() > 0 else 10.0
         self._own: dict[QWidget, float] = {}  # widget -> its extra points over the app font, found at first zoom
         self.percent = 100

@@ -167,3 +167,16 @@ def test_a_hand_edited_engine_falls_back_to_the_built_in_one():
                                            "profiles": {"/x.gguf": {"engine": {"backend": 7}}}}))
     s = load_settings()
     assert s.engine == ("embedded", None) and s.engine_override("/x.gguf") == ("embedded", None)
+
+
+@pytest.mark.parametrize(("stored", "expected"), [(125, 125), (9999, 300), (1, 50), ("big", 100), (True, 100)])
+def test_zoom_is_kept_inside_its_range(stored, expected):
+    """``zoom_percent`` (Ctrl +/-): a new field with a default, so an older file needs no migration."""
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": SCHEMA_VERSION, "zoom_percent": stored}), encoding="utf-8")
+    assert load_settings().zoom_percent == expected
+    s = load_settings()
+    s.zoom_percent = 175
+    s.save()
+    assert load_settings().zoom_percent == 175

@@ -58,6 +58,10 @@ class Zoom(QObject):
                 continue
             own.setPointSizeF(max(1.0, (self._base_points + extra) * percent / 100))
             widget.setFont(own)
+        for widget in self.window.findChildren(QWidget):  # a style sheet fixes the font it found: read it again
+            sheet = widget.styleSheet()
+            if sheet:
+                widget.setStyleSheet(sheet)
         QApplication.sendEvent(self.window, QEvent(QEvent.Type.LayoutRequest))
 
     def _remember_own_fonts(self) -> None:

@@ -27,11 +27,16 @@ def test_zoom_changes_the_font_and_is_saved(qtbot, window):
     base = _points()
     title = window.steps[0].title
     title_base = title.font().pointSizeF()
+    styled = window.server.badge  # a label with a style sheet of its own keeps the font it found unless told
+    styled.ensurePolished()
+    styled_base = styled.font().pointSizeF()
     window.menus.command_actions["zoom_in"].trigger()
     window.menus.command_actions["zoom_in"].trigger()
     assert window.zoom.percent == 125
     assert _points() > base * 1.2
     assert title.font().pointSizeF() > title_base * 1.2  # the bold titles grow too
+    styled.ensurePolished()
+    assert styled.font().pointSizeF() > styled_base * 1.2
     qtbot.waitUntil(lambda: window.store.idle and load_settings().zoom_percent == 125, timeout=LONG)
     window.menus.command_actions["zoom_out"].trigger()
     assert window.zoom.percent == 110

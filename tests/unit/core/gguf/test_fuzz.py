@@ -13,7 +13,7 @@ import gguf
 from app.core.gguf import GGUFError, ModelInfo, read_model_info, validate
 from tests.unit.core.gguf.test_support import write_gguf
 
-N_CASES = 400
+N_CASES = 200  # "hundreds"; with this seed 28 end in a ModelInfo and 172 in a GGUFError (checked below)
 NASTY = [2**63, 2**64 - 1, 2**62 + 1, 2**40, 2**32, 2**31 - 1, 2**30 + 1, 10**9, 65536, 513, 0, 1]
 
 

@@ -53,8 +53,14 @@ def _literal(node: ast.AST) -> str | None:
     return None
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The parsed source, once per run: several scans below read the same files (nothing changes a tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def _calls(path: Path):
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
@@ -94,7 +100,7 @@ def python_class_names() -> frozenset[str]:
     an English word too), Python's exceptions and httpx's."""
     names = set()
     for path in APP.rglob("*.py"):
-        names |= {node.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        names |= {node.name for node in ast.walk(_tree(path))
                   if isinstance(node, ast.ClassDef) and CAMEL_CASE.fullmatch(node.name.lstrip("_"))}
     names |= {name for name, value in vars(builtins).items()
               if isinstance(value, type) and issubclass(value, BaseException) and CAMEL_CASE.fullmatch(name)}

@@ -17,6 +17,12 @@ def real_flags() -> set[str]:
         return advertised_flags(handle.read())
 
 
+@pytest.fixture(scope="module")
+def real_report() -> IsaReport:
+    """One real probe of this machine (a child process per feature), read by the tests that only look at it."""
+    return probe()
+
+
 def test_an_instruction_no_cpu_has_is_reported_as_a_fault_not_a_crash():
     verdict, reason = run_in_child("hex:0f0b")  # ud2: always an invalid opcode
     assert verdict is Verdict.FAULTS
@@ -27,8 +33,8 @@ def test_the_x86_64_baseline_runs():
     assert run_in_child("hex:90") == (Verdict.RUNS, "")  # nop
 
 
-def test_every_advertised_feature_is_tried_and_the_real_cpu_runs_it():
-    report = probe()
+def test_every_advertised_feature_is_tried_and_the_real_cpu_runs_it(real_report):
+    report = real_report
     flags = real_flags()
     for feature in FEATURES:
         advertised = all(flag in flags for flag in feature.cpuinfo_flags)
@@ -66,6 +72,6 @@ def test_features_whose_prerequisite_faults_are_not_tried():
     assert report.runs("sse42") and report.runs("bmi2")
 
 
-def test_report_round_trips_through_json():
-    report = probe()
+def test_report_round_trips_through_json(real_report):
+    report = real_report
     assert IsaReport.from_dict(report.to_dict()) == report

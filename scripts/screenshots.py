@@ -2,6 +2,11 @@
 
     .venv/bin/python scripts/screenshots.py     # offscreen rendering, no X server needed
     QT_QPA_PLATFORM=xcb xvfb-run -a .venv/bin/python scripts/screenshots.py   # the same under Xvfb
+    .venv/bin/python scripts/screenshots.py --sizes 1024x700,1440x900,1920x1080 [--out DIR]
+
+With ``--sizes`` every state is grabbed at each size (``DIR/WxH/NAME-LANG.png``, DIR defaults to a new temporary
+folder, printed) and each grab is checked for cut text (tests/ui/clipping.py); without it the README's images
+are rendered at the one size they have always had, into docs/screenshots/.
 
 Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
@@ -12,6 +17,7 @@ server ready + chat, crash card, logs. Each state is grabbed in both languages b
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import sys
@@ -21,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
+DEFAULT_SIZE = (1280, 860)
 sys.path.insert(0, str(ROOT))
 
 
@@ -40,18 +47,52 @@ def settle(app, seconds: float = 0.4) -> None:
         time.sleep(0.02)
 
 
-def grab(app, window, name: str) -> None:
-    for lang in ("en", "zh"):
-        window.set_language(lang)
-        settle(app)
-        path = OUT / f"{name}-{lang}.png"
-        window.grab().save(str(path), "PNG", 0)  # PNG "quality" 0 = smallest file
-        print(f"{path.relative_to(ROOT)}  {path.stat().st_size // 1024} KiB")
-    window.set_language("en")
-    settle(app, 0.1)
+class Shots:
+    """Where the grabs go: the README's folder at the one default size, or a folder per size."""
+
+    def __init__(self, out: Path, sizes: list[tuple[int, int]] | None) -> None:
+        self.out, self.sizes = out, sizes
+        self.clipped: list[str] = []
+
+    def grab(self, app, window, name: str) -> None:
+        from tests.ui.clipping import clipped
+
+        for size in self.sizes or [DEFAULT_SIZE]:
+            window.resize(*size)
+            folder = self.out / f"{size[0]}x{size[1]}" if self.sizes else self.out
+            folder.mkdir(parents=True, exist_ok=True)
+            for lang in ("en", "zh"):
+                window.set_language(lang)
+                settle(app)
+                path = folder / f"{name}-{lang}.png"
+                window.grab().save(str(path), "PNG", 0)  # PNG "quality" 0 = smallest file
+                shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                print(f"{shown}  {path.stat().st_size // 1024} KiB")
+                if self.sizes:
+                    cut = [f"{folder.name} {name}-{lang}: {line}" for line in clipped(window)]
+                    self.clipped += cut
+                    for line in cut:
+                        print(f"  clipped: {line}")
+        window.resize(*(self.sizes or [DEFAULT_SIZE])[0])
+        window.set_language("en")
+        settle(app, 0.1)
 
 
-def main() -> int:
+def parse_size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    return int(width), int(height)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", help="comma-separated WxH list, e.g. 1024x700,1440x900,1920x1080")
+    parser.add_argument("--out", type=Path, help="folder for --sizes (default: a new temporary folder)")
+    args = parser.parse_args(argv)
+    sizes = [parse_size(part) for part in args.sizes.split(",")] if args.sizes else None
+    out = args.out or (Path(tempfile.mkdtemp(prefix="gguf-sizes-")) if sizes else OUT)
+    shots = Shots(out.resolve(), sizes)
+    grab = shots.grab
+
     home = tempfile.mkdtemp(prefix="gguf-shots-")
     os.environ["GGUF_LAUNCHER_HOME"] = home
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # xvfb-run + QT_QPA_PLATFORM=xcb works too
@@ -62,11 +103,11 @@ def main() -> int:
     from app.ui.shell.main_window import MainWindow
 
     app = QApplication(["gguf-launcher"])
-    OUT.mkdir(parents=True, exist_ok=True)
+    shots.out.mkdir(parents=True, exist_ok=True)
     settings = load_settings()
     i18n.apply_language("en")
     win = MainWindow(settings, live_hardware=False)
-    win.resize(1280, 860)
+    win.resize(*(sizes or [DEFAULT_SIZE])[0])
     win.show()
     win.start()
     wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel))
@@ -113,6 +154,9 @@ def main() -> int:
     wait_until(app, lambda: win._close_state == "done")
     win.shutdown_blocking()
     workers.wait_for_pool()
+    print(f"screenshots in {shots.out}")
+    if sizes:
+        print(f"{len(shots.clipped)} clipped widgets" if shots.clipped else "no clipped text")
     return 0
 
 

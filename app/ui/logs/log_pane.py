@@ -251,14 +251,19 @@ class LogPane(Retranslating, QWidget):
         QShortcut(QKeySequence.SelectAll, self.view, lambda: self.view.select_rows(0, len(self.view.lines) - 1),
                   context=Qt.WidgetShortcut)
 
-        bar = QHBoxLayout()
-        for widget in (self.filter_edit, self.level_combo, self.pause_button, self.copy_button,
-                       self.save_button, self.folder_button, self.clear_button):
-            bar.addWidget(widget)
-        bar.setStretch(0, 1)
+        self._bar_buttons = (self.pause_button, self.copy_button, self.save_button, self.folder_button,
+                             self.clear_button)
+        self._top_bar = QHBoxLayout()
+        for widget in (self.filter_edit, self.level_combo, *self._bar_buttons):
+            self._top_bar.addWidget(widget)
+        self._top_bar.setStretch(0, 1)
+        self._button_bar = QHBoxLayout()  # the buttons' own row when they do not fit beside the filter
+        self._button_bar.addStretch(1)
+        self._buttons_below = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
+        layout.addLayout(self._top_bar)
+        layout.addLayout(self._button_bar)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.status_label)
 
@@ -275,6 +280,29 @@ class LogPane(Retranslating, QWidget):
         self.folder_button.setToolTip(self.tr("The full log of every run is kept there"))
         self.clear_button.setText(self.tr("Clear"))
         self._update_status()
+        self._arrange_bar()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._arrange_bar()
+
+    def _arrange_bar(self) -> None:
+        """One row when the buttons fit beside the filter; else the buttons go on a row of their own below it,
+        so a narrow column never cuts their captions ("Open…lder")."""
+        spacing = max(self._top_bar.spacing(), 0)
+        need = (self.filter_edit.minimumWidth() + self.level_combo.sizeHint().width()
+                + sum(button.sizeHint().width() + spacing for button in self._bar_buttons) + spacing)
+        below = need > self.width()
+        if below == self._buttons_below:
+            return
+        self._buttons_below = below
+        for button in self._bar_buttons:
+            (self._top_bar if below else self._button_bar).removeWidget(button)
+        for button in self._bar_buttons:
+            if below:
+                self._button_bar.insertWidget(self._button_bar.count() - 1, button)
+            else:
+                self._top_bar.addWidget(button)
 
 
     # --- ingest --------------------------------------------------------------------------------

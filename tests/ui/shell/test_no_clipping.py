@@ -1,5 +1,6 @@
 """Issue 11, "Screenshots as tests": at 1024×700, 1440×900 and 1920×1080, in English and Chinese, no label or
-button in the main states that need no server (first run, a model checked, a crash card) has its text cut."""
+button in the main states that need no server (first run, a model checked, a crash card, the
+Logs tab) has its text cut."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def test_no_text_is_clipped(qtbot, window, tiny_model, size):
     _check(qtbot, window, "model-checked", problems)
     _crash(window)
     _check(qtbot, window, "crash-card", problems)
+    window.tabs.setCurrentIndex(1)
+    _check(qtbot, window, "logs", problems)
+    window.tabs.setCurrentIndex(0)
     assert (window.width(), window.height()) == size
     assert not problems, "\n".join(problems)
 

@@ -115,15 +115,7 @@ def test_run_gui_opens_the_window_and_returns_0(tmp_path):
         "from PySide6.QtWidgets import QApplication\n"
         "from PySide6.QtCore import QTimer\n"
         "app = QApplication([])\n"
-        "def close_once_shown():\n"  # close as soon as the window is up, not after a fixed wait
-        "    shown = [w for w in app.topLevelWidgets() if w.isVisible()]\n"
-        "    for w in shown:\n"
-        "        w.close()\n"
-        "    if shown:\n"
-        "        timer.stop()\n"
-        "timer = QTimer()\n"
-        "timer.timeout.connect(close_once_shown)\n"
-        "timer.start(50)\n"
+        "QTimer.singleShot(1500, lambda: [w.close() for w in app.topLevelWidgets()])\n"
         "from app.ui.shell.main import run_gui\n"
         "raise SystemExit(run_gui())\n"
     )

@@ -4,6 +4,7 @@ Saved launch configs are read by core now: tests/unit/core/test_session.py."""
 
 from __future__ import annotations
 
+from app.core.launch.config import fix_changes
 from app.ui.steps.model import model_actions
 from app.ui.steps.server import server_control
 from app.ui.widgets.memory_bar import MemoryBar, Segment, zone_for
@@ -18,9 +19,9 @@ def test_progress_fraction_from_the_shapes_core_reports():
 
 
 def test_diagnosis_fixes_become_settings_changes():
-    assert server_control.fix_for_settings({"ctx": 2048, "gpu_layers": 10}) == {"ctx": 2048, "gpu_layers": 10}
-    assert server_control.fix_for_settings({"port": 0}) == {"pick_free_port": True}
-    assert server_control.fix_for_settings({"unknown": 1}) == {}
+    assert fix_changes({"ctx": 2048, "gpu_layers": 10}) == {"ctx": 2048, "gpu_layers": 10}
+    assert fix_changes({"port": 0}) == {"pick_free_port": True}
+    assert fix_changes({"unknown": 1}) == {}
     assert server_control.same_model("/a/b/../m.gguf", "/a/m.gguf")
 
 

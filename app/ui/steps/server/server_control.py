@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
     from app.ui.steps.settings.settings_panel import SettingsPanel
 
-fix_for_settings = fix_changes  # a fix as Settings-step changes: core's one rule ({"port": 0} = any free port)
 
 
 def same_model(a: str, b: str) -> bool:

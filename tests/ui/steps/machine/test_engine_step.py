@@ -21,12 +21,11 @@ from app.core.diagnosis.causes_runtime import REBUILD_ENGINE
 from app.core.engine import isa_cache, report, selftest
 from app.core.engine.rebuild import Phase, RebuildProgress, cannot_rebuild_reason
 from app.core.engine.selftest import EngineCheck, Outcome, QuantResult
-from app.core.launch.config import LaunchConfig
+from app.core.launch.config import LaunchConfig, fix_changes
 from app.core.problem import Fix, FixAction, Status, UserError
 from app.core.text import T
 from app.ui.steps.machine import engine_rebuild
 from app.ui.steps.machine.machine_panel import MachinePanel
-from app.ui.steps.server.server_control import fix_for_settings
 from app.ui.steps.server.server_panel import ServerPanel
 from tests.ui.conftest import LONG, open_and_wait
 
@@ -81,7 +80,7 @@ def slow_rebuild(progress, cancel, *, steps: int = 400, then=None):
 
 def test_the_fix_key_the_ui_knows_is_the_diagnosis_key():
     assert engine_rebuild.REBUILD_KEY == REBUILD_ENGINE
-    assert fix_for_settings({REBUILD_ENGINE: "embedded"}) == {}  # never a setting, never the supervisor's config
+    assert fix_changes({REBUILD_ENGINE: "embedded"}) == {}  # never a setting, never the supervisor's config
 
 
 # --- the Machine step's engine row ---------------------------------------------------------------------------

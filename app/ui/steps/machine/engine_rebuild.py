@@ -20,9 +20,6 @@ if TYPE_CHECKING:  # imported when a rebuild starts: faster start-up
 
 RebuildStep = Callable[[Callable[["RebuildProgress"], None], Callable[[], bool]], "EngineCheck"]
 
-# The diagnosis fix key that is no setting (app.core.diagnosis.causes_runtime.REBUILD_ENGINE). Kept here as a
-# plain string: importing the diagnosis package would slow down the window's start-up.
-REBUILD_KEY = "rebuild_engine"
 REBUILT_ENGINE = "embedded"  # the only engine this app can rebuild: the built-in one
 
 

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.core.launch.config import BACKEND_EMBEDDED, LaunchConfig, fix_changes
 from app.core.server.events import IDLE_STATES, State
-from app.ui.steps.machine.engine_rebuild import REBUILD_KEY, EngineRebuild, RebuildStep
+from app.ui.steps.machine.engine_rebuild import EngineRebuild, RebuildStep
 from app.ui.workers import run_task
 
 if TYPE_CHECKING:
@@ -129,11 +129,9 @@ class ServerControl(QObject):
         self.bridge.restart()
 
     def apply_fix(self, fix: dict) -> None:
-        """Apply a crash's fix to the Settings step (core's ``fix_changes``), then restart with the Settings'
-        config, so the supervisor runs exactly what the Settings step shows and saves."""
-        if REBUILD_KEY in fix:
-            self.rebuild_and_restart()  # no setting changes: the engine itself does
-            return
+        """Apply a crash's settings fix to the Settings step (core's ``fix_changes``), then restart with the
+        Settings' config, so the supervisor runs exactly what the Settings step shows and saves. (A rebuild fix
+        never comes here: the crash card asks for ``rebuild_and_restart``.)"""
         if self.settings_panel.config() is None:  # no model in the Settings step: the supervisor applies it
             self.bridge.apply_fix_and_restart(dict(fix))
             return

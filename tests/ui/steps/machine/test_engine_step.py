@@ -78,8 +78,7 @@ def slow_rebuild(progress, cancel, *, steps: int = 400, then=None):
     return then() if then else selftest.run_check("embedded", use_cache=False)
 
 
-def test_the_fix_key_the_ui_knows_is_the_diagnosis_key():
-    assert engine_rebuild.REBUILD_KEY == REBUILD_ENGINE
+def test_a_rebuild_fix_is_never_a_setting_change():
     assert fix_changes({REBUILD_ENGINE: "embedded"}) == {}  # never a setting, never the supervisor's config
 
 

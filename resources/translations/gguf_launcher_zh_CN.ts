@@ -992,6 +992,14 @@
         <translation>（无标题）</translation>
     </message>
     <message>
+        <source>no model yet</source>
+        <translation>尚无模型</translation>
+    </message>
+    <message>
+        <source>{count} messages</source>
+        <translation>{count} 条消息</translation>
+    </message>
+    <message>
         <source>Open a saved conversation</source>
         <translation>打开已保存的对话</translation>
     </message>

@@ -1,4 +1,5 @@
-"""The saved-conversations drop-down: listed on a pool thread, newest first; choosing one asks to open it."""
+"""The saved-conversations drop-down: listed on a pool thread, newest first, each with the model it is with;
+choosing one asks to open it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ class SavedPicker(QComboBox):
         super().__init__(parent)
         self.items: list[dict] = []
         self.activated.connect(self._on_activated)
+        # long titles and model names never widen the chat's toolbar; the open list is as wide as they need
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(22)
         guard_wheel(self)
         self.retranslate()
 
@@ -33,9 +37,17 @@ class SavedPicker(QComboBox):
         self.clear()
         self.addItem(self.tr("Saved conversations ({count})").format(count=len(self.items)), None)
         for item in self.items:
-            title = item.get("title") or self.tr("(untitled)")
-            self.addItem(f"{title}  ·  {item.get('messages', 0)}", item.get("id"))
+            self.addItem(self._label(item), item.get("id"))
         self.setToolTip(self.tr("Open a saved conversation"))
+        widest = max((self.fontMetrics().horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        self.view().setMinimumWidth(widest + 32)  # room for the scroll bar and the item's padding
+
+    def _label(self, item: dict) -> str:
+        """"Title · model · N messages": the model says which server would carry the conversation on."""
+        title = item.get("title") or self.tr("(untitled)")
+        model = item.get("model") or self.tr("no model yet")
+        count = self.tr("{count} messages").format(count=item.get("messages", 0))
+        return "  ·  ".join((title, model, count))
 
     @Slot(int)
     def _on_activated(self, index: int) -> None:

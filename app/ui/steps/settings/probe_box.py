@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QListView,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
@@ -70,6 +71,12 @@ class ProbeBox(Retranslating, QWidget):
         self.max_context.toggled.connect(self._render)
         self.attempts = QListWidget(self)
         self.attempts.setIconSize(QSize(16, 16))
+        # a long row (a failure's sentence) wraps inside the column instead of needing a sideways scroll bar
+        self.attempts.setWordWrap(True)
+        self.attempts.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.attempts.setResizeMode(QListView.ResizeMode.Adjust)
+        self.attempts.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.attempts.installEventFilter(self)
         self._attempt_values: list[Attempt] = []  # kept so a language switch can re-render the rows
         self._logged: list[Attempt] = []  # the attempts whose log lines went to the Logs tab in this run
         look.bold(self.run_button)
@@ -193,10 +200,18 @@ class ProbeBox(Retranslating, QWidget):
         self.attempts.clear()
 
     def _fit_attempts(self) -> None:
-        """As tall as its rows, up to five; then it scrolls."""
-        rows = min(max(self.attempts.count(), 1), 5)
-        row_height = max(self.attempts.sizeHintForRow(0), self.attempts.fontMetrics().height() + 6, 20)
-        self.attempts.setFixedHeight(rows * row_height + 2 * self.attempts.frameWidth() + 6)
+        """As tall as its last five rows (wrapped ones count their lines); more rows scroll."""
+        line = max(self.attempts.fontMetrics().height() + 6, 20)
+        view, count = self.attempts, self.attempts.count()
+        view.doItemsLayout()  # wrapped rows' heights for the list's present width
+        heights = [max(view.visualItemRect(view.item(i)).height(), line) for i in range(max(count - 5, 0), count)]
+        heights = heights or [line]
+        self.attempts.setFixedHeight(sum(heights) + 2 * self.attempts.frameWidth() + 6)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.attempts and event.type() == QEvent.Type.Resize:
+            self._fit_attempts()  # wrapped rows take more or fewer lines at the list's new width
+        return super().eventFilter(watched, event)
 
     def _row_text(self, row: int) -> str:
         """An attempt's row; the search loads a passing setting a second time before it trusts it (and retries a

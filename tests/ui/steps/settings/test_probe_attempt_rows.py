@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.core.probe import Attempt
+from app.core.text import T
 from app.ui.steps.settings.probe_box import ProbeBox
 
 
@@ -17,3 +18,23 @@ def test_a_repeated_setting_is_labelled_as_a_second_try(qtbot):
     assert "again" in rows[2] and "again" not in rows[0]
     box.retranslate()  # a language switch re-renders the rows the same way
     assert box.attempts.item(2).text() == rows[2]
+
+
+def test_a_long_row_wraps_in_a_narrow_column_instead_of_scrolling_sideways(qtbot):
+    box = ProbeBox()
+    qtbot.addWidget(box)
+    box.resize(320, 400)
+    box.show()
+    qtbot.waitExposed(box)
+    reason = T("the server ran out of memory while it loaded the model, so this context is too large for this machine", "中文")
+    box._add_attempt(Attempt(0, 4096, ok=True, peak_rss_bytes=1 << 30))
+    box._add_attempt(Attempt(0, 32768, ok=False, reason=reason))
+    box._render()
+    qtbot.waitUntil(lambda: box.attempts.isVisible())
+    qtbot.wait(50)
+    view = box.attempts
+    assert not view.horizontalScrollBar().isVisible()
+    long_row = view.visualItemRect(view.item(1))
+    assert long_row.height() >= 2 * view.fontMetrics().height()  # wrapped onto several lines
+    assert long_row.right() <= view.viewport().width()
+    assert view.height() >= view.visualItemRect(view.item(0)).height() + long_row.height()  # both rows in full

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.core.synthetic.archs import (
+    write_deepseek2,
     write_gemma3,
     write_llama,
+    write_mamba2,
     write_phi3,
     write_qwen2,
     write_qwen3moe,
@@ -29,6 +31,8 @@ ARCHITECTURES: dict[str, Writer] = {
     "qwen3moe": write_qwen3moe,
     "gemma3": write_gemma3,
     "phi3": write_phi3,
+    "deepseek2": write_deepseek2,
+    "mamba2": write_mamba2,
 }
 
 
@@ -45,8 +49,10 @@ __all__ = [
     "ARCHITECTURES",
     "K_QUANT_BLOCK",
     "SyntheticSpec",
+    "write_deepseek2",
     "write_gemma3",
     "write_llama",
+    "write_mamba2",
     "write_model",
     "write_phi3",
     "write_qwen2",

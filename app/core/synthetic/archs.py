@@ -9,7 +9,10 @@ tokens appended after the base vocabulary.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from app.core.synthetic.vocab import CONTROL, UNKNOWN, Vocab, bpe_vocab, spm_vocab
 from app.core.synthetic.writer import ModelWriter, SyntheticSpec
@@ -64,11 +67,13 @@ def phi3_vocab() -> Vocab:
                                                    "unk": "<unk>", "pad": "<|endoftext|>"}, add_bos=False)
 
 
-def _embeddings(m: ModelWriter, vocab: Vocab, *, tied: bool) -> None:
+def _embeddings(m: ModelWriter, vocab: Vocab, *, tied: bool, quiet_eos: bool = False) -> None:
     """Token embeddings and output head. The rows of lone bytes 0x80-0xFF are zero (logit 0, below the random
     tokens' best), so a greedy decode never repeats a UTF-8 lead byte forever: llama-cpp-python does not count
-    tokens towards max_tokens while the text ends in an incomplete UTF-8 sequence and would fill the context."""
-    quiet = vocab.partial_utf8_ids()
+    tokens towards max_tokens while the text ends in an incomplete UTF-8 sequence and would fill the context.
+    ``quiet_eos``: the end-of-sequence row too, so a greedy decode runs to max_tokens (the built-in engine has no
+    ignore_eos)."""
+    quiet = vocab.partial_utf8_ids() + ([vocab.special["eos"]] if quiet_eos else [])
     m.matrix("token_embd.weight", m.spec.n_embd, len(vocab), zero_rows=quiet)
     m.vector("output_norm.weight", m.spec.n_embd, 1.0)
     if not tied:
@@ -204,4 +209,160 @@ def write_phi3(path: str | os.PathLike[str], spec: SyntheticSpec | None = None) 
         m.vector(p + "ffn_norm.weight", spec.n_embd, 1.0)
         m.matrix(p + "ffn_up.weight", spec.n_embd, 2 * spec.n_ff)
         m.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd)
+    return m.finish()
+
+
+DEEPSEEK_TEMPLATE = (  # DeepSeek-V3's markers, without its tool-call branches
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{{ message['content'] }}"
+    "{% elif message['role'] == 'user' %}{{ '<｜User｜>' + message['content'] }}"
+    "{% elif message['role'] == 'assistant' %}{{ '<｜Assistant｜>' + message['content'] + '<｜end▁of▁sentence｜>' }}"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<｜Assistant｜>' }}{% endif %}"
+)
+NEOX_TEMPLATE = (  # Mamba-2 is a base model without a template; a plain role-prefixed one so chat works
+    "{% for message in messages %}{{ message['role'] + ': ' + message['content'] + '\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'assistant: ' }}{% endif %}"
+)
+
+
+def deepseek_vocab() -> Vocab:
+    specials = ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"]
+    return bpe_vocab(specials, special={"bos": "<｜begin▁of▁sentence｜>", "eos": "<｜end▁of▁sentence｜>",
+                                        "pad": "<｜end▁of▁sentence｜>"}, pre="deepseek-v3", add_bos=True)
+
+
+def neox_vocab() -> Vocab:
+    return bpe_vocab(["<|endoftext|>"], special={"bos": "<|endoftext|>", "eos": "<|endoftext|>"}, pre="gpt-2")
+
+
+@dataclass(frozen=True)
+class MlaShape:
+    """DeepSeek-V2/V3 multi-head latent attention sizes (the real V3: q 1536, kv 512, nope 128, rope 64, v 128)."""
+
+    q_lora_rank: int = 256  # 0: a plain attn_q instead of attn_q_a/attn_q_b
+    kv_lora_rank: int = 512
+    qk_nope: int = 256  # attn_k_b's rows: 256 so Q4_K_M really makes it a K-quant (the real 128 falls back)
+    qk_rope: int = 32
+    v_head: int = 64
+    n_expert_shared: int = 1
+    n_dense_lead: int = 1  # leading layers with a dense FFN (first_k_dense_replace)
+
+
+DEEPSEEK2_SPEC = SyntheticSpec(n_layers=2, n_head=4, n_head_kv=1)
+DEEPSEEK2_MLA = MlaShape()
+
+
+def write_deepseek2(path: str | os.PathLike[str], spec: SyntheticSpec | None = None,
+                    mla: MlaShape = DEEPSEEK2_MLA) -> Path:
+    """DeepSeek-V3 layout (llama.cpp arch deepseek2) as today's converter writes it: MLA stored as MQA with one KV
+    head of key_length kv_lora_rank + rope dims and value_length kv_lora_rank, the decompressed head sizes in
+    key_length_mla/value_length_mla, attn_kv_b split into attn_k_b/attn_v_b; leading dense layers, then routed
+    experts with a sigmoid router and its bias (exp_probs_b) plus shared experts (ffn_*_shexp)."""
+    spec = spec or DEEPSEEK2_SPEC
+    m, vocab = ModelWriter(path, "deepseek2", spec), deepseek_vocab()
+    w = m.gguf
+    m.common(rope_freq_base=10000.0, rope_dims=mla.qk_rope)
+    w.add_leading_dense_block_count(mla.n_dense_lead)
+    w.add_vocab_size(len(vocab))
+    if mla.q_lora_rank:
+        w.add_q_lora_rank(mla.q_lora_rank)
+    w.add_kv_lora_rank(mla.kv_lora_rank)
+    w.add_key_length(mla.kv_lora_rank + mla.qk_rope)
+    w.add_value_length(mla.kv_lora_rank)
+    w.add_key_length_mla(mla.qk_nope + mla.qk_rope)
+    w.add_value_length_mla(mla.v_head)
+    w.add_expert_feed_forward_length(spec.n_ff_exp)
+    w.add_expert_count(spec.n_expert)
+    w.add_expert_used_count(spec.n_expert_used)
+    w.add_expert_shared_count(mla.n_expert_shared)
+    w.add_expert_weights_scale(2.5)
+    w.add_expert_weights_norm(True)
+    w.add_uint32(m.key("expert_gating_func"), 2)  # LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID, as V3
+    m.vocab(vocab, DEEPSEEK_TEMPLATE)
+    _embeddings(m, vocab, tied=False, quiet_eos=True)
+    n_head, q_head = spec.n_head, mla.qk_nope + mla.qk_rope
+    shared = spec.n_ff_exp * mla.n_expert_shared
+    for i in range(spec.n_layers):
+        p = f"blk.{i}."
+        m.vector(p + "attn_norm.weight", spec.n_embd, 1.0)
+        if mla.q_lora_rank:
+            m.matrix(p + "attn_q_a.weight", spec.n_embd, mla.q_lora_rank)
+            m.vector(p + "attn_q_a_norm.weight", mla.q_lora_rank, 1.0)
+            m.matrix(p + "attn_q_b.weight", mla.q_lora_rank, n_head * q_head)
+        else:
+            m.matrix(p + "attn_q.weight", spec.n_embd, n_head * q_head)
+        m.matrix(p + "attn_kv_a_mqa.weight", spec.n_embd, mla.kv_lora_rank + mla.qk_rope)
+        m.vector(p + "attn_kv_a_norm.weight", mla.kv_lora_rank, 1.0)
+        m.matrix(p + "attn_k_b.weight", mla.qk_nope, mla.kv_lora_rank, n_head)
+        m.matrix(p + "attn_v_b.weight", mla.kv_lora_rank, mla.v_head, n_head)
+        m.matrix(p + "attn_output.weight", n_head * mla.v_head, spec.n_embd)
+        m.vector(p + "ffn_norm.weight", spec.n_embd, 1.0)
+        if i < mla.n_dense_lead:
+            _gated_ffn(m, p)
+            continue
+        m.matrix(p + "ffn_gate_inp.weight", spec.n_embd, spec.n_expert, f32=True)
+        m.vector(p + "exp_probs_b.bias", spec.n_expert, 0.0)
+        m.matrix(p + "ffn_gate_exps.weight", spec.n_embd, spec.n_ff_exp, spec.n_expert)
+        m.matrix(p + "ffn_up_exps.weight", spec.n_embd, spec.n_ff_exp, spec.n_expert)
+        m.matrix(p + "ffn_down_exps.weight", spec.n_ff_exp, spec.n_embd, spec.n_expert)
+        m.matrix(p + "ffn_gate_shexp.weight", spec.n_embd, shared)
+        m.matrix(p + "ffn_up_shexp.weight", spec.n_embd, shared)
+        m.matrix(p + "ffn_down_shexp.weight", shared, spec.n_embd)
+    return m.finish()
+
+
+@dataclass(frozen=True)
+class SsmShape:
+    """Mamba-2 state sizes (the real 130M: d_inner 1536, d_state 128, head_dim 64, 1 group, d_conv 4)."""
+
+    d_inner: int = 512
+    d_state: int = 64
+    head_dim: int = 64
+    n_group: int = 1
+    d_conv: int = 4
+
+    @property
+    def n_ssm_head(self) -> int:  # ssm.time_step_rank
+        return self.d_inner // self.head_dim
+
+
+MAMBA2_SPEC = SyntheticSpec(n_layers=2)
+MAMBA2_SSM = SsmShape()
+
+
+def write_mamba2(path: str | os.PathLike[str], spec: SyntheticSpec | None = None, ssm: SsmShape = MAMBA2_SSM) -> Path:
+    """Mamba-2 (recurrent, no attention): the converter's keys (head_count and feed_forward_length 0), ssm_in
+    projecting to z, x, B, C and dt at once, a depthwise conv kept F32 (llama.cpp never quantizes ssm_conv1d),
+    A = -exp(A_log) and D as {1, n_head}, a grouped RMS norm before ssm_out, tied embeddings (as mamba2-130m)."""
+    spec = spec or MAMBA2_SPEC
+    m, vocab = ModelWriter(path, "mamba2", spec), neox_vocab()
+    w = m.gguf
+    w.add_name(spec.name or "tiny-random-mamba2")
+    w.add_context_length(spec.ctx_train)
+    w.add_embedding_length(spec.n_embd)
+    w.add_feed_forward_length(0)
+    w.add_head_count(0)
+    w.add_block_count(spec.n_layers)
+    w.add_ssm_conv_kernel(ssm.d_conv)
+    w.add_ssm_inner_size(ssm.d_inner)
+    w.add_ssm_state_size(ssm.d_state)
+    w.add_ssm_time_step_rank(ssm.n_ssm_head)
+    w.add_ssm_group_count(ssm.n_group)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_file_type(1 if spec.f16 else 0)
+    m.vocab(vocab, NEOX_TEMPLATE)
+    _embeddings(m, vocab, tied=True, quiet_eos=True)
+    conv_dim = ssm.d_inner + 2 * ssm.n_group * ssm.d_state
+    n_head = ssm.n_ssm_head
+    for i in range(spec.n_layers):
+        p = f"blk.{i}."
+        m.vector(p + "attn_norm.weight", spec.n_embd, 1.0)
+        m.matrix(p + "ssm_in.weight", spec.n_embd, ssm.d_inner + conv_dim + n_head)
+        m.matrix(p + "ssm_conv1d.weight", ssm.d_conv, conv_dim, scale=0.2, f32=True)
+        m.vector(p + "ssm_conv1d.bias", conv_dim)
+        m.vector(p + "ssm_dt.bias", n_head)
+        w.add_tensor(p + "ssm_a", -np.exp(m.rng.uniform(0.0, 2.0, (n_head, 1))).astype(np.float32))
+        w.add_tensor(p + "ssm_d", np.ones((n_head, 1), dtype=np.float32))
+        w.add_tensor(p + "ssm_norm.weight", np.ones((ssm.n_group, ssm.d_inner // ssm.n_group), dtype=np.float32))
+        m.matrix(p + "ssm_out.weight", ssm.d_inner, spec.n_embd)
     return m.finish()

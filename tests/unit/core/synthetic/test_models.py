@@ -26,13 +26,24 @@ REQUIRED = {
                "blk.0.attn_k_norm.weight"},
     "phi3": {"blk.0.attn_qkv.weight", "blk.0.ffn_up.weight"},
     "llama": {"blk.0.attn_q.weight", "blk.0.ffn_gate.weight", "output.weight"},
+    "deepseek2": {"blk.0.attn_q_a.weight", "blk.0.attn_q_b.weight", "blk.0.attn_kv_a_mqa.weight",
+                  "blk.0.attn_kv_a_norm.weight", "blk.0.attn_k_b.weight", "blk.0.attn_v_b.weight",
+                  "blk.0.ffn_gate.weight", "blk.1.ffn_gate_exps.weight", "blk.1.ffn_gate_shexp.weight",
+                  "blk.1.exp_probs_b.bias", "output.weight"},
+    "mamba2": {"blk.0.ssm_in.weight", "blk.0.ssm_conv1d.weight", "blk.0.ssm_conv1d.bias", "blk.0.ssm_dt.bias",
+               "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight", "blk.0.ssm_out.weight"},
 }
 ABSENT = {
     "qwen2": {"output.weight"},  # tied embeddings
     "gemma3": {"output.weight"},
     "phi3": {"blk.0.ffn_gate.weight", "blk.0.attn_q.weight"},  # fused
     "qwen3moe": {"blk.0.ffn_gate.weight"},
+    "deepseek2": {"blk.0.attn_q.weight", "blk.0.attn_kv_b.weight", "blk.0.ffn_gate_exps.weight",
+                  "blk.1.ffn_gate.weight"},  # MLA split k_b/v_b; layer 0 dense, layer 1 experts
+    "mamba2": {"output.weight", "blk.0.attn_q.weight", "blk.0.ffn_up.weight"},
 }
+# 2-D tensors llama.cpp never quantizes (llama-quant.cpp): the MoE router, Mamba's conv1d, names without ".weight"
+UNQUANTIZED = ("ffn_gate_inp.weight", "ssm_conv1d.weight", ".ssm_a", ".ssm_d")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -47,7 +58,7 @@ def test_every_architecture_reads_back_and_passes_the_checks(tmp_path, arch):
     assert path.stat().st_size < 8 * 1024**2
     # K-quants need every row (ggml's ne[0]) of a quantizable matrix to be a multiple of 256
     for tensor in info.tensors:
-        if len(tensor.shape) >= 2 and not tensor.name.endswith("ffn_gate_inp.weight"):
+        if len(tensor.shape) >= 2 and not tensor.name.endswith(UNQUANTIZED):
             assert tensor.shape[0] % K_QUANT_BLOCK == 0, (tensor.name, tensor.shape)
 
 
@@ -71,6 +82,28 @@ def test_shapes_follow_llama_cpp_loader(tmp_path):
     moe_md = read_model_info(tmp_path / "m.gguf").metadata
     assert (moe_md["qwen3moe.expert_count"], moe_md["qwen3moe.expert_used_count"]) == (4, 2)
     assert moe_md["qwen3moe.expert_feed_forward_length"] == 256
+
+
+def test_mla_and_ssm_shapes_follow_llama_cpp_loader(tmp_path):
+    info = read_model_info(write_model("deepseek2", tmp_path / "d.gguf"))
+    ds, md = {t.name: t for t in info.tensors}, info.metadata
+    # the converter's MLA keys: one KV head of kv_lora_rank + rope dims, the decompressed sizes in *_mla
+    assert (md["deepseek2.attention.kv_lora_rank"], md["deepseek2.rope.dimension_count"]) == (512, 32)
+    assert (md["deepseek2.attention.key_length"], md["deepseek2.attention.value_length"]) == (544, 512)
+    assert (md["deepseek2.attention.key_length_mla"], md["deepseek2.attention.value_length_mla"]) == (288, 64)
+    assert md["deepseek2.attention.head_count_kv"] == 1 and md["deepseek2.leading_dense_block_count"] == 1
+    assert md["deepseek2.expert_shared_count"] == 1 and md["deepseek2.expert_gating_func"] == 2
+    assert ds["blk.0.attn_kv_a_mqa.weight"].shape == (256, 512 + 32)  # {n_embd, kv_lora_rank + rope}
+    assert ds["blk.0.attn_k_b.weight"].shape == (256, 512, 4)  # {qk_nope, kv_lora_rank, n_head}
+    assert ds["blk.0.attn_v_b.weight"].shape == (512, 64, 4)  # {kv_lora_rank, v_head, n_head}
+    assert ds["blk.0.attn_q_b.weight"].shape == (256, 4 * 288) and ds["blk.0.attn_output.weight"].shape == (256, 256)
+    assert ds["blk.1.ffn_gate_shexp.weight"].shape == (256, 256)
+    mamba = read_model_info(write_model("mamba2", tmp_path / "m.gguf"))
+    mt, mm = {t.name: t for t in mamba.tensors}, mamba.metadata
+    assert (mm["mamba2.ssm.inner_size"], mm["mamba2.ssm.state_size"], mm["mamba2.ssm.time_step_rank"]) == (512, 64, 8)
+    assert mt["blk.0.ssm_in.weight"].shape == (256, 2 * 512 + 2 * 64 + 8)  # z, x, B, C, dt
+    assert mt["blk.0.ssm_conv1d.weight"].shape == (4, 512 + 2 * 64) and mt["blk.0.ssm_conv1d.weight"].type_id == 0
+    assert mt["blk.0.ssm_a"].shape == (1, 8) and mt["blk.0.ssm_norm.weight"].shape == (512, 1)
 
 
 def test_same_spec_same_bytes_and_spec_changes_apply(tmp_path):

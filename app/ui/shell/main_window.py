@@ -304,6 +304,7 @@ class MainWindow(Retranslating, QMainWindow):
             self.banner.show_text(self.store.settings.notice.render())
         for widget in (self.machine, self.model, self.settings_panel, self.server, self.lazy_logs, self.chat):
             widget.retranslate()
+        self.model_switch.retranslate()
 
     # --- drag and drop anywhere on the window ----------------------------------------------------
 

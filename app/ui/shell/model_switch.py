@@ -40,6 +40,7 @@ class ModelSwitch(QObject):
         self.window, self.control, self.session = window, control, session
         self.box: QMessageBox | None = None  # the open question, if any
         self.buttons: dict[str, QAbstractButton] = {}
+        self._asked: tuple[str, str] | None = None  # (server's model, opened model) of the open question
         self._waiting: tuple[str, str] | None = None  # (choice, path): Restart waits for the new model's checks
         model_panel.modelChosen.connect(self.on_model_chosen)
         model_panel.modelChecked.connect(self.on_model_checked)  # after ProfileSync: the config is there
@@ -60,26 +61,34 @@ class ModelSwitch(QObject):
 
         box = QMessageBox(self.window)
         box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle(self.tr("Another model"))
-        box.setText(self.tr("The server is still running {old}. Restart it with {new}?").format(
-            old=os.path.basename(old), new=os.path.basename(new)))
-        box.setInformativeText(self.tr("Until it restarts, the chat is answered by {old}.").format(
-            old=os.path.basename(old)))
         self.buttons = {
-            SWITCH_RESTART: box.addButton(self.tr("Restart"), QMessageBox.ButtonRole.AcceptRole),
-            SWITCH_STOP: box.addButton(self.tr("Stop it"), QMessageBox.ButtonRole.DestructiveRole),
-            SWITCH_KEEP: box.addButton(self.tr("Keep it running"), QMessageBox.ButtonRole.RejectRole),
+            SWITCH_RESTART: box.addButton("", QMessageBox.ButtonRole.AcceptRole),
+            SWITCH_STOP: box.addButton("", QMessageBox.ButtonRole.DestructiveRole),
+            SWITCH_KEEP: box.addButton("", QMessageBox.ButtonRole.RejectRole),
         }
         box.setDefaultButton(self.buttons[SWITCH_RESTART])
         box.setEscapeButton(self.buttons[SWITCH_KEEP])
         box.setWindowModality(Qt.WindowModality.WindowModal)
         choices = {button: choice for choice, button in self.buttons.items()}
         box.buttonClicked.connect(lambda button: self.choose(choices.get(button, SWITCH_KEEP), new))
-        self.box = box
+        self.box, self._asked = box, (old, new)
+        self.retranslate()
         box.open()
 
+    def retranslate(self) -> None:
+        """The open question in the language just chosen (a language switch while it is open)."""
+        if self.box is None or self._asked is None:
+            return
+        old, new = (os.path.basename(path) for path in self._asked)
+        self.box.setWindowTitle(self.tr("Another model"))
+        self.box.setText(self.tr("The server is still running {old}. Restart it with {new}?").format(old=old, new=new))
+        self.box.setInformativeText(self.tr("Until it restarts, the chat is answered by {old}.").format(old=old))
+        for choice, caption in ((SWITCH_RESTART, self.tr("Restart")), (SWITCH_STOP, self.tr("Stop it")),
+                                (SWITCH_KEEP, self.tr("Keep it running"))):
+            self.buttons[choice].setText(caption)
+
     def _close_box(self) -> None:
-        box, self.box, self.buttons = self.box, None, {}
+        box, self.box, self.buttons, self._asked = self.box, None, {}, None
         if box is not None:
             box.buttonClicked.disconnect()
             box.close()

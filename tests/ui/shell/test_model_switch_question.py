@@ -64,3 +64,18 @@ def test_the_same_model_again_or_no_server_asks_nothing(qtbot, window, tiny_mode
     window.running_patch.setattr(window.control, "is_running", lambda: False)
     open_and_wait(qtbot, window, make_model("second.gguf", n_layers=3))
     assert window.model_switch.box is None and running == []
+
+
+def test_the_open_question_follows_a_language_switch(qtbot, window, tiny_model, make_model, running):
+    other = make_model("third.gguf", n_layers=3)
+    window.model.open_model(str(other))
+    box = _question(qtbot, window)
+    window.set_language("zh")
+    try:
+        assert box.text() == f"服务器仍在运行 {tiny_model.name}。要用 third.gguf 重新启动它吗？", box.text()
+        assert window.model_switch.buttons["stop"].text() == "停止它"
+        assert box.isVisible() and window.model_switch.box is box  # the same question, still open
+    finally:
+        window.set_language("en")
+    assert window.model_switch.buttons["keep"].text() == "Keep it running"
+    window.model_switch.buttons["keep"].click()

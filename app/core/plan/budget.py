@@ -1,7 +1,9 @@
 """How much memory each device may use: free VRAM per GPU, usable RAM, and the margin to keep free.
 
 A ``vram_budget`` replaces the scanned GPUs with one simulated GPU of that size, so a presenter
-can plan for "an 8 GB card" on a laptop without one. A ``ram_budget`` replaces usable RAM.
+can plan for "an 8 GB card" on a laptop without one (a card keeps its margin: the driver needs it).
+A ``ram_budget`` is what the server may use: the whole of it, no margin taken out of it. The RAM
+margin belongs to the machine's real free memory, not on top of an explicit budget.
 """
 
 from __future__ import annotations
@@ -70,9 +72,10 @@ def gpu_budgets(hw: Any, vram_budget: int | None, margins: Margins) -> list[Devi
 
 
 def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBudget:
-    free = int(ram_budget) if ram_budget is not None else _usable_ram(hw)
-    name = "RAM budget" if ram_budget is not None else "system RAM"
-    return DeviceBudget("cpu", -1, name, free, margins.ram_keep(free), simulated=ram_budget is not None)
+    if ram_budget is not None:  # the server may use all of it
+        return DeviceBudget("cpu", -1, "RAM budget", int(ram_budget), 0, simulated=True)
+    free = _usable_ram(hw)
+    return DeviceBudget("cpu", -1, "system RAM", free, margins.ram_keep(free))
 
 
 def device_budgets(hw: Any, *, vram_budget: int | None = None, ram_budget: int | None = None,

@@ -1,8 +1,9 @@
 """After a successful test prompt: is the safety margin still free on every device?
 
 With a budget (``--ram-budget`` / ``--vram-budget``) the child's measured peak is compared with the
-budget; without one, what the machine has free right now (the child still loaded) is compared with
-the margin of the device's total memory.
+budget: a RAM budget may be used in full, a VRAM budget (a simulated card) keeps its margin. What the
+machine has free right now (the child still loaded) is compared with the margin of its total RAM
+whether or not a RAM budget was given, and of each GPU's total memory when no VRAM budget was.
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ def margin_problem(peak_rss: int | None, peak_vram: int | None, margins: Margins
                    ram_budget: int | None, vram_budget: int | None, free_now: FreeNow | None,
                    uses_gpu: bool) -> Text | None:
     """The first device whose margin is not left free, as a sentence; None when all are fine."""
-    if ram_budget is not None:
-        keep = margins.ram_keep(ram_budget)
-        if ram_budget - (peak_rss or 0) < keep:
-            return _short("RAM", ram_budget - (peak_rss or 0), keep)
-    elif free_now is not None:
+    # a RAM budget is what the server may use (no margin out of it); the margin is kept on the real machine
+    if ram_budget is not None and (peak_rss or 0) > ram_budget:
+        return T("The server used {peak} of RAM, more than the {budget} budget.",
+                 "服务器用了 {peak} 内存，超出了 {budget} 的预算。",
+                 peak=human_bytes(peak_rss or 0), budget=human_bytes(ram_budget))
+    if free_now is not None:
         keep = margins.ram_keep(free_now.ram_total_bytes)
         if free_now.ram_free_bytes < keep:
             return _short("RAM", free_now.ram_free_bytes, keep)

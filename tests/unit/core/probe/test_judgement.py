@@ -25,7 +25,14 @@ def judge(peak_rss=None, peak_vram=None, **kw):
 
 def test_budget_margins_use_the_measured_peaks():
     assert judge(peak_rss=3 * GiB, ram_budget=4 * GiB) is None
-    assert "RAM" in str(judge(peak_rss=int(3.6 * GiB), ram_budget=4 * GiB))
+    # the whole RAM budget may be used: no margin out of it (probe --ram-budget 400M must not refuse a small model)
+    assert judge(peak_rss=int(3.9 * GiB), ram_budget=4 * GiB) is None
+    over = judge(peak_rss=int(4.2 * GiB), ram_budget=4 * GiB)
+    assert "RAM" in str(over) and "4.0 GiB" in str(over)
+    roomy = FreeNow(ram_free_bytes=16 * GiB, ram_total_bytes=32 * GiB, gpus=())
+    low = FreeNow(ram_free_bytes=1 * GiB, ram_total_bytes=32 * GiB, gpus=())
+    assert judge(peak_rss=3 * GiB, ram_budget=4 * GiB, free_now=roomy) is None
+    assert "RAM" in str(judge(peak_rss=3 * GiB, ram_budget=4 * GiB, free_now=low))  # the real machine's margin
     assert judge(peak_vram=7 * GiB, vram_budget=8 * GiB) is None
     problem = judge(peak_vram=int(7.7 * GiB), vram_budget=8 * GiB)
     assert "VRAM" in str(problem) and "512.0 MiB" in str(problem)

@@ -228,6 +228,91 @@ def _phi3_tensors(plan: Plan, hp: HParams) -> None:
             plan.want(name + ".weight", (hp.rot // 2,), required=False)
 
 
+def _gate_up_exps(plan: Plan, p: str, n_embd: int, n_ff: int, n_expert: int, i: int, required: bool) -> None:
+    """create_tensor_gate_up_exps: one fused ffn_gate_up_exps, else separate gate and up experts."""
+    if not plan.want(p + "ffn_gate_up_exps.weight", (n_embd, 2 * n_ff, n_expert), required=False):
+        for part in ("ffn_gate_exps", "ffn_up_exps"):
+            plan.want(p + part + ".weight", (n_embd, n_ff, n_expert), required=required, layer=i)
+
+
+def _deepseek2_tensors(plan: Plan, hp: HParams) -> None:
+    """llama_model_deepseek2::load_arch_tensors: MLA attention (q through a low-rank q_a/q_b or a plain attn_q;
+    the compressed kv_a_mqa; attn_k_b/attn_v_b when the *_mla lengths are set, the legacy fused attn_kv_b
+    otherwise), dense FFNs for the leading layers, then routed and shared experts; MTP layers are optional."""
+    n_embd, n_head, n_expert = hp.n_embd, hp.first(hp.n_head), hp.n_expert
+    k_mla, v_mla = hp.extra.get("k_mla") or 0, hp.extra.get("v_mla") or 0
+    is_mla = bool(k_mla and v_mla)
+    k_head, v_head = (k_mla, v_mla) if is_mla else (hp.n_embd_head_k, hp.n_embd_head_v)
+    rope, q_lora, kv_lora = hp.n_rot, int(hp.extra.get("q_lora") or 0), int(hp.extra.get("kv_lora") or 0)
+    nope = k_head - rope
+    if nope < 1:
+        raise LoadStop(T("This file is damaged: its attention heads are no wider than their rotary part; llama.cpp "
+                         "stops with an assertion.",
+                         "文件已损坏：注意力头的宽度不大于其旋转部分；llama.cpp 会因断言失败而中止。"),
+                       (f"deepseek2 key length {k_head} <= rope dimensions {rope}",), check_id="tensor_shapes")
+    n_ff, n_ff_exp = hp.first(hp.n_ff), hp.first(hp.extra.get("n_ff_exp") or [])
+    shared = n_ff_exp * int(hp.extra.get("n_shared") or 0)
+    dense_lead = int(hp.extra.get("dense_lead") or 0)
+    _output(plan, hp)
+    for i in range(hp.n_layer_all):
+        p, req = f"blk.{i}.", i < hp.n_layer
+        plan.want(p + "attn_norm.weight", (n_embd,), required=req, layer=i)
+        if q_lora > 0:
+            plan.want(p + "attn_q_a_norm.weight", (q_lora,), required=req, layer=i)
+            plan.want(p + "attn_q_a.weight", (n_embd, q_lora), required=req, layer=i)
+            plan.want(p + "attn_q_b.weight", (q_lora, n_head * k_head), required=req, layer=i)
+        else:
+            plan.want(p + "attn_q.weight", (n_embd, n_head * k_head), required=req, layer=i)
+        plan.want(p + "attn_kv_a_norm.weight", (kv_lora,), required=req, layer=i)
+        plan.want(p + "attn_kv_a_mqa.weight", (n_embd, kv_lora + rope), required=req, layer=i)
+        if is_mla:
+            plan.want(p + "attn_k_b.weight", (nope, kv_lora, n_head), required=req, layer=i)
+            plan.want(p + "attn_v_b.weight", (kv_lora, v_head, n_head), required=req, layer=i)
+        else:
+            plan.want(p + "attn_kv_b.weight", (kv_lora, n_head * (nope + v_head)), required=req, layer=i)
+        plan.want(p + "attn_output.weight", (n_head * v_head, n_embd), required=req, layer=i)
+        plan.want(p + "ffn_norm.weight", (n_embd,), required=req, layer=i)
+        if i < dense_lead:
+            for part, shape in (("ffn_gate", (n_embd, n_ff)), ("ffn_down", (n_ff, n_embd)), ("ffn_up", (n_embd, n_ff))):
+                plan.want(p + part + ".weight", shape, required=req, layer=i)
+        else:
+            if n_expert == 0 or hp.first(hp.n_expert_used) == 0:
+                raise LoadStop(T("This file is damaged: it is a mixture-of-experts model without experts in its "
+                                 "settings.", "文件已损坏：这是混合专家模型，但其设置中没有专家。"),
+                               (f"deepseek2 expert_count={n_expert} expert_used_count={hp.first(hp.n_expert_used)}",))
+            plan.want(p + "ffn_gate_inp.weight", (n_embd, n_expert), required=req, layer=i)
+            plan.want(p + "exp_probs_b.bias", (n_expert,), required=False)
+            plan.want(p + "ffn_down_exps.weight", (n_ff_exp, n_embd, n_expert), required=req, layer=i)
+            _gate_up_exps(plan, p, n_embd, n_ff_exp, n_expert, i, req)
+            for part, shape in (("ffn_gate_shexp", (n_embd, shared)), ("ffn_down_shexp", (shared, n_embd)),
+                                ("ffn_up_shexp", (n_embd, shared))):
+                plan.want(p + part + ".weight", shape, required=req, layer=i)
+        if i >= hp.n_layer:
+            for part, shape in (("nextn.eh_proj", (2 * n_embd, n_embd)), ("nextn.enorm", (n_embd,)),
+                                ("nextn.hnorm", (n_embd,)), ("nextn.embed_tokens", (n_embd, hp.n_vocab)),
+                                ("nextn.shared_head_head", (n_embd, hp.n_vocab)),
+                                ("nextn.shared_head_norm", (n_embd,))):
+                plan.want(p + part + ".weight", shape, required=False)
+
+
+def _mamba2_tensors(plan: Plan, hp: HParams) -> None:
+    """llama_model_mamba2::load_arch_tensors: ssm_in to z, x, B, C and dt; the conv over x, B and C; A, D and the
+    dt bias per SSM head; a grouped norm; ssm_out."""
+    n_embd = hp.n_embd
+    d_conv, d_inner, d_state, n_group, dt_rank = (int(hp.extra.get(k) or 0) for k in
+                                                  ("d_conv", "d_inner", "d_state", "n_group", "dt_rank"))
+    conv_dim = d_inner + 2 * n_group * d_state
+    _output(plan, hp)
+    for i in range(hp.n_layer):
+        p = f"blk.{i}."
+        for name, shape in (("attn_norm.weight", (n_embd,)), ("ssm_in.weight", (n_embd, d_inner + conv_dim + dt_rank)),
+                            ("ssm_conv1d.weight", (d_conv, conv_dim)), ("ssm_conv1d.bias", (conv_dim,)),
+                            ("ssm_dt.bias", (dt_rank,)), ("ssm_a", (1, dt_rank)), ("ssm_d", (1, dt_rank)),
+                            ("ssm_norm.weight", (d_inner // max(1, n_group), n_group)),
+                            ("ssm_out.weight", (d_inner, n_embd))):
+            plan.want(p + name, shape, layer=i)
+
+
 # --- per-architecture hyper-parameters (load_arch_hparams) ----------------------------------------------
 
 
@@ -287,6 +372,32 @@ def _moe_hparams(meta: Meta, hp: HParams) -> None:
     _rms_eps(meta, hp)
 
 
+def _deepseek2_hparams(meta: Meta, hp: HParams) -> None:
+    """llama_model_deepseek2::load_arch_hparams: q_lora_rank is required except for the "lite" layer counts."""
+    n_vocab = meta.get(meta.akey("vocab_size"), "u32")
+    n_vocab = (meta.length("tokenizer.ggml.tokens") or 0) if n_vocab is None else n_vocab
+    is_lite = hp.n_layer in (26, 27) or (hp.n_layer == 48 and n_vocab == 128256)
+    _rms_eps(meta, hp)
+    hp.extra["dense_lead"] = meta.get(meta.akey("leading_dense_block_count"), "u32") or 0
+    if not is_lite:
+        hp.extra["q_lora"] = meta.get(meta.akey("attention.q_lora_rank"), "u32", required=True)
+    hp.extra["kv_lora"] = meta.get(meta.akey("attention.kv_lora_rank"), "u32", required=True)
+    hp.extra["k_mla"] = meta.get(meta.akey("attention.key_length_mla"), "u32") or 0
+    hp.extra["v_mla"] = meta.get(meta.akey("attention.value_length_mla"), "u32") or 0
+    hp.extra["n_ff_exp"] = meta.get_per_layer(meta.akey("expert_feed_forward_length"), "u32", hp.n_layer_all)
+    hp.extra["n_shared"] = meta.get(meta.akey("expert_shared_count"), "u32", required=True)
+    meta.get(meta.akey("expert_weights_scale"), "f32")
+    meta.get(meta.akey("expert_weights_norm"), "bool")
+    meta.get(meta.akey("expert_gating_func"), "u32")
+
+
+def _mamba2_hparams(meta: Meta, hp: HParams) -> None:
+    for name, key in (("d_conv", "ssm.conv_kernel"), ("d_inner", "ssm.inner_size"), ("d_state", "ssm.state_size"),
+                      ("dt_rank", "ssm.time_step_rank"), ("n_group", "ssm.group_count")):
+        hp.extra[name] = meta.get(meta.akey(key), "u32", required=True)
+    _rms_eps(meta, hp)
+
+
 @dataclass(frozen=True)
 class ArchSpec:
     hparams: Callable[[Meta, HParams], None]
@@ -301,6 +412,8 @@ SPECS: dict[str, ArchSpec] = {
     "qwen3moe": ArchSpec(_moe_hparams, _qwen3moe_tensors),
     "gemma3": ArchSpec(_gemma3_hparams, _gemma3_tensors),
     "phi3": ArchSpec(_phi3_hparams, _phi3_tensors),
+    "deepseek2": ArchSpec(_deepseek2_hparams, _deepseek2_tensors),
+    "mamba2": ArchSpec(_mamba2_hparams, _mamba2_tensors),
 }
 
 

@@ -325,10 +325,60 @@ def test_generic_architecture_layers_are_compared(tmp_path):
 
 
 def test_leading_dense_layers_may_differ(tmp_path):
-    kv = {"deepseek2.leading_dense_block_count": (1, VT.UINT32)}
+    kv = {"glm4moe.leading_dense_block_count": (1, VT.UINT32)}
     tensors = {f"blk.{i}.ffn_gate_inp.weight": (2, 8) for i in (1, 2, 3)}
-    path = mini(tmp_path / "m.gguf", arch="deepseek2", layers=4, kv=kv, tensors=tensors)
+    path = mini(tmp_path / "m.gguf", arch="glm4moe", layers=4, kv=kv, tensors=tensors)
     assert rows(path)["layers"].status is Status.OK
+
+
+def _rewrite(src: Path, dst: Path, *, drop: str = "", reshape: tuple[str, tuple[int, ...]] | None = None) -> Path:
+    """A copy of a generated model without tensor ``drop`` or with one tensor given another (numpy) shape."""
+    reader = gguf.GGUFReader(src)
+    writer = gguf.GGUFWriter(str(dst), reader.fields["general.architecture"].contents())
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+            continue
+        item = field.types[1] if field.types[0] == VT.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), field.types[0], item)
+    for tensor in reader.tensors:
+        if tensor.name == drop:
+            continue
+        shape = tuple(int(n) for n in reversed(tensor.shape))
+        if reshape and tensor.name == reshape[0]:
+            shape = reshape[1]
+        writer.add_tensor(tensor.name, np.zeros(shape, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dst
+
+
+def test_deepseek2_mla_layout_is_checked_exactly(tmp_path):
+    from app.core.synthetic import write_model
+
+    good = write_model("deepseek2", tmp_path / "d.gguf")
+    assert all(c.status is Status.OK for c in rows(good).values())  # dense layer 0, experts in layer 1
+    check = error(_rewrite(good, tmp_path / "no-kb.gguf", drop="blk.1.attn_k_b.weight"), "layers")
+    assert "blk.1.attn_k_b.weight" in " ".join(check.evidence)
+    # kv_a_mqa must be kv_lora_rank + rope dims (512 + 32) wide
+    check = error(_rewrite(good, tmp_path / "mqa.gguf", reshape=("blk.0.attn_kv_a_mqa.weight", (512, 256))),
+                  "tensor_shapes")
+    assert "544" in " ".join(check.evidence)
+    writer_check = error(mini(tmp_path / "fake.gguf", arch="deepseek2"), "loader_metadata")
+    assert "q_lora_rank" in " ".join(writer_check.evidence)  # required outside the "lite" layer counts
+
+
+def test_mamba2_state_layout_is_checked_exactly(tmp_path):
+    from app.core.synthetic import write_model
+
+    good = write_model("mamba2", tmp_path / "m.gguf")
+    assert all(c.status is Status.OK for c in rows(good).values())
+    check = error(_rewrite(good, tmp_path / "conv.gguf", reshape=("blk.1.ssm_conv1d.weight", (512, 4))),
+                  "tensor_shapes")
+    assert "blk.1.ssm_conv1d.weight" in " ".join(check.evidence)
+    check = error(_rewrite(good, tmp_path / "no-a.gguf", drop="blk.0.ssm_a"), "layers")
+    assert "blk.0.ssm_a" in " ".join(check.evidence)
 
 
 def test_architectures_with_varying_layers_are_not_compared(tmp_path):

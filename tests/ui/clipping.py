@@ -1,10 +1,10 @@
 """Find visible labels and buttons whose text does not fit (issue 11, "Screenshots as tests").
 
-``clipped(window)`` walks the window's visible QLabel, QPushButton, QToolButton and QCheckBox widgets and returns
+``clipped(window)`` walks the window's visible labels, buttons, check boxes, combo and spin boxes and returns
 one line per widget whose text is cut: a single-line label whose widest line is wider than its contents rect, a
 word-wrapped label shorter than its height for its width, a button narrower than its size hint (text + icon +
-indicator + the style's padding), or any of them sticking out sideways from the scroll area viewport (or window)
-that shows it. Being below the fold of a scroll area is fine: the area scrolls vertically.
+indicator + the style's padding), a combo box's chosen item or a spin box's value wider than its field, or any of
+them sticking out sideways from the scroll area viewport (or window) that shows it. Being below the fold of a scroll area is fine: the area scrolls vertically.
 
 Widgets clipped by design are skipped when ``SKIP`` names their object name, with the reason.
 """
@@ -13,7 +13,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QCheckBox, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QStyleOptionComboBox,
+    QToolButton,
+    QWidget,
+)
 
 SLACK = 1  # px: rounding between font metrics and layout
 
@@ -22,7 +34,7 @@ SKIP: dict[str, str] = {}
 
 
 def _name(widget: QWidget) -> str:
-    text = widget.text() if hasattr(widget, "text") else ""
+    text = widget.currentText() if isinstance(widget, QComboBox) else widget.text() if hasattr(widget, "text") else ""
     return f"{type(widget).__name__}({widget.objectName() or '-'}) {text[:50]!r}"
 
 
@@ -56,6 +68,26 @@ def _text_overflow(widget: QWidget) -> str | None:
     return None
 
 
+def _field_overflow(widget: QWidget) -> str | None:
+    """A combo box's chosen item or a spin box's value wider than the field that shows it (Qt elides or cuts it).
+    A line edit's long text is not checked: it scrolls, and the user can read it all."""
+    if isinstance(widget, QComboBox):
+        option = QStyleOptionComboBox()
+        widget.initStyleOption(option)
+        field = widget.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                              QStyle.SubControl.SC_ComboBoxEditField, widget)
+        icon = widget.iconSize().width() + 4 if not widget.itemIcon(widget.currentIndex()).isNull() else 0
+        need, have = QFontMetrics(widget.font()).horizontalAdvance(widget.currentText()) + icon, field.width()
+    elif isinstance(widget, QAbstractSpinBox):
+        edit = widget.lineEdit()
+        need, have = QFontMetrics(edit.font()).horizontalAdvance(edit.text()), edit.contentsRect().width()
+    else:
+        return None
+    if need > have + SLACK:
+        return f"shows {need} px of text in a {have} px field"
+    return None
+
+
 def _sideways_overflow(widget: QWidget, window: QWidget) -> str | None:
     """The widget runs past the right or left edge of the viewport (or window) that shows it."""
     parent = widget.parentWidget()
@@ -75,13 +107,13 @@ def _sideways_overflow(widget: QWidget, window: QWidget) -> str | None:
 
 def clipped(window: QWidget) -> list[str]:
     found: list[str] = []
-    for kind in (QLabel, QPushButton, QToolButton, QCheckBox):
+    for kind in (QLabel, QPushButton, QToolButton, QCheckBox, QComboBox, QAbstractSpinBox):
         for widget in window.findChildren(kind):
             if not widget.isVisibleTo(window) or widget.objectName() in SKIP:
                 continue
             if widget.width() <= 0 or widget.height() <= 0:
                 continue
-            for problem in (_text_overflow(widget), _sideways_overflow(widget, window)):
+            for problem in (_text_overflow(widget), _field_overflow(widget), _sideways_overflow(widget, window)):
                 if problem:
                     found.append(f"{_name(widget)}: {problem}")
     return found

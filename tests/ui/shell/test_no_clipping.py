@@ -64,14 +64,21 @@ def test_the_check_sees_cut_text(qtbot):
     wide = QLabel("x" * 200)
     area.setWidget(wide)
     area.setFixedWidth(100)
-    for widget in (fits, cut, wrapped, button, area):
+    from PySide6.QtWidgets import QComboBox
+
+    combo = QComboBox()
+    combo.addItem("an item far longer than the combo box that shows it")
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(3)
+    combo.setFixedWidth(80)
+    for widget in (fits, cut, wrapped, button, area, combo):
         layout.addWidget(widget)
     top.show()
     qtbot.waitExposed(top)
     found = "\n".join(clipped(top))
     assert "'ok'" not in found
     assert "forty pixels" in found and "many words" in found and "long caption" in found, found
-    assert "runs sideways" in found, found
+    assert "runs sideways" in found and "an item far longer" in found, found
 
 
 def test_the_check_looks_at_the_window(qtbot, window):

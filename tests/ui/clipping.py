@@ -4,7 +4,8 @@
 one line per widget whose text is cut: a single-line label whose widest line is wider than its contents rect, a
 word-wrapped label shorter than its height for its width, a button narrower than its size hint (text + icon +
 indicator + the style's padding), a combo box's chosen item or a spin box's value wider than its field, or any of
-them sticking out sideways from the scroll area viewport (or window) that shows it. Being below the fold of a scroll area is fine: the area scrolls vertically.
+them sticking out sideways from the scroll area viewport (or window) that shows it. Being below the fold of a
+scroll area is fine: the area scrolls vertically.
 
 Widgets clipped by design are skipped when ``SKIP`` names their object name, with the reason.
 """

@@ -24,7 +24,6 @@ from app.core.engine.selftest import EngineCheck, Outcome, QuantResult
 from app.core.launch.config import LaunchConfig, fix_changes
 from app.core.problem import Fix, FixAction, Status, UserError
 from app.core.text import T
-from app.ui.steps.machine import engine_rebuild
 from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.server.server_panel import ServerPanel
 from tests.ui.conftest import LONG, open_and_wait

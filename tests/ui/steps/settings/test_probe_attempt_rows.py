@@ -26,7 +26,8 @@ def test_a_long_row_wraps_in_a_narrow_column_instead_of_scrolling_sideways(qtbot
     box.resize(320, 400)
     box.show()
     qtbot.waitExposed(box)
-    reason = T("the server ran out of memory while it loaded the model, so this context is too large for this machine", "中文")
+    reason = T("the server ran out of memory while it loaded the model, so this context is too large for this machine",
+               "服务器加载模型时内存不足，所以这个上下文对这台电脑来说太大了")
     box._add_attempt(Attempt(0, 4096, ok=True, peak_rss_bytes=1 << 30))
     box._add_attempt(Attempt(0, 32768, ok=False, reason=reason))
     box._render()

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["tests.engine_check_seed", "tests.lanes"]
 
 # Generated architectures with a quantized copy each (tests/model_cache.py); F16 is the generated file itself.
-GENERATED_ARCHS = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3", "deepseek2", "mamba2")
+GENERATED_ARCHS = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3", "deepseek2", "mamba2", "granitehybrid")
 QUANTS = ("Q4_0", "Q4_K_M", "Q8_0")
 
 
@@ -67,7 +67,7 @@ def _cache_folder(request, tmp_path_factory, name: str) -> Path:
 @pytest.fixture(scope="session")
 def synthetic_models(tmp_path_factory):
     """Factory: synthetic_models(arch) -> Path of this session's F16 random model of ``arch``
-    (app.core.synthetic: llama, qwen2, qwen3moe, gemma3, phi3, deepseek2, mamba2; shared, do not modify)."""
+    (app.core.synthetic: llama, qwen2, qwen3moe, gemma3, phi3, deepseek2, mamba2, granitehybrid; shared, do not modify)."""
     from app.core.synthetic import write_model
 
     folder = tmp_path_factory.mktemp("synthetic")

@@ -15,6 +15,7 @@ from pathlib import Path
 from app.core.synthetic.archs import (
     write_deepseek2,
     write_gemma3,
+    write_granitehybrid,
     write_llama,
     write_mamba2,
     write_phi3,
@@ -33,6 +34,7 @@ ARCHITECTURES: dict[str, Writer] = {
     "phi3": write_phi3,
     "deepseek2": write_deepseek2,
     "mamba2": write_mamba2,
+    "granitehybrid": write_granitehybrid,
 }
 
 
@@ -51,6 +53,7 @@ __all__ = [
     "SyntheticSpec",
     "write_deepseek2",
     "write_gemma3",
+    "write_granitehybrid",
     "write_llama",
     "write_mamba2",
     "write_model",

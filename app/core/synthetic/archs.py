@@ -330,39 +330,97 @@ MAMBA2_SPEC = SyntheticSpec(n_layers=2)
 MAMBA2_SSM = SsmShape()
 
 
-def write_mamba2(path: str | os.PathLike[str], spec: SyntheticSpec | None = None, ssm: SsmShape = MAMBA2_SSM) -> Path:
-    """Mamba-2 (recurrent, no attention): the converter's keys (head_count and feed_forward_length 0), ssm_in
-    projecting to z, x, B, C and dt at once, a depthwise conv kept F32 (llama.cpp never quantizes ssm_conv1d),
-    A = -exp(A_log) and D as {1, n_head}, a grouped RMS norm before ssm_out, tied embeddings (as mamba2-130m)."""
-    spec = spec or MAMBA2_SPEC
-    m, vocab = ModelWriter(path, "mamba2", spec), neox_vocab()
+def _ssm_keys(m: ModelWriter, ssm: SsmShape) -> None:
     w = m.gguf
-    w.add_name(spec.name or "tiny-random-mamba2")
-    w.add_context_length(spec.ctx_train)
-    w.add_embedding_length(spec.n_embd)
-    w.add_feed_forward_length(0)
-    w.add_head_count(0)
-    w.add_block_count(spec.n_layers)
     w.add_ssm_conv_kernel(ssm.d_conv)
     w.add_ssm_inner_size(ssm.d_inner)
     w.add_ssm_state_size(ssm.d_state)
     w.add_ssm_time_step_rank(ssm.n_ssm_head)
     w.add_ssm_group_count(ssm.n_group)
+
+
+def _recurrent_keys(m: ModelWriter, ssm: SsmShape, *, n_ff: int, n_head: int, n_head_kv: list[int] | None) -> None:
+    """The keys a Mamba-2 or hybrid model has where common() does not fit (head counts of 0, no rope)."""
+    s, w = m.spec, m.gguf
+    w.add_name(s.name or f"tiny-random-{m.arch}")
+    w.add_context_length(s.ctx_train)
+    w.add_embedding_length(s.n_embd)
+    w.add_block_count(s.n_layers)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    if n_head_kv is not None:
+        w.add_head_count_kv(n_head_kv)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_file_type(1 if spec.f16 else 0)
-    m.vocab(vocab, NEOX_TEMPLATE)
-    _embeddings(m, vocab, tied=True, quiet_eos=True)
+    _ssm_keys(m, ssm)
+    w.add_file_type(1 if s.f16 else 0)
+
+
+def _mamba2_mixer(m: ModelWriter, p: str, ssm: SsmShape) -> None:
+    """One Mamba-2 mixer: ssm_in to z, x, B, C and dt; the conv over x, B and C (F32: llama.cpp never quantizes
+    ssm_conv1d); A = -exp(A_log) and D as {1, n_head}; a grouped RMS norm; ssm_out."""
+    w, n_embd = m.gguf, m.spec.n_embd
     conv_dim = ssm.d_inner + 2 * ssm.n_group * ssm.d_state
     n_head = ssm.n_ssm_head
+    m.matrix(p + "ssm_in.weight", n_embd, ssm.d_inner + conv_dim + n_head)
+    m.matrix(p + "ssm_conv1d.weight", ssm.d_conv, conv_dim, scale=0.2, f32=True)
+    m.vector(p + "ssm_conv1d.bias", conv_dim)
+    m.vector(p + "ssm_dt.bias", n_head)
+    w.add_tensor(p + "ssm_a", -np.exp(m.rng.uniform(0.0, 2.0, (n_head, 1))).astype(np.float32))
+    w.add_tensor(p + "ssm_d", np.ones((n_head, 1), dtype=np.float32))
+    w.add_tensor(p + "ssm_norm.weight", np.ones((ssm.n_group, ssm.d_inner // ssm.n_group), dtype=np.float32))
+    m.matrix(p + "ssm_out.weight", ssm.d_inner, n_embd)
+
+
+def write_mamba2(path: str | os.PathLike[str], spec: SyntheticSpec | None = None, ssm: SsmShape = MAMBA2_SSM) -> Path:
+    """Mamba-2 (recurrent, no attention): the converter's keys (head_count and feed_forward_length 0), one mixer
+    per layer, tied embeddings (as mamba2-130m)."""
+    spec = spec or MAMBA2_SPEC
+    m, vocab = ModelWriter(path, "mamba2", spec), neox_vocab()
+    _recurrent_keys(m, ssm, n_ff=0, n_head=0, n_head_kv=None)
+    m.vocab(vocab, NEOX_TEMPLATE)
+    _embeddings(m, vocab, tied=True, quiet_eos=True)
     for i in range(spec.n_layers):
         p = f"blk.{i}."
         m.vector(p + "attn_norm.weight", spec.n_embd, 1.0)
-        m.matrix(p + "ssm_in.weight", spec.n_embd, ssm.d_inner + conv_dim + n_head)
-        m.matrix(p + "ssm_conv1d.weight", ssm.d_conv, conv_dim, scale=0.2, f32=True)
-        m.vector(p + "ssm_conv1d.bias", conv_dim)
-        m.vector(p + "ssm_dt.bias", n_head)
-        w.add_tensor(p + "ssm_a", -np.exp(m.rng.uniform(0.0, 2.0, (n_head, 1))).astype(np.float32))
-        w.add_tensor(p + "ssm_d", np.ones((n_head, 1), dtype=np.float32))
-        w.add_tensor(p + "ssm_norm.weight", np.ones((ssm.n_group, ssm.d_inner // ssm.n_group), dtype=np.float32))
-        m.matrix(p + "ssm_out.weight", ssm.d_inner, spec.n_embd)
+        _mamba2_mixer(m, p, ssm)
+    return m.finish()
+
+
+GRANITE_TEMPLATE = (
+    "{% for message in messages %}{{ '<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content']"
+    " + '<|end_of_text|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_of_role|>assistant"
+    "<|end_of_role|>' }}{% endif %}"
+)
+GRANITEHYBRID_SPEC = SyntheticSpec(n_layers=3)
+GRANITEHYBRID_ATTENTION = (1,)  # layers with attention; the others are Mamba-2 (head_count_kv 0 there)
+
+
+def granite_vocab() -> Vocab:
+    specials = ["<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>"]
+    return bpe_vocab(specials, special={"bos": "<|end_of_text|>", "eos": "<|end_of_text|>",
+                                        "pad": "<|end_of_text|>"}, pre="gpt-2")
+
+
+def write_granitehybrid(path: str | os.PathLike[str], spec: SyntheticSpec | None = None,
+                        ssm: SsmShape = MAMBA2_SSM, attention: tuple[int, ...] = GRANITEHYBRID_ATTENTION) -> Path:
+    """Granite 4.0-H (hybrid): Mamba-2 mixers in most layers, GQA attention in ``attention`` (head_count_kv per
+    layer, 0 marks a recurrent layer), no RoPE (rope.scaling.finetuned false, as the converter writes for
+    hybrids), d_inner = 2 * n_embd (llama.cpp asserts it), a dense SwiGLU FFN after every mixer."""
+    spec = spec or GRANITEHYBRID_SPEC
+    m, vocab = ModelWriter(path, "granitehybrid", spec), granite_vocab()
+    _recurrent_keys(m, ssm, n_ff=spec.n_ff, n_head=spec.n_head,
+                    n_head_kv=[spec.n_head_kv if i in attention else 0 for i in range(spec.n_layers)])
+    m.gguf.add_rope_freq_base(10000.0)
+    m.gguf.add_rope_scaling_finetuned(False)
+    m.vocab(vocab, GRANITE_TEMPLATE)
+    _embeddings(m, vocab, tied=True, quiet_eos=True)
+    for i in range(spec.n_layers):
+        p = f"blk.{i}."
+        m.vector(p + "attn_norm.weight", spec.n_embd, 1.0)
+        if i in attention:
+            _attention(m, p)
+        else:
+            _mamba2_mixer(m, p, ssm)
+        m.vector(p + "ffn_norm.weight", spec.n_embd, 1.0)
+        _gated_ffn(m, p)
     return m.finish()

@@ -32,6 +32,8 @@ REQUIRED = {
                   "blk.1.exp_probs_b.bias", "output.weight"},
     "mamba2": {"blk.0.ssm_in.weight", "blk.0.ssm_conv1d.weight", "blk.0.ssm_conv1d.bias", "blk.0.ssm_dt.bias",
                "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight", "blk.0.ssm_out.weight"},
+    "granitehybrid": {"blk.0.ssm_in.weight", "blk.0.ssm_a", "blk.1.attn_q.weight", "blk.1.attn_k.weight",
+                      "blk.2.ssm_out.weight", "blk.0.ffn_gate.weight", "blk.1.ffn_down.weight"},
 }
 ABSENT = {
     "qwen2": {"output.weight"},  # tied embeddings
@@ -41,6 +43,7 @@ ABSENT = {
     "deepseek2": {"blk.0.attn_q.weight", "blk.0.attn_kv_b.weight", "blk.0.ffn_gate_exps.weight",
                   "blk.1.ffn_gate.weight"},  # MLA split k_b/v_b; layer 0 dense, layer 1 experts
     "mamba2": {"output.weight", "blk.0.attn_q.weight", "blk.0.ffn_up.weight"},
+    "granitehybrid": {"output.weight", "blk.0.attn_q.weight", "blk.1.ssm_in.weight"},  # one kind of mixer a layer
 }
 # 2-D tensors llama.cpp never quantizes (llama-quant.cpp): the MoE router, Mamba's conv1d, names without ".weight"
 UNQUANTIZED = ("ffn_gate_inp.weight", "ssm_conv1d.weight", ".ssm_a", ".ssm_d")
@@ -104,6 +107,10 @@ def test_mla_and_ssm_shapes_follow_llama_cpp_loader(tmp_path):
     assert mt["blk.0.ssm_in.weight"].shape == (256, 2 * 512 + 2 * 64 + 8)  # z, x, B, C, dt
     assert mt["blk.0.ssm_conv1d.weight"].shape == (4, 512 + 2 * 64) and mt["blk.0.ssm_conv1d.weight"].type_id == 0
     assert mt["blk.0.ssm_a"].shape == (1, 8) and mt["blk.0.ssm_norm.weight"].shape == (512, 1)
+    hybrid = read_model_info(write_model("granitehybrid", tmp_path / "h.gguf"))
+    assert hybrid.head_count_kv == [0, 2, 0]  # 0 marks the recurrent layers
+    assert hybrid.metadata["granitehybrid.rope.scaling.finetuned"] is False
+    assert hybrid.metadata["granitehybrid.ssm.inner_size"] == 2 * 256  # llama.cpp asserts d_inner == 2 * n_embd
 
 
 def test_same_spec_same_bytes_and_spec_changes_apply(tmp_path):

@@ -295,22 +295,68 @@ def _deepseek2_tensors(plan: Plan, hp: HParams) -> None:
                 plan.want(p + part + ".weight", shape, required=False)
 
 
-def _mamba2_tensors(plan: Plan, hp: HParams) -> None:
-    """llama_model_mamba2::load_arch_tensors: ssm_in to z, x, B, C and dt; the conv over x, B and C; A, D and the
-    dt bias per SSM head; a grouped norm; ssm_out."""
-    n_embd = hp.n_embd
+def _mamba2_mixer(plan: Plan, hp: HParams, i: int, *, conv_bias_required: bool = True) -> None:
+    """A Mamba-2 mixer's tensors: ssm_in to z, x, B, C and dt; the conv over x, B and C; A, D and the dt bias per
+    SSM head; a grouped norm; ssm_out."""
     d_conv, d_inner, d_state, n_group, dt_rank = (int(hp.extra.get(k) or 0) for k in
                                                   ("d_conv", "d_inner", "d_state", "n_group", "dt_rank"))
     conv_dim = d_inner + 2 * n_group * d_state
+    p = f"blk.{i}."
+    for name, shape in (("ssm_in.weight", (hp.n_embd, d_inner + conv_dim + dt_rank)),
+                        ("ssm_conv1d.weight", (d_conv, conv_dim)), ("ssm_dt.bias", (dt_rank,)),
+                        ("ssm_a", (1, dt_rank)), ("ssm_d", (1, dt_rank)),
+                        ("ssm_norm.weight", (d_inner // max(1, n_group), n_group)),
+                        ("ssm_out.weight", (d_inner, hp.n_embd))):
+        plan.want(p + name, shape, layer=i)
+    plan.want(p + "ssm_conv1d.bias", (conv_dim,), required=conv_bias_required, layer=i if conv_bias_required else None)
+
+
+def _mamba2_tensors(plan: Plan, hp: HParams) -> None:
+    """llama_model_mamba2::load_arch_tensors: a norm and a Mamba-2 mixer per layer."""
+    _output(plan, hp)
+    for i in range(hp.n_layer):
+        plan.want(f"blk.{i}.attn_norm.weight", (hp.n_embd,), layer=i)
+        _mamba2_mixer(plan, hp, i)
+
+
+def _granitehybrid_tensors(plan: Plan, hp: HParams) -> None:
+    """llama_model_granite_hybrid::load_arch_tensors: a Mamba-2 mixer where head_count_kv is 0, attention
+    elsewhere; then experts (with optional shared experts) or a dense FFN with optional biases."""
+    n_embd, n_ff, n_expert = hp.n_embd, hp.first(hp.n_ff), hp.n_expert
+    if int(hp.extra.get("d_inner") or 0) != 2 * n_embd:
+        raise LoadStop(T("This file is damaged: its state size does not match its width; llama.cpp stops with an "
+                         "assertion.", "文件已损坏：其状态大小与模型宽度不符；llama.cpp 会因断言失败而中止。"),
+                       (f"granitehybrid ssm.inner_size={hp.extra.get('d_inner')} != 2 * embedding_length {n_embd}",),
+                       check_id="tensor_shapes")
+    shexp = int(hp.extra.get("n_ff_shexp") or 0)
     _output(plan, hp)
     for i in range(hp.n_layer):
         p = f"blk.{i}."
-        for name, shape in (("attn_norm.weight", (n_embd,)), ("ssm_in.weight", (n_embd, d_inner + conv_dim + dt_rank)),
-                            ("ssm_conv1d.weight", (d_conv, conv_dim)), ("ssm_conv1d.bias", (conv_dim,)),
-                            ("ssm_dt.bias", (dt_rank,)), ("ssm_a", (1, dt_rank)), ("ssm_d", (1, dt_rank)),
-                            ("ssm_norm.weight", (d_inner // max(1, n_group), n_group)),
-                            ("ssm_out.weight", (d_inner, n_embd))):
-            plan.want(p + name, shape, layer=i)
+        plan.want(p + "attn_norm.weight", (n_embd,), layer=i)
+        n_kv = hp.n_head_kv[i] if i < len(hp.n_head_kv) else hp.first(hp.n_head_kv)
+        if n_kv == 0:
+            _mamba2_mixer(plan, hp, i, conv_bias_required=False)
+        else:
+            n_head = hp.n_head[i] if i < len(hp.n_head) else hp.first(hp.n_head)
+            _qkv(plan, i, n_embd, hp.n_embd_head_k * n_head, hp.n_embd_head_k * n_kv, hp.n_embd_head_v * n_kv)
+            plan.want(p + "attn_output.weight", (hp.n_embd_head_k * n_head, n_embd), layer=i)
+            plan.want(p + "attn_output.bias", (n_embd,), required=False)
+        plan.want(p + "ffn_norm.weight", (n_embd,), layer=i)
+        _rope_factors(plan, hp)
+        if n_expert > 0:
+            plan.want(p + "ffn_gate_inp.weight", (n_embd, n_expert), layer=i)
+            plan.want(p + "ffn_gate_exps.weight", (n_embd, n_ff, n_expert), required=False)
+            plan.want(p + "ffn_down_exps.weight", (n_ff, n_embd, n_expert), layer=i)
+            plan.want(p + "ffn_up_exps.weight", (n_embd, n_ff, n_expert), layer=i)
+            if shexp > 0:
+                for part, shape in (("ffn_gate_shexp", (n_embd, shexp)), ("ffn_up_shexp", (n_embd, shexp)),
+                                    ("ffn_down_shexp", (shexp, n_embd))):
+                    plan.want(p + part + ".weight", shape, layer=i)
+        else:
+            for part, shape in (("ffn_gate", (n_embd, n_ff)), ("ffn_down", (n_ff, n_embd)), ("ffn_up", (n_embd, n_ff))):
+                plan.want(p + part + ".weight", shape, layer=i)
+            for part, n in (("ffn_gate", n_ff), ("ffn_down", n_embd), ("ffn_up", n_ff)):
+                plan.want(p + part + ".bias", (n,), required=False)
 
 
 # --- per-architecture hyper-parameters (load_arch_hparams) ----------------------------------------------
@@ -391,11 +437,24 @@ def _deepseek2_hparams(meta: Meta, hp: HParams) -> None:
     meta.get(meta.akey("expert_gating_func"), "u32")
 
 
-def _mamba2_hparams(meta: Meta, hp: HParams) -> None:
+def _ssm_hparams(meta: Meta, hp: HParams) -> None:
     for name, key in (("d_conv", "ssm.conv_kernel"), ("d_inner", "ssm.inner_size"), ("d_state", "ssm.state_size"),
                       ("dt_rank", "ssm.time_step_rank"), ("n_group", "ssm.group_count")):
         hp.extra[name] = meta.get(meta.akey(key), "u32", required=True)
+
+
+def _mamba2_hparams(meta: Meta, hp: HParams) -> None:
+    _ssm_hparams(meta, hp)
     _rms_eps(meta, hp)
+
+
+def _granitehybrid_hparams(meta: Meta, hp: HParams) -> None:
+    _rms_eps(meta, hp)
+    for suffix in ("logit_scale", "residual_scale", "embedding_scale", "attention.scale"):
+        meta.get(meta.akey(suffix), "f32")
+    _ssm_hparams(meta, hp)
+    meta.get(meta.akey("rope.scaling.finetuned"), "bool")
+    hp.extra["n_ff_shexp"] = meta.get(meta.akey("expert_shared_feed_forward_length"), "u32") or 0
 
 
 @dataclass(frozen=True)
@@ -414,6 +473,7 @@ SPECS: dict[str, ArchSpec] = {
     "phi3": ArchSpec(_phi3_hparams, _phi3_tensors),
     "deepseek2": ArchSpec(_deepseek2_hparams, _deepseek2_tensors),
     "mamba2": ArchSpec(_mamba2_hparams, _mamba2_tensors),
+    "granitehybrid": ArchSpec(_granitehybrid_hparams, _granitehybrid_tensors),
 }
 
 

@@ -485,3 +485,15 @@ def test_gemma3_needs_its_extra_norms(tmp_path):
     check = error(mini(tmp_path / "m.gguf", arch="gemma3", tensors=tensors), "layers")
     assert "layer 1 lacks a part every other layer has (post-feed-forward normalisation)" in text(check)
     assert check.evidence == ("missing tensor blk.1.post_ffw_norm.weight",)
+
+
+def test_granitehybrid_layers_follow_head_count_kv(tmp_path):
+    from app.core.synthetic import write_model
+
+    good = write_model("granitehybrid", tmp_path / "h.gguf")  # layers 0 and 2 Mamba-2, layer 1 attention
+    assert all(c.status is Status.OK for c in rows(good).values())
+    missing = validate(_rewrite(good, tmp_path / "no-k.gguf", drop="blk.1.attn_k.weight"))
+    assert missing.has_errors and any("blk.1.attn_k.weight" in " ".join(c.evidence) for c in missing.checks)
+    check = error(_rewrite(good, tmp_path / "in.gguf", reshape=("blk.2.ssm_in.weight", (1000, 256))),
+                  "tensor_shapes")
+    assert "blk.2.ssm_in.weight" in " ".join(check.evidence)

@@ -2,8 +2,8 @@
 
 The logs under tests/data/llama_report/ are excerpts of real llama-server b11434 runs on the CPU at ``-lv 4``
 (the lines the parser reads, unchanged; model paths shortened), recorded from the generated test models and the
-real SmolLM2 file: gemma3 Q4_K_M -c 16384 stopped with SIGINT, deepseek2 / mamba2 Q4_K_M -c 16384 and qwen3moe Q4_0
--c 2048 stopped with SIGTERM, SmolLM2 Q4_1 -c 8192 -np 2 stopped with SIGTERM, SmolLM2 -c 2048 killed (SIGKILL).
+real SmolLM2 file: gemma3 Q4_K_M -c 16384 stopped with SIGINT; deepseek2, mamba2 and granitehybrid Q4_K_M
+-c 16384, qwen3moe Q4_0 -c 2048 and SmolLM2 Q4_1 -c 8192 -np 2 stopped with SIGTERM; SmolLM2 -c 2048 killed (SIGKILL).
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def test_recurrent_state_is_per_sequence_not_per_token():
     assert (state.kind, state.cells, state.seqs, state.layers, state.size_mib) == ("recurrent", 4, 4, 2, 1.06)
     assert (state.k_type, state.k_mib, state.v_type, state.v_mib) == ("f32", 0.06, "f32", 1.0)  # R (conv), S (ssm)
     assert r.context["n_ctx"] == "16384" and r.compute_buffers[0].mib == 8.8
+
+
+def test_hybrid_model_has_a_kv_cache_and_a_recurrent_state():
+    r = _report("granitehybrid-q4km")  # one attention layer of three; the state is allocated for 3 layers
+    assert [(c.kind, c.cells, c.layers, c.size_mib) for c in r.kv_caches] == [("kv", 16384, 1, 8.0),
+                                                                             ("recurrent", 4, 3, 1.06)]
+    assert r.kv_mib == 9.06 and r.context_mib == 9 and r.total_mib == 36
 
 
 def test_parallel_slots_without_a_unified_cache():

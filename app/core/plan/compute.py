@@ -1,12 +1,17 @@
 """Compute buffers and fixed overheads: the parts of a load that are not weights or KV cache.
 
-llama.cpp reserves its compute buffer at context creation for the worst-case micro-batch. The
-allocator reuses memory between graph nodes, so the buffer is about the largest single
-intermediate plus a few activations of the residual stream:
-  attention scores without flash attention: 4 × ubatch × ctx × n_head bytes (+ the KQ mask, ubatch × ctx),
-  logits: 4 × ubatch × n_vocab, feed-forward: 2 × 4 × ubatch × n_ff.
-A partial offload computes on both sides and copies between them; other tools measured its GPU
-buffer at 1.2-2.7× a full offload (gguf-parser-go #45), so we use 1.5× on the GPU then.
+llama.cpp reserves its compute buffer at context creation (sched_reserve) for a worst-case micro-batch of
+n_ubatch tokens over the whole KV cache. The allocator reuses memory between graph nodes, so the buffer is
+the KQ masks (inputs, live all along) plus the largest set of tensors alive at one point of a layer:
+  masks: n_ubatch × cells per stream, f16 with flash attention, f32 without; one per cache (full and SWA);
+  attention: without flash attention the scores, 4 × n_ubatch × cells × n_head, + Q, K, V and the residual;
+  feed-forward: gate, up and their product (3 × n_ff, n_ff_exp × experts used for MoE) + the residual stream;
+  output: logits of the tokens that need them. llama-server reserves n_outputs = its slots (n_outputs_max =
+    n_parallel, llama-context.cpp graph_reserve), so a 262k vocabulary costs 4 × slots × n_vocab, not
+    4 × n_ubatch × n_vocab; llama-cpp-python leaves n_outputs_max at 0 = n_batch, i.e. every token.
+Fitted on llama-server b11434's CPU buffers (tests/data/plan/*.log): 5 × n_embd of residual activations.
+A partial offload computes on both sides and copies between them; other tools measured its GPU buffer at
+1.2-2.7× a full offload (gguf-parser-go #45), so we use 1.5× on the GPU then.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.plan.cells import Cells
+from app.core.plan.kv import cache_type_bytes
+from app.core.plan.layout import PURE_RECURRENT, CacheLayout
 
 MiB = 1024 * 1024
 
@@ -28,7 +36,7 @@ BACKEND_BASELINE_RSS = {
     "embedded": 88 * MiB,
 }
 PARTIAL_OFFLOAD_FACTOR = 1.5
-RESIDUAL_ACTIVATIONS = 4  # live n_ubatch × n_embd f32 tensors besides the largest intermediate
+RESIDUAL_ACTIVATIONS = 5  # live n_ubatch × n_embd f32 tensors besides the largest intermediate
 
 
 def flash_attention_on(config: LaunchConfig) -> bool:
@@ -39,37 +47,112 @@ def flash_attention_on(config: LaunchConfig) -> bool:
     return config.backend == BACKEND_LLAMA_SERVER
 
 
+def _layer_values(info: Any, suffix: str) -> list[int]:
+    value = (getattr(info, "metadata", None) or {}).get(f"{info.architecture}.{suffix}")
+    if value is None:
+        value = (getattr(info, "arrays", None) or {}).get(f"{info.architecture}.{suffix}")
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value if isinstance(v, (int, float))]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [int(value)]
+    return []
+
+
 def feed_forward_length(info: Any) -> int:
-    value = (getattr(info, "metadata", None) or {}).get(f"{info.architecture}.feed_forward_length")
-    if isinstance(value, (int, float)) and value > 0:
-        return int(value)
-    for tensor in getattr(info, "tensors", None) or ():
-        if tensor.name == "blk.0.ffn_up.weight" and len(tensor.shape) >= 2:
-            return int(max(tensor.shape[:2]))
-    return 4 * int(info.embedding_length)
+    """Widest FFN intermediate of one token: the dense n_ff, or the experts a token runs (used + shared)."""
+    dense = max(_layer_values(info, "feed_forward_length"), default=0)
+    if not dense:
+        for tensor in getattr(info, "tensors", None) or ():
+            if tensor.name == "blk.0.ffn_up.weight" and len(tensor.shape) >= 2:
+                dense = int(max(tensor.shape[:2]))
+    n_ff_exp = max(_layer_values(info, "expert_feed_forward_length"), default=0)
+    used = max(_layer_values(info, "expert_used_count"), default=0)
+    shared = max(_layer_values(info, "expert_shared_count"), default=0)
+    experts = n_ff_exp * (used + shared)
+    if dense or experts:
+        return max(dense, experts)
+    return 0 if getattr(info, "architecture", None) in PURE_RECURRENT else 4 * int(info.embedding_length)
 
 
-def micro_batch(config: LaunchConfig, ctx: int) -> int:
-    return max(1, min(int(config.ubatch), int(config.batch), int(ctx)))
+def output_rows(config: LaunchConfig, cells: Cells) -> int:
+    """Tokens whose logits the reserved graph computes (n_outputs of the worst-case micro-batch)."""
+    if config.backend == BACKEND_LLAMA_SERVER:
+        return min(cells.ubatch, max(cells.n_seq, 1))
+    return cells.ubatch
 
 
-def compute_buffer_bytes(info: Any, config: LaunchConfig, cells: int) -> int:
+def _recurrent_phase(info: Any, layout: CacheLayout, ub: int, n_seq: int) -> int:
+    """Mamba-style layer: in-projection (z, x, B, C, dt), the conv window, the scan output and every sequence's
+    new states (fitted on mamba2: 8.41 MiB with 1 slot, 8.80 MiB with 4 as llama.cpp printed)."""
+    if not any(layout.recurrent):
+        return 0
+    md = getattr(info, "metadata", None) or {}
+    arch = info.architecture
+
+    def key(suffix: str) -> int:
+        value = md.get(f"{arch}.{suffix}")
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    d_inner, d_state, n_group = key("ssm.inner_size"), key("ssm.state_size"), key("ssm.group_count")
+    n_embd = int(info.embedding_length)
+    d_inner = d_inner or 2 * n_embd
+    conv_dim = d_inner + 2 * n_group * d_state
+    in_proj = 2 * d_inner + 2 * n_group * d_state + key("ssm.time_step_rank")
+    states = 4 * max(n_seq, 1) * (layout.state_r + layout.state_s)
+    return 4 * ub * (2 * in_proj + conv_dim + d_inner + 3 * n_embd) + states
+
+
+def _mla_extra(info: Any, layout: CacheLayout, cells: Cells, ub: int, flash: bool, bytes_k: float) -> int:
+    """MLA attends in the compressed space: Q is absorbed into kv_lora_rank per head (q_nope and the absorbed
+    q live together), and without flash attention V (the first kv_lora_rank values of each K row) is copied
+    transposed: cells × kv_lora_rank. Fitted on a generated deepseek2 (2 layers, 4 heads, kv_lora_rank 512)."""
+    if not layout.mla:
+        return 0
+    md = getattr(info, "metadata", None) or {}
+    arch = info.architecture
+    kv_lora = int(md.get(f"{arch}.attention.kv_lora_rank") or info.value_length or 0)
+    rope = int(md.get(f"{arch}.rope.dimension_count") or 0)
+    qk_nope = max(int(md.get(f"{arch}.attention.key_length_mla") or 0) - rope, 0)
+    heads = info.head_count if isinstance(info.head_count, (list, tuple)) else [info.head_count]
+    n_head = max((int(h) for h in heads), default=0)
+    extra = 4 * ub * n_head * (kv_lora + qk_nope)
+    if not flash:
+        extra += int(cells.full * cells.streams * kv_lora * bytes_k)
+    return extra
+
+
+def compute_buffer_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Cells) -> int:
     """Worst-case compute buffer of one device that evaluates layers (full-offload size)."""
-    ub = micro_batch(config, cells)
-    n_head = max(info.head_count) if isinstance(info.head_count, (list, tuple)) else int(info.head_count)
+    ub = cells.ubatch
     flash = flash_attention_on(config)
-    attention = 0 if flash else 4 * ub * cells * n_head
-    mask = (2 if flash else 4) * ub * cells  # the KQ mask: one f32 (f16 with flash attention) per cell and token
-    logits = 4 * ub * int(info.vocab_size)
-    feed_forward = 2 * 4 * ub * feed_forward_length(info)
-    residual = RESIDUAL_ACTIVATIONS * 4 * ub * int(info.embedding_length)
-    return max(attention, logits, feed_forward) + residual + mask
+    n_embd = int(info.embedding_length)
+    full_layers, swa_layers = layout.kv_layers(swa=False), layout.kv_layers(swa=True)
+    mask_bytes = 2 if flash else 4
+    masks = mask_bytes * ub * ((cells.full if full_layers else 0) + (cells.swa if swa_layers else 0))
+    attention = 0
+    if full_layers or swa_layers:
+        heads = info.head_count if isinstance(info.head_count, (list, tuple)) else [info.head_count]
+        n_head = max((int(h) for h in heads), default=0)
+        widest_cache = cells.full if full_layers else cells.swa
+        scores = 0 if flash else 4 * ub * widest_cache * n_head
+        q_width = n_head * int(info.key_length or 0)
+        kv_width = max(layout.k_elems) + max(layout.v_elems)
+        attention = scores + 4 * ub * (RESIDUAL_ACTIVATIONS * n_embd + q_width + kv_width)
+        attention += _mla_extra(info, layout, cells, ub, flash, float(cache_type_bytes(config.cache_type_k)))
+    feed_forward = 4 * ub * (3 * feed_forward_length(info) + RESIDUAL_ACTIVATIONS * n_embd)
+    logits = 4 * (output_rows(config, cells) * int(info.vocab_size) + 2 * ub * n_embd)
+    return masks + max(attention, feed_forward, logits, _recurrent_phase(info, layout, ub, cells.n_seq))
 
 
-def host_side_buffer_bytes(info: Any, config: LaunchConfig) -> int:
-    """CPU buffer when every layer runs on the GPU: input embeddings of a micro-batch + one logits row."""
-    ub = micro_batch(config, config.ctx)
-    return 4 * ub * int(info.embedding_length) * 2 + 4 * int(info.vocab_size) * max(1, int(config.parallel))
+def host_side_buffer_bytes(info: Any, cells: Cells) -> int:
+    """CPU compute buffer when every layer runs on the GPU: the input embeddings of a micro-batch."""
+    return 4 * cells.ubatch * int(info.embedding_length) * 2
+
+
+def output_buffer_bytes(info: Any, cells: Cells) -> int:
+    """llama_context's host output buffer ("CPU output buffer size"): n_vocab floats for each sequence's last
+    token (output_reserve(n_seq_max); n_outputs_max_per_seq = 1). 0.75 MiB for SmolLM2 with 4 slots."""
+    return 4 * int(info.vocab_size) * max(cells.n_seq, 1)
 
 
 def baseline_rss_bytes(config: LaunchConfig) -> int:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import DeviceBudget
+from app.core.plan.cells import cache_layer_bytes, cells_for
 from app.core.plan.compute import (
     GPU_CONTEXT_BYTES,
     GPU_HOST_OVERHEAD_BYTES,
@@ -14,10 +15,12 @@ from app.core.plan.compute import (
     all_logits_bytes,
     baseline_rss_bytes,
     compute_buffer_bytes,
+    flash_attention_on,
     host_side_buffer_bytes,
+    output_buffer_bytes,
 )
-from app.core.plan.kv import kv_layer_bytes, padded_cells
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
+from app.core.plan.layout import CacheLayout, cache_layout
 from app.core.text import T, Text, human_bytes
 
 
@@ -81,17 +84,17 @@ class DevicePlan:
         }
 
 
-def kv_cells(config: LaunchConfig, ctx: int) -> int:
-    """KV cells the server allocates for ``-c ctx``: the context is shared by the slots, not multiplied.
+NO_SWA = CacheLayout((), (), (), ())
 
-    llama.cpp pads n_ctx to 256; with an explicit ``-np N`` the cache is not unified, so each of the N
-    sequences gets pad256(n_ctx / N) cells. llama-cpp-python always runs one sequence.
+
+def kv_cells(config: LaunchConfig, ctx: int) -> int:
+    """Cells of the full-context KV cache the server allocates for ``-c ctx`` (all streams together).
+
+    The context is shared by the slots, not multiplied: llama.cpp pads n_ctx to 256; a unified cache (``-np``
+    auto) has n_ctx cells, otherwise each of the N sequences gets pad256(n_ctx / N) cells. llama-cpp-python
+    always runs one sequence. Sliding-window layers hold fewer (app.core.plan.cells).
     """
-    cells = padded_cells(ctx)
-    slots = max(int(config.parallel), 1) if config.backend == BACKEND_LLAMA_SERVER else 1
-    if slots > 1:
-        cells = slots * padded_cells(max(cells // slots, 1))
-    return cells
+    return cells_for(config, ctx, NO_SWA).full_total
 
 
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
@@ -109,9 +112,9 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
 def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells) -> DevicePlan:
     layers = assignment.layers_on(CPU)
     runs_layers = bool(layers) or not assignment.output_on_gpu
-    compute = compute_full if runs_layers else host_side_buffer_bytes(info, config)
+    compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
     overhead = (baseline_rss_bytes(config) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
-                + all_logits_bytes(info, config, cells))
+                + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
                       sum(kv_per_layer[i] for i in layers), compute, overhead)
 
@@ -124,9 +127,12 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0,
                                [max(g.free_bytes, 1) for g in gpus])
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
-    cells = kv_cells(config, ctx)
-    kv_per_layer = kv_layer_bytes(info, cells, config.cache_type_k, config.cache_type_v)
-    compute_full = compute_buffer_bytes(info, config, cells)
+    layout = cache_layout(info)
+    cells = cells_for(config, ctx, layout)
+    kv_per_layer = cache_layer_bytes(layout, cells, config.cache_type_k, config.cache_type_v,
+                                     flash_attention_on(config))
+    kv_per_layer += [0] * (int(info.block_count) - len(kv_per_layer))  # MTP / NextN layers: no KV in this context
+    compute_full = compute_buffer_bytes(info, config, layout, cells)
     plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
              for p, g in enumerate(gpus)]
     plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells))

@@ -11,10 +11,12 @@ from typing import Any
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import DeviceBudget, Margins, device_budgets
+from app.core.plan.cells import context_bytes_per_token
 from app.core.plan.compute import all_logits_bytes, flash_attention_on
 from app.core.plan.estimate import DevicePlan, estimate_devices, kv_cells
-from app.core.plan.kv import KV_CELL_PADDING, kv_bytes_per_token
+from app.core.plan.kv import KV_CELL_PADDING
 from app.core.plan.layers import normalize_gpu_layers
+from app.core.plan.layout import PURE_RECURRENT, cache_layout
 from app.core.problem import UserError
 from app.core.text import T, Text, human_bytes
 
@@ -126,9 +128,11 @@ def _notes(info: Any, config: LaunchConfig, budgets: list[DeviceBudget]) -> tupl
 
 
 def _require_shape(info: Any) -> None:
-    missing = [name for name in ("block_count", "embedding_length", "key_length", "value_length", "vocab_size")
-               if not getattr(info, name, None)]
-    if missing or not info.head_count_kv:
+    # recurrent models (mamba, rwkv) have no attention heads: no key / value lengths to ask for
+    recurrent = getattr(info, "architecture", None) in PURE_RECURRENT
+    needed = ("block_count", "embedding_length", "vocab_size") + (() if recurrent else ("key_length", "value_length"))
+    missing = [name for name in needed if not getattr(info, name, None)]
+    if missing or not (info.head_count_kv or recurrent):
         raise UserError(
             T("This model file does not describe its shape ({fields}), so its memory cannot be planned.",
               "这个模型文件没有写明它的结构（{fields}），无法估算内存。", fields=", ".join(missing) or "head_count_kv"),
@@ -157,7 +161,8 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
         model=str(info.path), backend=config.backend, n_layer=n_layer, ctx=config.ctx, gpu_layers=gpu_layers,
         parallel=config.parallel, ubatch=config.ubatch, cache_type_k=config.cache_type_k,
         cache_type_v=config.cache_type_v, flash_attn=flash_attention_on(config),
-        kv_bytes_per_token=float(kv_bytes_per_token(info, config.cache_type_k, config.cache_type_v)),
+        kv_bytes_per_token=float(context_bytes_per_token(cache_layout(info), config, config.cache_type_k,
+                                                         config.cache_type_v)),
         devices=devices, max_gpu_layers=max_layers, max_ctx=max_ctx,
         recommended_gpu_layers=rec_layers, recommended_ctx=rec_ctx, notes=_notes(info, config, budgets),
     )

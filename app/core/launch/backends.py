@@ -152,7 +152,17 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
     if config.parallel > 1:
         notes.append(T("The built-in engine answers one request at a time; parallel {n} is ignored.",
                        "内置引擎一次只处理一个请求；并行数 {n} 将被忽略。", n=config.parallel))
+    if config.mmproj:
+        # llama-cpp-python's server takes a projector only together with a chat handler of one model family
+        # (--chat_format llava-1-5, qwen2.5-vl, ...), which the app cannot pick for an arbitrary model.
+        notes.append(EMBEDDED_NO_PROJECTOR)
     return args, notes
+
+
+EMBEDDED_NO_PROJECTOR = T(
+    "The built-in engine runs this model without its image part (the vision projector file next to it); "
+    "the llama-server engine can use it to read pictures.",
+    "内置引擎运行此模型时不使用其图像部分（旁边的视觉投影文件）；llama-server 引擎可以用它来识别图片。")
 
 
 def _unknown_cache_type(name: str) -> UserError:
@@ -173,6 +183,10 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
                            "这个 llama-server 不接受 {flag}；该设置保持默认。", flag=names[-1]))
 
     add(("-m", "--model"), str(config.model), required=True)
+    if config.mmproj:
+        add(("--mmproj", "-mm"), str(config.mmproj), required=True)
+        if config.gpu_layers == 0 and backend.accepts("--no-mmproj-offload"):
+            add(("--no-mmproj-offload",))  # the projector goes to the GPU by default even with -ngl 0
     add(("-c", "--ctx-size"), str(config.ctx))
     add(("-ngl", "--n-gpu-layers", "--gpu-layers"), _gpu_layers_value(config.gpu_layers, backend))
     if backend.pick("-fit", "--fit"):  # --fit would silently override the values we chose

@@ -35,6 +35,7 @@ class LaunchConfig:
     pick_free_port: bool = True  # port taken -> use a free one (and say so) instead of failing
     api_key: str | None = None
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    mmproj: str | None = None  # vision projector GGUF loaded next to the model (llama-server only); None = none
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
@@ -52,6 +53,8 @@ class LaunchConfig:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         if "extra_args" in known:
             known["extra_args"] = tuple(known["extra_args"] or ())
+        if "mmproj" in known and not (isinstance(known["mmproj"], str) and known["mmproj"]):
+            known["mmproj"] = None  # a missing, empty or hand-edited value means no projector
         return cls(**known)
 
 

@@ -144,3 +144,32 @@ def test_other_machines_get_a_key_and_a_busy_port_is_replaced():
     assert config.api_key in rendered and f"Port {port} is in use" in rendered
     same, no_notes = settle_network(CONFIG.with_changes(port=config.port))
     assert same.port == config.port and same.api_key == "sekret" and no_notes == []
+
+
+def test_vision_projector_goes_to_llama_server_and_stays_off_the_gpu_without_gpu_layers():
+    backend = server_backend(NEW_HELP)
+    with_projector = CONFIG.with_changes(mmproj="/models/mmproj my model.gguf")
+    argv = build_argv(with_projector, backend)
+    assert value_after(argv, "--mmproj", "-mm") == "/models/mmproj my model.gguf"
+    assert "--no-mmproj-offload" not in argv  # 10 GPU layers: llama-server's default, projector on the GPU
+    cpu_only = build_argv(with_projector.with_changes(gpu_layers=0), backend)
+    assert "--no-mmproj-offload" in cpu_only and flags_in(cpu_only[:-1]) <= set(parse_help_flags(NEW_HELP))
+    plain = build_argv(CONFIG, backend)
+    assert "--mmproj" not in plain and "-mm" not in plain and "--no-mmproj-offload" not in plain
+
+
+def test_built_in_engine_gets_no_projector_and_says_so_without_flags():
+    argv, notes = build_argv_with_notes(CONFIG.with_changes(backend="embedded", parallel=1, mmproj="/m/mmproj.gguf"),
+                                        embedded_backend())
+    assert "/m/mmproj.gguf" not in argv and "--clip_model_path" not in argv
+    assert len(notes) == 1
+    for lang in ("en", "zh"):
+        assert "--" not in notes[0].render(lang) and "llama-server" in notes[0].render(lang)
+
+
+def test_projector_path_round_trips_and_bad_stored_values_mean_none():
+    config = CONFIG.with_changes(mmproj="/m/mmproj.gguf")
+    assert LaunchConfig.from_dict(config.to_dict()) == config
+    assert LaunchConfig.from_dict({"model": "/m/a.gguf"}).mmproj is None
+    for bad in ("", 7, ["x"]):
+        assert LaunchConfig.from_dict({"model": "/m/a.gguf", "mmproj": bad}).mmproj is None

@@ -6,9 +6,10 @@ the KQ masks (inputs, live all along) plus the largest set of tensors alive at o
   masks: n_ubatch × cells per stream, f16 with flash attention, f32 without; one per cache (full and SWA);
   attention: without flash attention the scores, 4 × n_ubatch × cells × n_head, + Q, K, V and the residual;
   feed-forward: gate, up and their product (3 × n_ff, n_ff_exp × experts used for MoE) + the residual stream;
-  output: logits of the tokens that need them. llama-server reserves n_outputs = its slots (n_outputs_max =
-    n_parallel, llama-context.cpp graph_reserve), so a 262k vocabulary costs 4 × slots × n_vocab, not
-    4 × n_ubatch × n_vocab; llama-cpp-python leaves n_outputs_max at 0 = n_batch, i.e. every token.
+  output (once the masks are freed): logits of the tokens that need them. llama-server reserves
+    n_outputs = its slots (n_outputs_max = n_parallel, llama-context.cpp graph_reserve), so a 262k
+    vocabulary costs 4 × slots × n_vocab, not 4 × n_ubatch × n_vocab; llama-cpp-python leaves
+    n_outputs_max at 0 = n_batch, i.e. every token of the micro-batch.
 Fitted on llama-server b11434's CPU buffers (tests/data/plan/*.log): 5 × n_embd of residual activations.
 A partial offload computes on both sides and copies between them; other tools measured its GPU buffer at
 1.2-2.7× a full offload (gguf-parser-go #45), so we use 1.5× on the GPU then.
@@ -140,8 +141,11 @@ def compute_buffer_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, c
         attention = scores + 4 * ub * (RESIDUAL_ACTIVATIONS * n_embd + q_width + kv_width)
         attention += _mla_extra(info, layout, cells, ub, flash, float(cache_type_bytes(config.cache_type_k)))
     feed_forward = 4 * ub * (3 * feed_forward_length(info) + RESIDUAL_ACTIVATIONS * n_embd)
-    logits = 4 * (output_rows(config, cells) * int(info.vocab_size) + 2 * ub * n_embd)
-    return masks + max(attention, feed_forward, logits, _recurrent_phase(info, layout, ub, cells.n_seq))
+    layers = masks + max(attention, feed_forward, _recurrent_phase(info, layout, ub, cells.n_seq))
+    # after the last layer the masks are freed: the output layer needs the logits and the last hidden states
+    # (llama-cpp-python, SmolLM2 -c 4096: 96 MiB of logits + 3.4 MiB = the 99.38 MiB it printed)
+    logits = 4 * (output_rows(config, cells) * int(info.vocab_size) + 3 * ub * n_embd)
+    return max(layers, logits)
 
 
 def host_side_buffer_bytes(info: Any, cells: Cells) -> int:

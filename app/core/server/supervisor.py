@@ -22,6 +22,7 @@ from app.core.launch.ports import base_url, settle_network
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
 from app.core.server import crash as diag
+from app.core.server.diagnosis_log import record_diagnosis
 from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
@@ -226,7 +227,7 @@ class Supervisor:
         return env
 
     def _fail_to_start(self, generation: int, error: UserError | OSError, argv: list[str]) -> None:
-        self.last_diagnosis = diag.start_failed(error, argv, self._config)
+        self._remember(diag.start_failed(error, argv, self._config))
         self._set_state(State.FAILED, generation, diagnosis=self.last_diagnosis)
 
     # -- readiness gate --------------------------------------------------------------------------------------
@@ -262,11 +263,16 @@ class Supervisor:
             self._generation += 1  # the exit that follows is ours, not a crash
             generation = self._generation
         diagnosis = diag.readiness_timeout(limit, seen, self.log.texts(), self._config)
-        self.last_diagnosis = diagnosis
+        self._remember(diagnosis)
         child.stop(self.stop_grace_s)
         self._emit(Event.now("crash", State.FAILED, pid=child.pid, exit_code=child.returncode, signal=None,
                              diagnosis=diagnosis))
         self._set_state(State.FAILED, generation, diagnosis=diagnosis, pid=child.pid)
+
+    def _remember(self, diagnosis) -> None:
+        """The last diagnosis, here and in the machine's diagnoses log (a diagnostics report reads it)."""
+        self.last_diagnosis = diagnosis
+        record_diagnosis(diagnosis, model=self._config.model, log_name=self.log.path.name)
 
     # -- output and exit -------------------------------------------------------------------------------------
     def _on_line(self, generation: int, stream: str, text: str) -> None:
@@ -284,7 +290,7 @@ class Supervisor:
         diagnosis = diag.diagnose_exit(returncode, self.log.texts(), self._config, pid=child.pid,
                                        before=oom_before, rss_samples=list(child.rss_samples),
                                        block_count=self._block_count, was_ready=generation in self._ready_generations)
-        self.last_diagnosis = diagnosis
+        self._remember(diagnosis)
         self.crash_policy.record_crash()
         self._emit(Event.now("crash", State.CRASHED, pid=child.pid, exit_code=returncode,
                              signal=diagnosis.signal, diagnosis=diagnosis))

@@ -8,6 +8,7 @@ import psutil
 import pytest
 
 from app.core.problem import UserError
+from app.core.server.diagnosis_log import read_diagnoses
 from app.core.server.supervisor import State, Supervisor
 
 BACKENDS = ("embedded", "llama-server")
@@ -37,6 +38,8 @@ def test_truncated_model_names_the_file_problem_and_is_not_restarted(backend, se
         assert diagnosis.cause in FILE_CAUSES and not diagnosis.restartable
         assert "truncated.gguf" in diagnosis.message.render("en")
         assert supervisor.restart_count == 0 and len(crash_events(supervisor)) == 1
+        kept = read_diagnoses()[-1]  # for a later diagnostics report
+        assert kept["cause"] == diagnosis.cause and kept["model"] == "truncated.gguf"
     finally:
         supervisor.close()
 

@@ -66,8 +66,8 @@ def _cache_folder(request, tmp_path_factory, name: str) -> Path:
 
 @pytest.fixture(scope="session")
 def synthetic_models(tmp_path_factory):
-    """Factory: synthetic_models(arch) -> Path of this session's F16 random model of ``arch``
-    (app.core.synthetic: llama, qwen2, qwen3moe, gemma3, phi3, deepseek2, mamba2, granitehybrid; shared, do not modify)."""
+    """Factory: synthetic_models(arch) -> Path of this session's F16 random model of ``arch`` (app.core.synthetic:
+    llama, qwen2, qwen3moe, gemma3, phi3, deepseek2, mamba2, granitehybrid; shared, do not modify)."""
     from app.core.synthetic import write_model
 
     folder = tmp_path_factory.mktemp("synthetic")

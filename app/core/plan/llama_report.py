@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 _TABLE = "common_memory_breakdown_print:"
 _HEADER = re.compile(r"\|\s*memory breakdown \[MiB\]\s*\|")
-_DEVICE_ROW = re.compile(r"\|\s+-\s+(?P<name>\S+)(?:\s+\((?P<desc>[^|]*)\))?\s*\|\s*(?P<total>-?\d+)\s*=\s*(?P<free>-?\d+)"
-                         r"\s*\+\s*\(\s*(?P<self>-?\d+)\s*=\s*(?P<model>-?\d+)\s*\+\s*(?P<context>-?\d+)\s*\+\s*"
+_DEVICE_ROW = re.compile(r"\|\s+-\s+(?P<name>\S+)(?:\s+\((?P<desc>[^|]*)\))?\s*\|\s*(?P<total>-?\d+)\s*=\s*"
+                         r"(?P<free>-?\d+)\s*\+\s*\(\s*(?P<self>-?\d+)\s*=\s*(?P<model>-?\d+)\s*\+\s*(?P<context>-?\d+)\s*\+\s*"
                          r"(?P<compute>-?\d+)\s*\)\s*\+\s*(?P<unaccounted>-?\d+)\s*\|")
 _OTHER_ROW = re.compile(r"\|\s+-\s+(?P<name>[^|]*?)\s*\|\s*(?P<self>-?\d+)\s*=\s*(?P<model>-?\d+)\s*\+\s*"
                         r"(?P<context>-?\d+)\s*\+\s*(?P<compute>-?\d+)\s*\|")

@@ -81,8 +81,8 @@ def test_device_rows_with_free_and_total():
              "compute    unaccounted |",
              "common_memory_breakdown_print: |   - CUDA0 (RTX 4090)   | 24080 = 23000 + ( 810 =   92 +  700 +  18) +"
              "    270 |",
-             "common_memory_breakdown_print: |   - Host               |                  290 =    92 +     180 +      18"
-             "                |"]
+             "common_memory_breakdown_print: |   - Host               |                  290 =    92 +     180 +   "
+             "   18                |"]
     r = parse_llama_log(lines)
     (gpu,) = r.devices
     assert (gpu.name, gpu.description, gpu.total_mib, gpu.free_mib, gpu.self_mib, gpu.unaccounted_mib) == \

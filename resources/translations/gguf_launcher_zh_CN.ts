@@ -409,6 +409,49 @@
     </message>
 </context>
 <context>
+    <name>DiagnosticsReport</name>
+    <message>
+        <source>Writing the diagnostics report…</source>
+        <translation>正在写入诊断报告…</translation>
+    </message>
+    <message>
+        <source>Diagnostics report saved: {path}</source>
+        <translation>诊断报告已保存：{path}</translation>
+    </message>
+    <message>
+        <source>The diagnostics report is saved as {name}. Send this file to whoever helps you.</source>
+        <translation>诊断报告已保存为 {name}。请把这个文件发给帮助你的人。</translation>
+    </message>
+    <message>
+        <source>API keys, tokens, your user name, your home folder and this computer's name were removed from it.</source>
+        <translation>其中已去除 API 密钥、令牌、你的用户名、主文件夹路径和这台电脑的名称。</translation>
+    </message>
+    <message>
+        <source>Not included (it could not be read): {parts}</source>
+        <translation>未包含（无法读取）：{parts}</translation>
+    </message>
+    <message>
+        <source>The diagnostics report could not be written.</source>
+        <translation>无法写入诊断报告。</translation>
+    </message>
+    <message>
+        <source>The app's log file says why.</source>
+        <translation>原因记录在本应用的日志文件中。</translation>
+    </message>
+    <message>
+        <source>Diagnostics report</source>
+        <translation>诊断报告</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>No file manager opened, so the report's path was copied: {path}</source>
+        <translation>没有打开文件管理器，已复制报告的路径：{path}</translation>
+    </message>
+</context>
+<context>
     <name>HashRow</name>
     <message>
         <source>Expected SHA-256:</source>
@@ -1295,6 +1338,10 @@
     <message>
         <source>Open the log folder</source>
         <translation>打开日志文件夹</translation>
+    </message>
+    <message>
+        <source>Save a diagnostics report…</source>
+        <translation>保存诊断报告…</translation>
     </message>
     <message>
         <source>About GGUF Launcher</source>

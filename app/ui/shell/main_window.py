@@ -26,6 +26,7 @@ from app.ui.chat import chat_embed
 from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
 from app.ui.shell import zoom
+from app.ui.shell.diagnostics_report import DiagnosticsReport
 from app.ui.shell.model_switch import ModelSwitch
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.settings_store import SettingsStore
@@ -67,6 +68,10 @@ class MainWindow(Retranslating, QMainWindow):
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
+        self.report = DiagnosticsReport(self)
+        self.menus.report_action.triggered.connect(self.report.save)
+        self.report.busyChanged.connect(lambda busy: self.menus.report_action.setEnabled(not busy))
+        self.report.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.zoom = Zoom(self)
         self.menus.add_commands({
             "start": lambda: self._press(self.server.start_button),

@@ -46,8 +46,10 @@ class WindowMenus(QObject):
             self.language_actions[code] = action
         self.help_menu = bar.addMenu("")
         self.log_folder_action = QAction(window, triggered=logs.open_log_folder)
+        self.report_action = QAction(window)  # the window connects it to its diagnostics report
         self.about_action = QAction(window, triggered=self.about)
         self.help_menu.addAction(self.log_folder_action)
+        self.help_menu.addAction(self.report_action)
         self.help_menu.addAction(self.about_action)
 
     def add_commands(self, commands: dict[str, Callable[[], None]]) -> None:
@@ -102,6 +104,7 @@ class WindowMenus(QObject):
         self.language_menu.setTitle(self.tr("&Language"))
         self.help_menu.setTitle(self.tr("&Help"))
         self.log_folder_action.setText(self.tr("Open the log folder"))
+        self.report_action.setText(self.tr("Save a diagnostics report…"))
         self.about_action.setText(self.tr("About GGUF Launcher"))
 
     def about(self) -> None:

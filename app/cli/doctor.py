@@ -13,6 +13,7 @@ from app.cli._output import print_check, print_json, report_user_error
 from app.core.gguf import validate
 from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.plan.projector import found_projector
 from app.core.problem import Check, Status, UserError
 from app.core.text import T, human_bytes
 
@@ -138,8 +139,12 @@ def run(args) -> int:
         report.checks.insert(0, backend_check)
     else:
         report.checks.insert(0, _engine_row(backend))
+    projector = found_projector(args.model, args.backend) if report.info is not None else None
+    if projector is not None:
+        report.checks.append(projector.check())
     if args.json:
         print_json({"hardware": hardware, "backend": backend, "model": _model_dict(report),
+                    "projector": projector.to_dict() if projector is not None else None,
                     "status": report.status.value, "checks": [c.to_dict() for c in report.checks]})
     else:
         _print_text(hw_lines, backend, report)

@@ -12,6 +12,7 @@ import argparse
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import context_size, gpu_layers, parse_bytes, positive_int
+from app.core.gguf.projector import find_projector
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
@@ -60,10 +61,12 @@ def default_ctx(info, hw, vram_budget: int | None) -> int:
 def config_from_args(args, info, hw) -> LaunchConfig:
     ctx = args.ctx or default_ctx(info, hw, args.vram_budget)
     flash = None if args.flash_attn is None else args.flash_attn == "on"
+    projector = find_projector(args.model)
     return LaunchConfig(model=args.model, backend=args.backend, server_bin=args.server_bin, ctx=ctx,
                         gpu_layers=getattr(args, "gpu_layers", 0), parallel=args.parallel,
                         batch=max(512, args.ubatch), ubatch=args.ubatch, flash_attn=flash,
-                        cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v)
+                        cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v,
+                        mmproj=str(projector) if projector is not None else None)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -74,7 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _print_plan(plan) -> None:
+def _print_plan(plan, projector) -> None:
     print(f"{'device':<8} {'layers':>6} {'weights':>11} {'KV cache':>11} {'compute':>11} {'overhead':>11} "
           f"{'total':>11} {'free':>11}")
     for d in plan.devices:
@@ -85,21 +88,26 @@ def _print_plan(plan) -> None:
     print()
     for sentence in plan.summary():
         print(sentence)
+    if projector is not None:
+        print(projector.sentence())
 
 
 def run(args) -> int:
     from app.core.hardware.scan import scan_hardware
     from app.core.plan.memory import make_plan
+    from app.core.plan.projector import found_projector
 
     try:
         info = read_model(args.model)
         hw = scan_hardware()
-        plan = make_plan(info, config_from_args(args, info, hw), hw, vram_budget=args.vram_budget,
+        config = config_from_args(args, info, hw)
+        plan = make_plan(info, config, hw, vram_budget=args.vram_budget,
                          ram_budget=args.ram_budget, margins=margins_from_args(args))
     except UserError as error:
         return report_user_error(error)
+    projector = found_projector(args.model, config.backend, config.flash_attn)
     if args.json:
-        print_json(plan.to_dict())
+        print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None})
     else:
-        _print_plan(plan)
+        _print_plan(plan, projector)
     return 0 if plan.fits else 1

@@ -10,6 +10,7 @@ from pathlib import Path
 from app.cli._model import read_model
 from app.cli._output import print_json_line, print_next_step, report_user_error
 from app.cli._types import context_size, gpu_layers, port_number, positive_int
+from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
@@ -34,6 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="requests served at once (llama-server)")
     parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
+    parser.add_argument("--mmproj", metavar="PATH",
+                        help="vision projector GGUF (llama-server; default: an mmproj*.gguf found next to the model)")
+    parser.add_argument("--no-mmproj", action="store_true", help="do not load a vision projector")
     parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
     parser.add_argument("--kill-stale", action="store_true",
                         help="first stop servers left running by an earlier app session that crashed")
@@ -47,7 +51,23 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     info = read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
     return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
                         ctx=args.ctx or first_run_ctx(info), gpu_layers=args.gpu_layers, parallel=args.parallel,
-                        host=args.host, port=args.port, api_key=args.api_key)
+                        host=args.host, port=args.port, api_key=args.api_key, mmproj=_projector(args, model))
+
+
+def _projector(args: argparse.Namespace, model: Path) -> str | None:
+    """The vision projector to load: --mmproj (checked), else one found next to the model, unless --no-mmproj."""
+    if args.no_mmproj:
+        return None
+    if args.mmproj is None:
+        found = find_projector(model)
+        return str(found.absolute()) if found is not None else None
+    path = Path(args.mmproj).expanduser()
+    if read_projector(path) is None:
+        raise UserError(T("{name} is not a vision projector file that can be read.",
+                          "{name} 不是可读取的视觉投影文件。", name=path.name),
+                        T("Choose the mmproj .gguf file that came with the model, or leave it out.",
+                          "请选择与模型一起提供的 mmproj .gguf 文件，或不使用它。"))
+    return str(path.absolute())
 
 
 def run(args: argparse.Namespace) -> int:

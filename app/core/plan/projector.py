@@ -15,8 +15,15 @@ that resize to other sizes (dynamic resolution) are counted at that size too, an
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from app.core.gguf.projector import find_projector, read_projector
+from app.core.launch.config import BACKEND_LLAMA_SERVER
+from app.core.problem import Check, Status
+from app.core.text import T, Text, human_bytes
 
 F32 = 4
 
@@ -63,3 +70,41 @@ def projector_compute_bytes(projector_info: Any, flash_attn: bool | None = None)
 def projector_memory(projector_info: Any, flash_attn: bool | None = None) -> ProjectorMemory:
     """Weights and image compute buffer of a projector; both go where llama-server puts the projector."""
     return ProjectorMemory(projector_bytes(projector_info), projector_compute_bytes(projector_info, flash_attn))
+
+
+@dataclass(frozen=True)
+class FoundProjector:
+    """A projector found next to a model, what it costs, and whether the chosen engine loads it."""
+
+    path: str
+    memory: ProjectorMemory
+    used: bool  # llama-server loads it (LaunchConfig.mmproj); the built-in engine does not
+
+    def sentence(self) -> Text:
+        name, size = Path(self.path).name, human_bytes(self.memory.total_bytes)
+        if self.used:
+            return T("Vision projector found next to the model: {name} ({size}); llama-server loads it with the "
+                     "model so it can read pictures.",
+                     "在模型旁找到视觉投影文件：{name}（{size}）；llama-server 会与模型一起加载它，以便识别图片。",
+                     name=name, size=size)
+        return T("Vision projector found next to the model: {name} ({size}). The built-in engine runs the model "
+                 "without its image part; the llama-server engine can use it.",
+                 "在模型旁找到视觉投影文件：{name}（{size}）。内置引擎运行此模型时不使用其图像部分；"
+                 "llama-server 引擎可以使用它。", name=name, size=size)
+
+    def check(self) -> Check:
+        return Check("projector", Status.OK, self.sentence(), evidence=(f"mmproj={self.path}",))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "used": self.used, "weight_bytes": self.memory.weight_bytes,
+                "compute_bytes": self.memory.compute_bytes, "total_bytes": self.memory.total_bytes}
+
+
+def found_projector(model_path: str | os.PathLike[str], backend: str,
+                    flash_attn: bool | None = None) -> FoundProjector | None:
+    """The projector next to ``model_path`` (app.core.gguf.projector.find_projector) with its memory; None if none."""
+    path = find_projector(model_path)
+    info = read_projector(path) if path is not None else None
+    if info is None:
+        return None
+    return FoundProjector(str(path), projector_memory(info, flash_attn), used=backend == BACKEND_LLAMA_SERVER)

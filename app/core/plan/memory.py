@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.launch.config import LaunchConfig
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget, Margins, device_budgets
-from app.core.plan.cells import context_bytes_per_token
+from app.core.plan.cells import cache_layer_bytes, cells_for, context_bytes_per_token, sequences
 from app.core.plan.compute import all_logits_bytes, flash_attention_on
 from app.core.plan.estimate import DevicePlan, estimate_devices, kv_cells
 from app.core.plan.kv import KV_CELL_PADDING
@@ -40,6 +40,12 @@ class MemoryPlan:
     recommended_gpu_layers: int
     recommended_ctx: int | None
     notes: tuple[Text, ...] = field(default_factory=tuple)
+    # how the engine will hold the context (app.core.plan.cells): sequences, one shared cache or one per slot,
+    # cells of the full-context cache and of the sliding-window cache (None: no sliding-window layers)
+    slots: int = 1
+    kv_unified: bool = False
+    kv_cells: int = 0
+    swa_cells: int | None = None
 
     @property
     def fits(self) -> bool:
@@ -79,6 +85,8 @@ class MemoryPlan:
             "devices": [d.to_dict(lang) for d in self.devices],
             "max_gpu_layers": self.max_gpu_layers, "max_ctx": self.max_ctx,
             "recommended_gpu_layers": self.recommended_gpu_layers, "recommended_ctx": self.recommended_ctx,
+            "slots": self.slots, "kv_unified": self.kv_unified, "kv_cells": self.kv_cells,
+            "swa_cells": self.swa_cells,
             "summary": [t.render(lang) for t in self.summary()],
         }
 
@@ -121,10 +129,29 @@ def _notes(info: Any, config: LaunchConfig, budgets: list[DeviceBudget]) -> tupl
                        "that memory fills up as a conversation grows.",
                        "内置引擎会保存上下文中每个词元的分数（此上下文下为 {size}），这部分内存随对话变长而增加。",
                        size=human_bytes(logits)))
+    full_size_swa = _full_size_swa_bytes(info, config)
+    if full_size_swa:
+        notes.append(T("The built-in engine keeps the sliding-window layers at the full context ({size} more than "
+                       "llama-server, which keeps only the window).",
+                       "内置引擎让滑动窗口层保存完整上下文（比只保存窗口的 llama-server 多用 {size}）。",
+                       size=human_bytes(full_size_swa)))
     if config.ctx > int(info.context_length or config.ctx):
         notes.append(T("The context {ctx} is longer than the model was trained for ({train}).",
                        "上下文 {ctx} 超过了模型训练时的长度（{train}）。", ctx=config.ctx, train=info.context_length))
     return tuple(notes)
+
+
+def _full_size_swa_bytes(info: Any, config: LaunchConfig) -> int:
+    """What llama-cpp-python's full-size SWA cache costs over a window-sized one (0: not that case)."""
+    layout = cache_layout(info)
+    if not layout.has_swa or config.backend == BACKEND_LLAMA_SERVER:
+        return 0
+    flash = flash_attention_on(config)
+    window = config.with_changes(backend=BACKEND_LLAMA_SERVER, parallel=1, extra_args=())
+    full = sum(cache_layer_bytes(layout, cells_for(config, config.ctx, layout), config.cache_type_k,
+                                 config.cache_type_v, flash))
+    return full - sum(cache_layer_bytes(layout, cells_for(window, config.ctx, layout), config.cache_type_k,
+                                        config.cache_type_v, flash))
 
 
 def _require_shape(info: Any) -> None:
@@ -157,14 +184,17 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
     else:
         rec_layers = 0
         rec_ctx = highest_fitting_ctx(info, config, 0, config.ctx, budgets)
+    layout = cache_layout(info)
+    cells = cells_for(config, config.ctx, layout)
     return MemoryPlan(
         model=str(info.path), backend=config.backend, n_layer=n_layer, ctx=config.ctx, gpu_layers=gpu_layers,
         parallel=config.parallel, ubatch=config.ubatch, cache_type_k=config.cache_type_k,
         cache_type_v=config.cache_type_v, flash_attn=flash_attention_on(config),
-        kv_bytes_per_token=float(context_bytes_per_token(cache_layout(info), config, config.cache_type_k,
-                                                         config.cache_type_v)),
+        kv_bytes_per_token=float(context_bytes_per_token(layout, config, config.cache_type_k, config.cache_type_v)),
         devices=devices, max_gpu_layers=max_layers, max_ctx=max_ctx,
         recommended_gpu_layers=rec_layers, recommended_ctx=rec_ctx, notes=_notes(info, config, budgets),
+        slots=cells.n_seq, kv_unified=sequences(config).unified, kv_cells=cells.full_total,
+        swa_cells=cells.swa_total if layout.has_swa else None,
     )
 
 

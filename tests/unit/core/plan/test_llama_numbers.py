@@ -264,3 +264,17 @@ def test_recurrent_models_plan_without_attention_keys():
     plan = make_plan(model_of(log), log.config(), None, ram_budget=1024 * MiB)
     assert plan.fits and plan.kv_bytes_per_token == 0
     assert mib(plan.devices[-1].kv_bytes) == log.recurrent_mib == 1.06  # 4 slots × 2 layers × (1920 + 32768) f32
+
+
+def test_the_plan_says_how_the_engine_holds_the_context():
+    log = recorded("gemma3_c32768")  # no -np: llama-server's auto, 4 slots sharing one cache
+    plan = make_plan(model_of(log), log.config(), None, ram_budget=1024 * MiB).to_dict("en")
+    assert (plan["slots"], plan["kv_unified"], plan["kv_cells"], plan["swa_cells"]) == (4, True, 32768, 2560)
+    assert mib(plan["devices"][-1]["kv_bytes"]) == sum(c["mib"] for c in log.caches) == 37.0
+    assert not any("sliding-window" in line for line in plan["summary"])
+    embedded = recorded("embedded_gemma3_c8192")
+    plan = make_plan(model_of(embedded), embedded.config(), None, ram_budget=1024 * MiB)
+    assert (plan.slots, plan.kv_unified, plan.kv_cells, plan.swa_cells) == (1, False, 8192, 8192)
+    note = next(n for n in plan.notes if "sliding-window" in n.render("en"))
+    assert "14.0 MiB" in note.render("en")  # 4 SWA layers x (8192 - 1024 cells) x 512 bytes
+    assert "滑动窗口" in note.render("zh")

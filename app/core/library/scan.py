@@ -39,6 +39,7 @@ MAX_FILES = 2000  # files looked at in all
 MAX_MANIFEST_BYTES = 1024 * 1024
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 OLLAMA_DEFAULT_REGISTRY = "registry.ollama.ai"
+PROJECTOR_ARCH = "clip"  # general.architecture of a vision projector (app.core.gguf.projector)
 
 APP_NAMES: dict[str, Text] = {
     APP_OLLAMA: T("Ollama", "Ollama"),
@@ -216,5 +217,9 @@ def find_local_models(sources: list[Source] | None = None, *, check: bool = True
             seen.add(key)
             if cancel is not None and cancel():
                 return models
-            models.append(inspect(model) if check else model)
+            if check:
+                model = inspect(model)
+                if model.architecture == PROJECTOR_ARCH:
+                    continue  # a vision projector (mmproj) is no model to open; it is found next to its model
+            models.append(model)
     return models

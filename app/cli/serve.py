@@ -15,6 +15,7 @@ from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEF
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
+from app.core.server.watchdog import MemoryWatchdog
 from app.core.session import first_run_ctx
 from app.core.text import T
 
@@ -39,6 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="vision projector GGUF (llama-server; default: an mmproj*.gguf found next to the model)")
     parser.add_argument("--no-mmproj", action="store_true", help="do not load a vision projector")
     parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
+    parser.add_argument("--no-watchdog", action="store_true",
+                        help="no memory watchdog (by default: a warning at 85%% of memory in use, a planned restart "
+                             "at 92%%, before the system's out-of-memory killer would act)")
     parser.add_argument("--kill-stale", action="store_true",
                         help="first stop servers left running by an earlier app session that crashed")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
@@ -78,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     _handle_stale_children(args.kill_stale, args.json)
     supervisor = Supervisor(config, auto_restart=not args.no_restart)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
+    watchdog = None if args.no_watchdog else MemoryWatchdog(supervisor)
     try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()
         final = supervisor.wait_for(State.FAILED)
@@ -91,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         supervisor.stop()
         return 0
     finally:
+        if watchdog is not None:
+            watchdog.close()
         supervisor.close()
 
 

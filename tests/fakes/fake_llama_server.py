@@ -8,6 +8,9 @@ then behaves according to FAKE_LLAMA_MODE:
   segv      become ready (/health 200), then die of SIGSEGV 0.3 s later (for the crash-loop guard)
   sigill    print a system_info line naming an instruction set this CPU cannot run (FAKE_LLAMA_FEATURE, a ggml
             system_info name such as AVX512), then execute that instruction set's code: a real SIGILL
+  grow      join the memory cgroup FAKE_LLAMA_CGROUP (a folder) if given, become ready, then grow its memory by
+            FAKE_LLAMA_GROW_MB (default 4) every 0.1 s, touching every page: the slow leak of seed 001, for the
+            memory watchdog's soak test (a real server cannot be made to leak on purpose)
 """
 
 from __future__ import annotations
@@ -89,6 +92,19 @@ def _illegal_instruction(system_info_name: str) -> None:
     cpu_isa.execute(feature.code + cpu_isa.RET)
 
 
+def _grow(host: str, port: int) -> None:
+    cgroup = os.environ.get("FAKE_LLAMA_CGROUP")
+    if cgroup:
+        Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
+    step = int(os.environ.get("FAKE_LLAMA_GROW_MB", "4")) * 1024 * 1024
+    _serve(host, port, ready=True)
+    print("srv  llama_server: model loaded", file=sys.stderr, flush=True)
+    held = []
+    while True:
+        held.append(bytearray(b"\x01" * step))  # written, so the pages are really resident
+        time.sleep(0.1)
+
+
 def main() -> int:
     if "--version" in sys.argv:
         print("version: 6000 (abcdef12)\nbuilt with cc (Ubuntu 13.2.0) for x86_64-linux-gnu", file=sys.stderr)
@@ -110,6 +126,8 @@ def main() -> int:
         print("srv  llama_server: model loaded", file=sys.stderr, flush=True)
         time.sleep(0.3)
         os.kill(os.getpid(), signal.SIGSEGV)
+    if mode == "grow":
+        _grow(host, port)
     if mode == "hang":
         _serve(host, port, ready=False)
         print("srv    load_model: loading model", file=sys.stderr, flush=True)

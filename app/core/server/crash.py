@@ -15,6 +15,7 @@ from app.core.diagnosis import (
     oom_evidence_since,
     snapshot_oom_counters,
 )
+from app.core.text import T, Text
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +62,12 @@ def readiness_timeout(limit_s: float, seen: str, log_lines: list[str], config: A
 
 def start_failed(error: BaseException, argv: Sequence[str] | None, config: Any) -> Diagnosis:
     return diagnose_start_failure(error, list(argv or ()), config)
+
+
+def watchdog_restart(reason: Text, facts: dict[str, Any]) -> Diagnosis:
+    """The memory watchdog restarted the server on purpose: what it saw, and what lowers the risk next time."""
+    evidence = tuple(f"{key}: {value}" for key, value in facts.items())
+    return Diagnosis("memory_watchdog", reason,
+                     T("The chat is kept. If this happens often, use a smaller context or close other programs.",
+                       "对话已保留。如果经常发生，请使用更小的上下文，或关闭其他程序。"),
+                     evidence=evidence, exit_meaning=T("restarted by the memory watchdog", "被内存看门狗重启"))

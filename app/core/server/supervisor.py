@@ -27,6 +27,7 @@ from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
+from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits
 from app.core.text import Text
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class Supervisor:
                  crash_window_s: float = 60.0, rlimits: dict[int, Any] | None = None,
                  ready_timeout_s: float | None = None, stop_grace_s: float = 5.0,
                  backoff_s: Iterable[float] = DEFAULT_BACKOFF_S, log_name: str | None = None,
-                 extra_env: dict[str, str] | None = None):
+                 extra_env: dict[str, str] | None = None, memory_watchdog: WatchdogLimits | None = None):
         self._config = config
         self.crash_policy = CrashPolicy(auto_restart=auto_restart, max_crashes=max_crashes, window_s=crash_window_s,
                                         backoff_s=backoff_s)
@@ -71,6 +72,9 @@ class Supervisor:
         self.last_diagnosis = None
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
+        # the memory watchdog (app/core/server/watchdog.py) for servers people chat with; probes and self-tests
+        # measure on purpose and run without one
+        self.watchdog = MemoryWatchdog(self, memory_watchdog) if memory_watchdog is not None else None
 
     # -- properties ------------------------------------------------------------------------------------------
     @property
@@ -381,5 +385,7 @@ class Supervisor:
         self._config = config
 
     def close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.close()
         self.stop()
         self.log.close()

@@ -18,7 +18,7 @@ from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.server.events import State
 from app.core.server.supervisor import Supervisor
-from app.core.server.watchdog import Level, MemoryReading, MemoryWatchdog, WatchdogLimits, read_server_memory
+from app.core.server.watchdog import Level, MemoryReading, WatchdogLimits, read_server_memory
 from tests.unit.core.diagnosis.test_oom_and_processes import memory_cgroup_for_test
 
 LIMIT = 256 * 1024 * 1024
@@ -32,7 +32,8 @@ def _rss_budget(pid: int | None) -> MemoryReading:
 
 def _run(fake_bin: str, tiny_model, extra_env: dict, read) -> dict:
     config = LaunchConfig(model=str(tiny_model), backend="llama-server", server_bin=fake_bin, port=find_free_port())
-    supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "2", **extra_env})
+    supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "2", **extra_env}, memory_watchdog=LIMITS)
+    supervisor.watchdog.read = read
     events, ready_again = [], threading.Event()
 
     def record(event) -> None:
@@ -41,7 +42,6 @@ def _run(fake_bin: str, tiny_model, extra_env: dict, read) -> dict:
             ready_again.set()
 
     supervisor.subscribe(record)
-    watchdog = MemoryWatchdog(supervisor, LIMITS, read=read)
     pids = []
     try:
         supervisor.start()
@@ -50,7 +50,6 @@ def _run(fake_bin: str, tiny_model, extra_env: dict, read) -> dict:
         assert ready_again.wait(60), [e.to_dict() for e in events if e.kind != "log"]
         pids.append(supervisor.pid)
     finally:
-        watchdog.close()
         supervisor.close()
     return {"events": events, "pids": pids, "supervisor": supervisor}
 

@@ -134,6 +134,7 @@ class CrashCard(QFrame):
             "not_restartable": self.tr("The server stopped, and restarting it with the same settings would not help."),
             "failed": self.tr("The server could not be started or kept running."),
             "recovered": self.tr("The server stopped unexpectedly and was restarted automatically."),
+            "planned": self.tr("The server was restarted on purpose before the computer ran out of memory."),
         }
         self.title.setText(titles.get(self._context, self.tr("The server stopped unexpectedly.")))
 

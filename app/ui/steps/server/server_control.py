@@ -34,8 +34,9 @@ def same_model(a: str, b: str) -> bool:
 
 def _make_supervisor(config: LaunchConfig) -> Supervisor:  # worker thread
     from app.core.server.supervisor import Supervisor
+    from app.core.server.watchdog import WatchdogLimits
 
-    return Supervisor(config)
+    return Supervisor(config, memory_watchdog=WatchdogLimits())
 
 
 class ServerControl(QObject):

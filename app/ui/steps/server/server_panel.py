@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.core.problem import Problem
 from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State
 from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
+from app.core.server.watchdog import Level, MemoryReading, level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.widgets.problem_view import problem_text
@@ -107,6 +108,10 @@ class ServerPanel(Retranslating, QWidget):
         self.error_label = QLabel(self, wordWrap=True)
         self.error_label.setStyleSheet("color: #c62828;")
         self.error_label.hide()
+        self.memory_label = QLabel(self, wordWrap=True)  # the memory watchdog's warning while it lasts
+        self.memory_label.setStyleSheet("color: #8a5a00;")
+        self.memory_label.hide()
+        self._memory: tuple[Level, MemoryReading] | None = None
         self.crash_card = CrashCard(self)
         self.crash_card.applyFixRequested.connect(self._on_apply_fix)
         self.crash_card.rebuildRequested.connect(self._on_rebuild)
@@ -129,6 +134,7 @@ class ServerPanel(Retranslating, QWidget):
         layout.addLayout(buttons)
         layout.addLayout(facts)
         layout.addWidget(self.error_label)
+        layout.addWidget(self.memory_label)
         layout.addWidget(self.crash_card)
         layout.addStretch(1)
 
@@ -153,6 +159,7 @@ class ServerPanel(Retranslating, QWidget):
         self.restarts_caption.setText(self.tr("Restarts:"))
         self.url_caption.setText(self.tr("Address:"))
         self.crash_card.retranslate()
+        self._render_memory()
         self._render_state()
 
 
@@ -179,6 +186,7 @@ class ServerPanel(Retranslating, QWidget):
         bridge.stateChanged.connect(self.set_state)
         bridge.crashed.connect(self.show_diagnosis)
         bridge.restarting.connect(self._on_restarting)
+        bridge.memoryChanged.connect(self.set_memory)
         bridge.actionFinished.connect(self._on_action_finished)
         bridge.actionFailed.connect(self._on_action_failed)
         bridge.supervisorChanged.connect(self._on_supervisor_changed)
@@ -201,6 +209,8 @@ class ServerPanel(Retranslating, QWidget):
         """Another model's supervisor (or none): show its state from scratch."""
         self.clear_diagnosis()
         self.error_label.hide()
+        self._memory = None
+        self._render_memory()
         self.restart_count = 0
         self.set_state(supervisor.state if supervisor is not None else State.STOPPED, {})
 
@@ -215,6 +225,9 @@ class ServerPanel(Retranslating, QWidget):
         data = data or {}
         previous, self.state = self.state, State(state)
         state = self.state
+        if state is not State.READY and self._memory is not None:  # the warning was about the server that ran
+            self._memory = None
+            self._render_memory()
         if not self._wire_actions:
             self._pending_action = ""  # the owner runs the actions; the next state is our only answer
         if state is State.READY and (previous is not State.READY or self._ready_since is None):
@@ -234,8 +247,21 @@ class ServerPanel(Retranslating, QWidget):
         self._set_card_context(state, data)
         self._render_state()
 
+    @Slot(object, object)
+    def set_memory(self, level: Level, reading: MemoryReading) -> None:
+        """The watchdog's level: its sentence stays shown while memory is short (WARNING), goes with NORMAL."""
+        self._memory = (level, reading) if level is Level.WARNING else None
+        self._render_memory()
+
+    def _render_memory(self) -> None:
+        self.memory_label.setText(level_sentence(*self._memory).render() if self._memory is not None else "")
+        self.memory_label.setVisible(self._memory is not None)
+
     def _set_card_context(self, state: State, data: dict) -> None:
-        if state is State.FAILED:
+        planned = self.crash_card.diagnosis is not None and self.crash_card.diagnosis.cause == "memory_watchdog"
+        if state is State.READY and planned:
+            self.crash_card.set_context("planned")
+        elif state is State.FAILED:
             reason = data.get("reason")
             self.crash_card.set_context(reason if reason in (CRASH_LOOP, NOT_RESTARTABLE) else "failed")
         elif state is State.READY:

@@ -51,6 +51,7 @@ class SupervisorBridge(QObject):
     stateChanged = Signal(object, dict)  # (State, data)
     crashed = Signal(object)
     restarting = Signal(int)
+    memoryChanged = Signal(object, object)  # (watchdog Level, MemoryReading)
     logLines = Signal(object)  # a Python list; Signal(list) would convert 20,000 lines to QVariants (11 ms)
     actionStarted = Signal(str)
     actionFinished = Signal(str)
@@ -181,6 +182,10 @@ class SupervisorBridge(QObject):
             self.crashed.emit(diagnosis)
         elif kind == "restart":
             self.restarting.emit(int(data.get("attempt", 0) or 0))
+        elif kind == "memory":
+            self.memoryChanged.emit(data.get("level"), data.get("reading"))
+        elif kind == "planned_restart":
+            self.crashed.emit(data.get("diagnosis"))  # the card says why, as for a crash (no fix to apply)
 
     # --- actions (run off the GUI thread) ------------------------------------------------------
 

@@ -23,7 +23,7 @@ from app.core.process.exit_status import ExitStatus, decode_exit_status, parse_e
 CAUSES = (
     "not_gguf", "gguf_too_old", "gguf_too_new", "model_truncated", "model_corrupt", "unsupported_architecture",
     "unsupported_quant_type", "wrong_split_part", "split_part_missing", "model_incompatible", "model_not_found",
-    "model_unreadable", "mmap_failed",
+    "model_unreadable", "mmap_failed", "projector_failed",
     "model_load_failed", "gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed", "killed",
     "port_in_use", "host_unavailable", "bad_argument", "gpu_driver_problem", "gpu_error", "missing_library",
     "library_incompatible", "illegal_instruction", "assertion_failed", "python_error", "crashed", "bus_error",

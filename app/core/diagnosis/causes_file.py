@@ -114,6 +114,19 @@ def model_load_failed(s: Situation) -> Parts:
               "请确认它是完整的 GGUF 模型：重新下载，并与下载页面上的 SHA-256 校验值进行比对。"), {}, False)
 
 
+def projector_failed(s: Situation) -> Parts:
+    """llama-server refused the vision projector (mmproj) given next to the model: another model's, or damaged."""
+    projector = getattr(s.config, "mmproj", None)
+    fix = {"mmproj": None} if projector else {}
+    return (T("The vision projector {projector} does not fit the model {model}: it belongs to another model or "
+              "is damaged.",
+              "视觉投影文件 {projector} 与模型 {model} 不匹配：它属于另一个模型，或已损坏。",
+              projector=Path(str(projector)).name if projector else "mmproj", model=s.model_name),
+            T("Start without it (pictures are then not read), or put the projector that came with this model "
+              "next to it.",
+              "不使用它启动（此时无法识别图片），或把随该模型提供的视觉投影文件放在它旁边。"), fix, False)
+
+
 _SPLIT_NAME = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 
 
@@ -141,4 +154,5 @@ BUILDERS = {
     "unsupported_architecture": unsupported_architecture, "unsupported_quant_type": unsupported_quant_type,
     "model_incompatible": model_incompatible, "model_not_found": model_not_found,
     "model_unreadable": model_unreadable, "mmap_failed": mmap_failed, "model_load_failed": model_load_failed,
+    "projector_failed": projector_failed,
 }

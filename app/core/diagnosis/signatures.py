@@ -52,6 +52,8 @@ SIGNATURES: list[Signature] = [
     *_sig("model_not_found", 12, r"Model path does not exist", r"failed to open (?:GGUF )?file.*No such file",
           r"gguf_init_from_file\w*: failed to open", r"No such file or directory.*\.gguf"),
     *_sig("model_unreadable", 11, r"failed to open.*Permission denied", r"Permission denied.*\.gguf"),
+    *_sig("projector_failed", 14, r"mismatch between text model \(n_embd = \d+\) and mmproj",
+          r"failed to load CLIP model", r"unknown projector type"),
     *_sig("mmap_failed", 18, r"failed to mmap", r"mmap failed", r"mmap\([^)]*\) failed"),
     # --- memory
     *_sig("gpu_out_of_memory", 5, r"cudaMalloc failed: out of memory", r"CUDA error: out of memory",
@@ -97,6 +99,8 @@ SIGNATURES: list[Signature] = [
     *_sig("illegal_instruction", 3, r"Illegal instruction"),
     # --- internal failures; general markers last
     *_sig("assertion_failed", 40, r"GGML_ASSERT\((?P<cond>.*)\) failed", r"GGML_ABORT", r"\bassert(?:ion)? .*failed"),
+    # after a memory line (the projector did not fit in memory), before the generic load failure that follows it
+    *_sig("projector_failed", 55, r"failed to load multimodal model"),
     *_sig("model_load_failed", 60, r"error loading model", r"failed to load model",
           r"exiting due to model loading error", r"Failed to load model from file",
           r"llama_load_model_from_file: failed"),

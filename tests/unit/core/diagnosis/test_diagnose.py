@@ -385,6 +385,8 @@ ONE_LINE_CASES = {
     "model_unreadable": (1, "gguf_init_from_file: failed to open GGUF file '/models/x.gguf' (Permission denied)"),
     "mmap_failed": (1, "llama_model_load: error loading model: mmap failed: Cannot allocate memory"),
     "model_load_failed": (1, "srv    load_model: failed to load model, '/models/x.gguf'"),
+    "projector_failed": (1, "mtmd_init_from_file: error: mismatch between text model (n_embd = 256) and mmproj "
+                            "(n_embd = 128)"),
     "gpu_out_of_memory": (-6, "ggml_vulkan: Device memory allocation of size 2147483648 failed. "
                               "vk::Device::allocateMemory: ErrorOutOfDeviceMemory"),
     "context_out_of_memory": (1, "llama_kv_cache: failed to allocate buffer for kv cache"),

@@ -18,6 +18,7 @@ MEMORY_HINTS = ("Resource temporarily unavailable", "Thread creation failed", "i
                 "std::bad_alloc", "Cannot allocate memory", "failed to allocate")
 # llama.cpp reports each reserved buffer, e.g. "sched_reserve:        CPU compute buffer size =   283.01 MiB"
 _CPU_COMPUTE_LINE = re.compile(r"\bCPU compute buffer size\s*=\s*([\d.]+)\s*MiB")
+_PROJECTOR_COMPUTE = "reserve_compute_meta:"  # tools/mtmd/clip.cpp, the projector's image compute buffer
 
 
 def memory_hint(lines: list[str]) -> str | None:
@@ -36,8 +37,13 @@ def blamed_cause(cause: str | None, log_lines: list[str], error: str = "") -> st
 
 
 def reported_cpu_compute_bytes(log_lines: list[str]) -> int | None:
-    """The CPU compute buffer llama.cpp reserved (llama-cpp-python logs it; llama-server only when verbose)."""
-    sizes = [float(m.group(1)) for line in log_lines if (m := _CPU_COMPUTE_LINE.search(line))]
+    """The CPU compute buffer llama.cpp reserved (llama-cpp-python logs it; llama-server only when verbose).
+
+    A vision projector's own buffer (``reserve_compute_meta: CPU compute buffer size``, printed after the model's)
+    is not the model's and is left out.
+    """
+    sizes = [float(m.group(1)) for line in log_lines
+             if _PROJECTOR_COMPUTE not in line and (m := _CPU_COMPUTE_LINE.search(line))]
     return int(sizes[-1] * 1024 * 1024) if sizes else None
 
 

@@ -87,6 +87,7 @@ class CheckedModel:
     path: str
     info: ModelInfo | None
     checks: list[Check] = field(default_factory=list)
+    projector: str | None = None  # a vision projector (mmproj) found next to the model
 
     @property
     def usable(self) -> bool:
@@ -101,7 +102,22 @@ def check_model(path: str | Path, expected_sha256: str | None = None, compute_sh
 
     report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
                       progress=progress, cancel=cancel)
-    return CheckedModel(str(path), report.info, list(report.checks))
+    checked = CheckedModel(str(path), report.info, list(report.checks))
+    if checked.usable:
+        found = _projector_next_to(str(path))
+        if found is not None:
+            checked.checks.append(found.check())
+            checked.projector = found.path
+    return checked
+
+
+def _projector_next_to(path: str):
+    """The vision projector beside the model, judged for the engine the settings choose for it (a worker call)."""
+    from app.core.plan.projector import found_projector
+    from app.core.settings import load_settings
+
+    backend, _server_bin = load_settings().engine_for(path)
+    return found_projector(path, backend)
 
 
 def same_path(a: str | Path, b: str | Path) -> bool:
@@ -164,7 +180,11 @@ class ModelSession:
         """
         if not self.usable or self.path is None:
             return None
-        self.config = with_engine(launch_config_for(self.path, self.info, stored_config), engine)
+        config = with_engine(launch_config_for(self.path, self.info, stored_config), engine)
+        projector = self.checked.projector if self.checked is not None else None
+        if config.mmproj is None and projector is not None:
+            config = config.with_changes(mmproj=projector)  # found next to the model: llama-server can load it
+        self.config = config
         self.saved_probe = _probe_result(saved_probe)
         return self.config
 

@@ -1,7 +1,8 @@
 """The doctor's verdict (loads / does not load) agrees with llama.cpp's real loader on damaged files.
 
 Valid generated models (the demo's tiny llama in two shapes, app.core.synthetic's llama, qwen2,
-qwen3moe, gemma3 and phi3, and two of them quantized by llama.cpp to Q4_K_M and Q4_0) are damaged
+qwen3moe, gemma3, phi3, deepseek2, mamba2 and granitehybrid, and two of them quantized by llama.cpp to Q4_K_M
+and Q4_0) are damaged
 hundreds of times at the byte level with a seeded RNG (tests/integration/gguf/loader_agreement/mutations.py:
 key names, value and item types, array lengths, hyper-parameter values, tensor names, deleted
 tensors, dimensions, tensor types, truncation, token texts and types, string values). Each damaged
@@ -32,7 +33,7 @@ SEED = 20251201
 MIN_AGREEMENT = 0.99
 LOADER_CHECKS = {"loader_metadata", "tokenizer", "tensor_names", "layers", "tensor_shapes"}
 # the generated architectures whose layout the doctor knows
-SYNTHETIC = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3")
+SYNTHETIC = ("llama", "qwen2", "qwen3moe", "gemma3", "phi3", "deepseek2", "mamba2", "granitehybrid")
 
 
 def _base_models(folder: Path, loader: RealLoader) -> list[Path]:

@@ -97,6 +97,11 @@ def kv_cells(config: LaunchConfig, ctx: int) -> int:
     return cells_for(config, ctx, NO_SWA).full_total
 
 
+def engine_ctx(info: Any, ctx: int) -> int:
+    """The context llama.cpp runs for ``-c ctx``: 0 (or less) means the model's trained length."""
+    return int(ctx) if int(ctx) > 0 else int(getattr(info, "context_length", 0) or 4096)
+
+
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
     layers = assignment.layers_on(position)
     holds_output = assignment.output_device == position
@@ -128,7 +133,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
                                [max(g.free_bytes, 1) for g in gpus])
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
     layout = cache_layout(info)
-    cells = cells_for(config, ctx, layout)
+    cells = cells_for(config, engine_ctx(info, ctx), layout)
     kv_per_layer = cache_layer_bytes(layout, cells, config.cache_type_k, config.cache_type_v,
                                      flash_attention_on(config))
     kv_per_layer += [0] * (int(info.block_count) - len(kv_per_layer))  # MTP / NextN layers: no KV in this context

@@ -13,7 +13,7 @@ from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget, Margins, device_budgets
 from app.core.plan.cells import cache_layer_bytes, cells_for, context_bytes_per_token, sequences
 from app.core.plan.compute import all_logits_bytes, flash_attention_on
-from app.core.plan.estimate import DevicePlan, estimate_devices, kv_cells
+from app.core.plan.estimate import DevicePlan, engine_ctx, estimate_devices, kv_cells
 from app.core.plan.kv import KV_CELL_PADDING
 from app.core.plan.layers import normalize_gpu_layers
 from app.core.plan.layout import PURE_RECURRENT, cache_layout
@@ -185,7 +185,7 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
         rec_layers = 0
         rec_ctx = highest_fitting_ctx(info, config, 0, config.ctx, budgets)
     layout = cache_layout(info)
-    cells = cells_for(config, config.ctx, layout)
+    cells = cells_for(config, engine_ctx(info, config.ctx), layout)
     return MemoryPlan(
         model=str(info.path), backend=config.backend, n_layer=n_layer, ctx=config.ctx, gpu_layers=gpu_layers,
         parallel=config.parallel, ubatch=config.ubatch, cache_type_k=config.cache_type_k,

@@ -9,6 +9,7 @@ estimate: within 1 % for dense / MoE / sliding-window attention, within 5 % (nev
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,3 +279,13 @@ def test_the_plan_says_how_the_engine_holds_the_context():
     note = next(n for n in plan.notes if "sliding-window" in n.render("en"))
     assert "14.0 MiB" in note.render("en")  # 4 SWA layers x (8192 - 1024 cells) x 512 bytes
     assert "滑动窗口" in note.render("zh")
+
+
+def test_context_zero_is_the_trained_length():
+    """-c 0: llama.cpp runs n_ctx_train (llama-context.cpp: params.n_ctx == 0 ? hparams.n_ctx_train)."""
+    log = recorded("smollm2_c8192_np1")
+    info = copy.copy(model_of(log))
+    info.context_length = 8192
+    budgets = device_budgets(None, ram_budget=8 * 1024 * MiB)
+    zero = estimate_devices(info, log.config().with_changes(ctx=0), 0, 0, budgets)[1][-1]
+    assert mib(zero.kv_bytes) == log.caches[0]["mib"]

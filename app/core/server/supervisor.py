@@ -69,6 +69,7 @@ class Supervisor:
         self.notes: list = []
         self.restart_count = 0
         self.planned_restarts = 0  # restarts on purpose (the memory watchdog), not counted as crashes
+        self.last_good_config: LaunchConfig | None = None  # the settings of the last server that became READY
         self.last_diagnosis = None
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
@@ -260,6 +261,7 @@ class Supervisor:
         self.load_seconds = seconds
         self._ready_generations.add(generation)
         self._measured_load_s = max(seconds, self._measured_load_s or 0.0)
+        self.last_good_config = self._config  # what Recover goes back to
         self._set_state(State.READY, generation, pid=child.pid, url=self.url, load_seconds=round(seconds, 3))
 
     def _readiness_timed_out(self, generation: int, child: ChildProcess, limit: float, seen: str) -> None:

@@ -159,8 +159,23 @@ def output_buffer_bytes(info: Any, cells: Cells) -> int:
     return 4 * int(info.vocab_size) * max(cells.n_seq, 1)
 
 
-def baseline_rss_bytes(config: LaunchConfig) -> int:
-    return BACKEND_BASELINE_RSS.get(config.backend, BACKEND_BASELINE_RSS["embedded"])
+# The vocabulary's and the request's bookkeeping in the server process, fitted on peak RSS after a prompt of 85 %
+# of the context (benchmarks/bench_plan.py, llama-server b11434, CPU): SmolLM2 (49,152 tokens, 48,900 BPE merges)
+# stays ~15.8 MiB above the plan at 2k and 8k alone; the generated models (~420 tokens) grow ~50 bytes per context
+# token (the prompt's token lists); Gemma 3 270M (262,144 tokens, no merges): 456 MiB peak vs 420 MiB breakdown.
+VOCAB_TOKEN_BYTES = 64  # id_to_token, token_to_id, the token-to-piece cache
+VOCAB_MERGE_BYTES = 256  # a BPE rank map entry: two strings, an int, the tree node
+CONTEXT_TOKEN_BYTES = 56  # a prompt token kept in the request, the slot and its cache
+
+
+def baseline_rss_bytes(config: LaunchConfig, info: Any = None, ctx: int = 0) -> int:
+    """Resident memory of the server process besides weights, caches and buffers."""
+    base = BACKEND_BASELINE_RSS.get(config.backend, BACKEND_BASELINE_RSS["embedded"])
+    if info is None:
+        return base
+    merges = int((getattr(info, "array_lengths", None) or {}).get("tokenizer.ggml.merges", 0) or 0)
+    return (base + VOCAB_TOKEN_BYTES * int(info.vocab_size or 0) + VOCAB_MERGE_BYTES * merges
+            + CONTEXT_TOKEN_BYTES * max(int(ctx), 0))
 
 
 def keeps_all_logits(config: LaunchConfig) -> bool:

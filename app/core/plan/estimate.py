@@ -118,7 +118,7 @@ def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_f
     layers = assignment.layers_on(CPU)
     runs_layers = bool(layers) or not assignment.output_on_gpu
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
-    overhead = (baseline_rss_bytes(config) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
+    overhead = (baseline_rss_bytes(config, info, cells.full_total) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
                 + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
                       sum(kv_per_layer[i] for i in layers), compute, overhead)

@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 from app.core.synthetic import write_model  # noqa: E402
+from app.core.synthetic.archs import MlaShape, write_deepseek2  # noqa: E402
 from app.core.synthetic.writer import SyntheticSpec  # noqa: E402
 
 PORT = 18771
@@ -36,6 +37,8 @@ GEMMA3 = SyntheticSpec(n_layers=6, n_embd=256, n_head=4, n_head_kv=2, n_ff=512, 
                        ctx_train=32768)
 QWEN3MOE = SyntheticSpec(n_layers=4, n_embd=256, n_head=4, n_head_kv=2, head_dim=128, n_expert=8, n_expert_used=2,
                          ctx_train=32768)
+
+DEEPSEEK2_8H = SyntheticSpec(n_layers=3, n_embd=512, n_head=8, n_head_kv=1, ctx_train=32768)
 
 
 def server_binary() -> str:
@@ -98,6 +101,10 @@ def main() -> None:
         mla = write_model("deepseek2", Path(tmp) / "deepseek2.gguf")
         record("deepseek2_c8192_np1", mla, ["-c", "8192", "-np", "1"])
         record("deepseek2_c8192_np1_fa_off", mla, ["-c", "8192", "-np", "1", "-fa", "off"])
+        wide = write_deepseek2(Path(tmp) / "deepseek2-8h.gguf", DEEPSEEK2_8H, MlaShape(kv_lora_rank=256, qk_nope=128,
+                                                                                      qk_rope=64, v_head=128))
+        record("deepseek2-8h_c16384_np1", wide, ["-c", "16384", "-np", "1"])
+        record("deepseek2-8h_c16384_np1_fa_off", wide, ["-c", "16384", "-np", "1", "-fa", "off"])
         ssm = write_model("mamba2", Path(tmp) / "mamba2.gguf")
         record("mamba2_c4096", ssm, ["-c", "4096"])
         record("mamba2_c4096_np1", ssm, ["-c", "4096", "-np", "1"])

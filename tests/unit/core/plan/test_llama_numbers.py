@@ -73,6 +73,10 @@ MODELS = {
         "feed_forward_length": 512, "rope.dimension_count": 32, "attention.kv_lora_rank": 512,
         "attention.key_length_mla": 288, "attention.value_length_mla": 64, "expert_feed_forward_length": 256,
         "expert_count": 4, "expert_used_count": 2, "expert_shared_count": 1, "leading_dense_block_count": 1}),
+    "deepseek2-8h": Info("deepseek2", 3, 512, [8] * 3, [1] * 3, 320, 256, 420, {
+        "feed_forward_length": 512, "rope.dimension_count": 64, "attention.kv_lora_rank": 256,
+        "attention.key_length_mla": 192, "attention.value_length_mla": 128, "expert_feed_forward_length": 256,
+        "expert_count": 4, "expert_used_count": 2, "expert_shared_count": 1, "leading_dense_block_count": 1}),
     "mamba2": Info("mamba2", 2, 256, [0, 0], [0, 0], None, None, 417, {
         "feed_forward_length": 0, "ssm.conv_kernel": 4, "ssm.inner_size": 512, "ssm.state_size": 64,
         "ssm.time_step_rank": 8, "ssm.group_count": 1}),
@@ -147,7 +151,7 @@ def mib(value: int) -> float:
 
 
 def test_every_recorded_log_is_used():
-    assert len(ALL) >= 22 and all(log.removeprefix("embedded_").split("_")[0] in MODELS for log in ALL)
+    assert len(ALL) >= 24 and all(log.removeprefix("embedded_").split("_")[0] in MODELS for log in ALL)
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -12,9 +12,11 @@ from app.cli.plan import parse_bytes
 from app.core.gguf import ModelInfo, read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
+from app.core.plan.cells import Cells, cache_layer_bytes, context_bytes_per_token
 from app.core.plan.estimate import estimate_devices
-from app.core.plan.kv import kv_bytes, kv_bytes_per_token, kv_layer_bytes, padded_cells
+from app.core.plan.kv import padded_cells
 from app.core.plan.layers import CPU, assign_layers, weights_by_device
+from app.core.plan.layout import cache_layout
 from app.core.plan.memory import make_plan
 from app.core.problem import UserError
 
@@ -42,10 +44,14 @@ def make_info(n_layer=32, n_head=32, n_head_kv=8, head_dim=128, n_embd=4096, voc
 
 # -- KV cache -----------------------------------------------------------------------------------------------
 
+def _kv_layers(info, cells, type_k="f16", type_v="f16"):
+    return cache_layer_bytes(cache_layout(info), Cells(cells, cells, 1, 1, 512), type_k, type_v)
+
+
 def test_kv_llama_3_1_8b_is_128_kib_per_token_in_f16():
     info = make_info()
-    assert kv_bytes_per_token(info) == 131072
-    assert kv_bytes(info, 8192) == 1 * GiB
+    assert context_bytes_per_token(cache_layout(info), plan_config(8192)) == 131072
+    assert sum(_kv_layers(info, 8192)) == 1 * GiB
 
 
 @pytest.mark.parametrize("type_k, type_v, expected", [
@@ -56,21 +62,19 @@ def test_kv_llama_3_1_8b_is_128_kib_per_token_in_f16():
     ("q5_1", "q4_1", 8192 * 32 * 8 * (96 + 80)),
 ])
 def test_kv_quantized_cache_types_exact(type_k, type_v, expected):
-    assert kv_bytes(make_info(), 8192, type_k, type_v) == expected
+    assert sum(_kv_layers(make_info(), 8192, type_k, type_v)) == expected
 
 
 def test_kv_per_layer_head_arrays_and_different_key_value_lengths():
     info = make_info(n_layer=4, n_head_kv=[8, 0, 2, 4], head_dim=128, value_length=64)
-    per_layer = kv_layer_bytes(info, 1024)
     # cells * heads * (key_len * 2 + value_len * 2)
-    assert per_layer == [1024 * 8 * (256 + 128), 0, 1024 * 2 * (256 + 128), 1024 * 4 * (256 + 128)]
-    assert kv_bytes(info, 1024, layers=[2, 3]) == per_layer[2] + per_layer[3]
+    assert _kv_layers(info, 1024) == [1024 * 8 * (256 + 128), 0, 1024 * 2 * (256 + 128), 1024 * 4 * (256 + 128)]
 
 
 def test_quantized_sizes_round_up_per_layer():
     info = make_info(n_layer=1, n_head_kv=1, head_dim=32)  # 32 values per head: one q4_0 block = 18 bytes
-    assert kv_layer_bytes(info, 1, "q4_0", "q4_0") == [36]
-    assert kv_layer_bytes(info, 3, "q8_0", "f16") == [3 * 34 + 3 * 64]
+    assert _kv_layers(info, 1, "q4_0", "q4_0") == [36]
+    assert _kv_layers(info, 3, "q8_0", "f16") == [3 * 34 + 3 * 64]
 
 
 def test_context_is_padded_to_256_cells():
@@ -81,7 +85,7 @@ def test_context_is_padded_to_256_cells():
 
 def test_unknown_cache_type_is_a_user_error():
     with pytest.raises(UserError) as caught:
-        kv_bytes(make_info(), 256, "q3_k")
+        _kv_layers(make_info(), 256, "q3_k")
     assert "q3_k" in str(caught.value)
 
 

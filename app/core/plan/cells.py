@@ -87,6 +87,14 @@ def sequences(config: LaunchConfig) -> Sequences:
     return Sequences(n_seq, unified, swa_full)
 
 
+def kv_offloaded(config: LaunchConfig) -> bool:
+    """KV cache (and recurrent state) of an offloaded layer on its GPU: yes unless llama-server got -nkvo."""
+    if config.backend != BACKEND_LLAMA_SERVER:
+        return True
+    args = [str(a) for a in config.extra_args]
+    return _last_flag(args, ("-nkvo", "--no-kv-offload")) is None
+
+
 def micro_batch(config: LaunchConfig, ctx: int) -> int:
     """n_ubatch as llama.cpp sets it: min(ubatch, min(batch, n_ctx))."""
     return max(1, min(int(config.ubatch), int(config.batch), int(ctx)))

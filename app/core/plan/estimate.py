@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import DeviceBudget
-from app.core.plan.cells import cache_layer_bytes, cells_for
+from app.core.plan.cells import cache_layer_bytes, cells_for, kv_offloaded
 from app.core.plan.compute import (
     GPU_CONTEXT_BYTES,
     GPU_HOST_OVERHEAD_BYTES,
@@ -104,6 +104,7 @@ def engine_ctx(info: Any, ctx: int) -> int:
 
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
     layers = assignment.layers_on(position)
+    kv_layers = layers if kv_offloaded(config) else []
     holds_output = assignment.output_device == position
     # with 0 layers the GPU is left out of the plan: if it cannot even hold a CUDA context, the model can
     # still run with the GPU hidden from the engine
@@ -111,17 +112,18 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
     partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
     compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
     return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),
-                      sum(kv_per_layer[i] for i in layers), compute, GPU_CONTEXT_BYTES if used else 0)
+                      sum(kv_per_layer[i] for i in kv_layers), compute, GPU_CONTEXT_BYTES if used else 0)
 
 
 def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells) -> DevicePlan:
     layers = assignment.layers_on(CPU)
+    kv_layers = layers if kv_offloaded(config) else range(assignment.n_layer)  # -nkvo: every layer's KV in RAM
     runs_layers = bool(layers) or not assignment.output_on_gpu
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
     overhead = (baseline_rss_bytes(config, info, cells.full_total) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
                 + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
-                      sum(kv_per_layer[i] for i in layers), compute, overhead)
+                      sum(kv_per_layer[i] for i in kv_layers), compute, overhead)
 
 
 def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,

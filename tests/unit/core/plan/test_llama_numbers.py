@@ -318,3 +318,13 @@ def test_real_smollm2_plan_covers_the_measured_peak_rss(smollm2_model, ctx):
                           batch=512, ubatch=512)
     total = make_plan(info, config, None, ram_budget=64 * 1024 * MiB).device("RAM").total_bytes / MiB
     assert 0.98 <= total / peak <= 1.05, (total, peak)
+
+
+def test_no_kv_offload_keeps_every_layers_cache_in_ram():
+    log = recorded("smollm2_c8192_np1")
+    info, config = model_of(log), log.config()
+    budgets = device_budgets(None, vram_budget=8 * 1024 * MiB, ram_budget=8 * 1024 * MiB)
+    gpu, ram = estimate_devices(info, config, 31, config.ctx, budgets)[1]
+    assert mib(gpu.kv_bytes) == 180.0 and ram.kv_bytes == 0
+    gpu, ram = estimate_devices(info, config.with_changes(extra_args=("-nkvo",)), 31, config.ctx, budgets)[1]
+    assert gpu.kv_bytes == 0 and mib(ram.kv_bytes) == 180.0

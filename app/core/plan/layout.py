@@ -175,8 +175,11 @@ def cache_layout(info: Any) -> CacheLayout:
         key_len = _int(info, "attention.kv_lora_rank") + _int(info, "rope.dimension_count")
     key_swa = _int(info, "attention.key_length_swa") or key_len
     value_swa = _int(info, "attention.value_length_swa") or value_len
-    shared = _int(info, "attention.shared_kv_layers")  # gemma4: the last layers reuse earlier layers' KV
+    # the last layers reuse earlier layers' KV: gemma4 from the key, gemma3n from layer 20 (models/gemma3n.cpp)
+    shared = _int(info, "attention.shared_kv_layers")
     kv_from = n_layer_all - shared if shared else n_layer
+    if getattr(info, "architecture", None) == "gemma3n":
+        kv_from = min(kv_from, 20)
     k_elems, v_elems = [], []
     for il in range(n_layer):
         has_kv = not recurrent[il] or getattr(info, "architecture", None) == "falcon-h1"

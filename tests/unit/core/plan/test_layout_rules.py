@@ -120,5 +120,7 @@ def test_shared_kv_layers_mtp_layers_and_swa_head_sizes():
     with_fa = cache_layer_bytes(gemma4, cells, flash_attn=True)
     without = cache_layer_bytes(gemma4, cells, flash_attn=False)
     assert with_fa[0] == 1024 * (256 + 256) * 2 and without[0] == 1024 * (256 + 512) * 2  # V padded to 512
+    gemma3n = cache_layout(info("gemma3n", n_layer=30, heads_kv=2, attention__sliding_window=512))
+    assert [il for il in range(30) if gemma3n.k_elems[il]] == list(range(20))
     nextn = cache_layout(info("glm4moe", n_layer=4, nextn_predict_layers=1))
     assert nextn.n_layer == 3  # the MTP layer has no KV in the main context

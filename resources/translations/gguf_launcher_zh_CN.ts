@@ -888,6 +888,44 @@
     </message>
 </context>
 <context>
+    <name>PreflightDialog</name>
+    <message>
+        <source>Before the talk</source>
+        <translation>演讲之前</translation>
+    </message>
+    <message>
+        <source>Everything a demo needs, checked on this computer now.</source>
+        <translation>演示所需的一切，现在就在这台电脑上检查。</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>再检查一次</translation>
+    </message>
+    <message>
+        <source>Checking… (a test question is asked to the server)</source>
+        <translation>正在检查…（会向服务器提一个测试问题）</translation>
+    </message>
+</context>
+<context>
+    <name>PresenterMode</name>
+    <message>
+        <source>The checklist could not run; the app's log file says why.</source>
+        <translation>检查清单无法运行；原因记录在本应用的日志文件中。</translation>
+    </message>
+    <message>
+        <source>Recovering: restarting the server with the last settings that worked…</source>
+        <translation>正在恢复：用上次可用的设置重启服务器…</translation>
+    </message>
+    <message>
+        <source>Recovered in {s} s; the last question is asked again.</source>
+        <translation>已在 {s} 秒内恢复；上一个问题已重新提出。</translation>
+    </message>
+    <message>
+        <source>Recovered in {s} s.</source>
+        <translation>已在 {s} 秒内恢复。</translation>
+    </message>
+</context>
+<context>
     <name>ProbeBox</name>
     <message>
         <source>Find safe settings</source>
@@ -1107,6 +1145,14 @@
     <message>
         <source>Restart</source>
         <translation>重启</translation>
+    </message>
+    <message>
+        <source>Recover</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <source>Restart with the last settings that worked and ask the last question again</source>
+        <translation>用上次可用的设置重启，并重新提出上一个问题</translation>
     </message>
     <message>
         <source>Uptime:</source>
@@ -1330,6 +1376,18 @@
     <message>
         <source>Actual size</source>
         <translation>实际大小</translation>
+    </message>
+    <message>
+        <source>Recover (last settings that worked, last question again)</source>
+        <translation>恢复（上次可用的设置，重新提出上一个问题）</translation>
+    </message>
+    <message>
+        <source>Presenter mode</source>
+        <translation>演示模式</translation>
+    </message>
+    <message>
+        <source>Before the talk: checklist…</source>
+        <translation>演讲之前：检查清单…</translation>
     </message>
     <message>
         <source>&amp;Language</source>

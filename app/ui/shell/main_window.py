@@ -28,6 +28,7 @@ from app.ui.logs.lazy_logs import LazyLogs
 from app.ui.shell import zoom
 from app.ui.shell.diagnostics_report import DiagnosticsReport
 from app.ui.shell.model_switch import ModelSwitch
+from app.ui.shell.presenter import PresenterMode
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.settings_store import SettingsStore
 from app.ui.shell.window_menus import WindowMenus
@@ -68,6 +69,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
+        self.presenter = PresenterMode(self)
         self.report = DiagnosticsReport(self)
         self.menus.report_action.triggered.connect(self.report.save)
         self.report.busyChanged.connect(lambda busy: self.menus.report_action.setEnabled(not busy))
@@ -83,6 +85,9 @@ class MainWindow(Retranslating, QMainWindow):
             "zoom_in": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, +1)),
             "zoom_out": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, -1)),
             "zoom_reset": lambda: self.set_zoom(100),
+            "presenter": lambda: self.presenter.set_active(not self.presenter.active),
+            "checklist": self.presenter.show_checklist,
+            "recover": self.presenter.recover,
         })
         self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
         self.model_switch = ModelSwitch(self, self.control, self.session, self.model, self)  # after profiles
@@ -162,6 +167,10 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.restartRequested.connect(self.control.restart)
         self.server.applyFixRequested.connect(self.control.apply_fix)
         self.bridge.stateChanged.connect(self._on_server_state)
+        self.bridge.stateChanged.connect(lambda state, _data: self.presenter.on_server_state(state))
+        self.server.recoverRequested.connect(self.presenter.recover)
+        self.presenter.changed.connect(self._on_presenter)
+        self.presenter.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.server.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.model_switch.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -313,7 +322,14 @@ class MainWindow(Retranslating, QMainWindow):
 
     # --- drag and drop anywhere on the window ----------------------------------------------------
 
+    def _on_presenter(self, active: bool) -> None:
+        self.server.recover_button.setVisible(active)
+        self.menus.command_actions["presenter"].setChecked(active)
+        self._render_title()
+
     def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if self.presenter.active:
+            return  # the profile is locked: a stray drop opens no other model
         self.model.dragEnterEvent(event)
 
     def dropEvent(self, event) -> None:  # noqa: N802

@@ -53,8 +53,8 @@ class WindowMenus(QObject):
         self.help_menu.addAction(self.about_action)
 
     def add_commands(self, commands: dict[str, Callable[[], None]]) -> None:
-        """The window's commands with their shortcuts: start, stop, restart, probe, new_chat, focus_chat,
-        zoom_in, zoom_out, zoom_reset."""
+        """The window's commands with their shortcuts: start, stop, restart, recover, probe, new_chat, focus_chat,
+        zoom_in, zoom_out, zoom_reset, presenter (on/off), checklist."""
         def action(name: str, keys: list[QKeySequence | str], menu) -> QAction:
             act = QAction(self.window, triggered=lambda _=False: commands[name]())
             act.setShortcuts([QKeySequence(k) for k in keys])
@@ -67,6 +67,7 @@ class WindowMenus(QObject):
         action("start", ["F5"], self.server_menu)  # not Ctrl+Enter: in the message box that is a key of its own
         action("stop", ["Shift+F5"], self.server_menu)
         action("restart", ["Ctrl+R"], self.server_menu)
+        action("recover", ["F8"], self.server_menu)
         self.server_menu.addSeparator()
         action("probe", ["Ctrl+P"], self.server_menu)
         action("new_chat", ["Ctrl+N"], self.chat_menu)
@@ -74,6 +75,9 @@ class WindowMenus(QObject):
         action("zoom_in", ["Ctrl++", "Ctrl+="], self.view_menu)  # Ctrl+= : the + key without Shift
         action("zoom_out", ["Ctrl+-"], self.view_menu)
         action("zoom_reset", ["Ctrl+0"], self.view_menu)
+        self.view_menu.addSeparator()
+        action("presenter", ["F11"], self.view_menu).setCheckable(True)
+        action("checklist", [], self.view_menu)
         self.retranslate()
 
     def shortcut_text(self, name: str) -> str:
@@ -98,6 +102,8 @@ class WindowMenus(QObject):
             "restart": self.tr("Restart the server"), "probe": self.tr("Find safe settings"),
             "new_chat": self.tr("New chat"), "focus_chat": self.tr("Go to the message box"),
             "zoom_in": self.tr("Zoom in"), "zoom_out": self.tr("Zoom out"), "zoom_reset": self.tr("Actual size"),
+            "recover": self.tr("Recover (last settings that worked, last question again)"),
+            "presenter": self.tr("Presenter mode"), "checklist": self.tr("Before the talk: checklist…"),
         }
         for name, act in getattr(self, "command_actions", {}).items():
             act.setText(names[name])

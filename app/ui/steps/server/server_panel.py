@@ -70,6 +70,7 @@ class ServerPanel(Retranslating, QWidget):
     startRequested = Signal()
     stopRequested = Signal()
     restartRequested = Signal()
+    recoverRequested = Signal()  # presenter mode's Recover (the owner runs it)
     applyFixRequested = Signal(dict)
     rebuildRequested = Signal()
     message = Signal(str)  # one sentence for the status bar (the address was copied instead of opened)
@@ -98,6 +99,9 @@ class ServerPanel(Retranslating, QWidget):
         self.start_button = QPushButton(self, clicked=self._on_start)
         self.stop_button = QPushButton(self, clicked=self._on_stop)
         self.restart_button = QPushButton(self, clicked=self._on_restart)
+        self.recover_button = QPushButton(self)  # shown in presenter mode
+        self.recover_button.clicked.connect(self.recoverRequested.emit)
+        self.recover_button.hide()
         self.uptime_caption, self.uptime_value = QLabel(self), QLabel("—", self)
         self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
         self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
@@ -119,7 +123,7 @@ class ServerPanel(Retranslating, QWidget):
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.badge)
-        for button in (self.start_button, self.stop_button, self.restart_button):
+        for button in (self.start_button, self.stop_button, self.restart_button, self.recover_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         facts = QGridLayout()
@@ -155,6 +159,9 @@ class ServerPanel(Retranslating, QWidget):
         self.start_button.setText(self.tr("Start"))
         self.stop_button.setText(self.tr("Stop"))
         self.restart_button.setText(self.tr("Restart"))
+        self.recover_button.setText(self.tr("Recover"))
+        self.recover_button.setToolTip(self.tr("Restart with the last settings that worked and ask the last question "
+                                               "again"))
         self.uptime_caption.setText(self.tr("Uptime:"))
         self.restarts_caption.setText(self.tr("Restarts:"))
         self.url_caption.setText(self.tr("Address:"))

@@ -198,6 +198,15 @@ class SupervisorBridge(QObject):
     def restart(self) -> None:
         self._run_action("restart", lambda sup: sup.restart())
 
+    def recover(self) -> None:
+        """Restart with the last settings that reached READY (presenter mode's Recover)."""
+        def action(sup: Supervisor) -> None:
+            if sup.last_good_config is not None:
+                sup.set_config(sup.last_good_config)
+            sup.restart()
+
+        self._run_action("recover", action)
+
     def apply_fix_and_restart(self, fix: Mapping[str, Any]) -> None:
         """The supervisor applies a fix to its own config (core's ``apply_fix``) and restarts."""
         fix = dict(fix)

@@ -2,9 +2,10 @@
 measured peak RSS of the real llama-server, on the CPU, after a request that fills >= 80 % of the context.
 
 Rows: the generated llama, qwen2, qwen3moe (experts), gemma3 (sliding window), deepseek2 (MLA), mamba2
-(recurrent) and granitehybrid (Mamba-2 + attention) models quantized to Q4_K_M with llama.cpp (app.core.gguf.quantize), trained length 32768, and the real
-SmolLM2-135M-Instruct Q4_1 file when it is on this machine (the pytest cache; never downloaded here), each at 2k,
-16k and the trained maximum (or 64k). Each load is started the way the app starts llama-server (LaunchConfig ->
+(recurrent) and granitehybrid (Mamba-2 + attention) models quantized to Q4_K_M with llama.cpp
+(app.core.gguf.quantize), trained length 32768, and the real SmolLM2-135M-Instruct Q4_1 file when it is on this
+machine (the pytest cache; never downloaded here), each at 2k, 16k and the trained maximum (or 64k; SmolLM2: 8k).
+Each load is started the way the app starts llama-server (LaunchConfig ->
 Supervisor, one slot, ubatch 512) plus ``-lv 4`` so llama.cpp prints its breakdown; the prompt is a token list of
 ~85 % of the context sent to /completion with n_predict 1; peak RSS is the process's VmHWM right after it; the
 server is then stopped with SIGTERM, at which llama-server prints the breakdown of the context it ran.
@@ -199,8 +200,9 @@ HEADER = (f"{'model':<20} {'engine':<12} {'ctx':>6} {'plan MiB':>9} {'llama.cpp'
 
 def print_row(row: Row) -> None:
     ratio = None if row.error is None else row.error + 1
-    print(f"{row.model:<20} {row.engine:<12} {row.ctx:>6} {_fmt(row.plan_mib, '>9.1f'):>9} {_fmt(row.llama_mib, '>9.0f'):>9} "
-          f"{_fmt(row.peak_mib, '>9.1f'):>9} {_fmt(ratio, '>9.2f'):>9} {_fmt(row.fill, '>5.0%'):>5} "
+    print(f"{row.model:<20} {row.engine:<12} {row.ctx:>6} {_fmt(row.plan_mib, '>9.1f'):>9} "
+          f"{_fmt(row.llama_mib, '>9.0f'):>9} {_fmt(row.peak_mib, '>9.1f'):>9} {_fmt(ratio, '>9.2f'):>9} "
+          f"{_fmt(row.fill, '>5.0%'):>5} "
           f"{'yes' if row.ok else 'NO':>6} {row.seconds:>5.1f}{'  ' + row.note if row.note else ''}", flush=True)
 
 
@@ -241,8 +243,8 @@ def main() -> int:
     print(f"{within}/{len(rows)} rows within target; {time.monotonic() - started:.0f} s in all")
     if measured:
         worst = max(measured, key=lambda r: max(r.error - 0.10, -0.05 - r.error))
-        print(f"worst row: {worst.model} {worst.engine} ctx {worst.ctx}: plan {worst.plan_mib:.1f} MiB vs peak {worst.peak_mib:.1f} "
-              f"MiB ({worst.error * 100:+.1f} %)")
+        print(f"worst row: {worst.model} {worst.engine} ctx {worst.ctx}: plan {worst.plan_mib:.1f} MiB vs peak "
+              f"{worst.peak_mib:.1f} MiB ({worst.error * 100:+.1f} %)")
     return 0
 
 

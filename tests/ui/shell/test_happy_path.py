@@ -19,7 +19,7 @@ from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 from tests.ui.stall_meter import StallMeter
 
 SERVER = 180_000  # ms for a model load / probe on 2 busy cores
-STALL_LIMIT_MS = 250  # generous for 2 shared cores; a blocking wait on the GUI thread shows as seconds
+STALL_LIMIT_MS = 250  # a blocking wait on the GUI thread shows as seconds (tests/ui/stall_meter.py)
 
 
 def _alive(pid: int) -> bool:
@@ -113,8 +113,9 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     assert not _alive(second_pid)
 
     meter.__exit__()
-    print(f"worst event-loop stall during the path: {meter.worst_ms:.0f} ms")
-    assert meter.worst_ms < STALL_LIMIT_MS
+    print(f"worst event-loop stall during the path: {meter.worst_ms:.0f} ms, "
+          f"{meter.worst_own_ms:.0f} ms of it the GUI thread's own")
+    assert meter.worst_own_ms < STALL_LIMIT_MS  # machine load is excused, a busy or blocked GUI thread is not
 
     # Close the window: it stops the server first; no child is left behind
     last_pid = supervisor.pid

@@ -23,7 +23,9 @@ def test_a_fast_model_after_a_short_wait_keeps_its_rate():
 def test_no_rate_without_two_tokens_or_when_a_long_wait_ended_with_everything_at_once():
     assert generation_rate(1, 0.0, 1.0, 5.0) is None
     assert generation_rate(0, 0.0, None, 5.0) is None
-    assert generation_rate(200, 0.0, 17.26, 17.26 + HELD_BACK_SPAN_S / 2) is None  # held back, then sent at once
+    assert generation_rate(200, 0.0, 17.26, 17.26 + HELD_BACK_SPAN_S / 20) is None  # held back, then sent at once
+    # a long wait on a loaded machine, then a tiny model's 12 tokens 2.5 ms apart: a real rate
+    assert generation_rate(12, 0.0, 1.5, 1.5 + 11 * 0.0025) == pytest.approx(400.0)
 
 
 class Clock:

@@ -1,0 +1,49 @@
+"""The stall meter blames the GUI thread for a stall it causes (blocking or busy), not for one the machine causes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from PySide6.QtWidgets import QApplication
+
+from tests.ui.stall_meter import StallMeter
+
+
+def _run_events(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        QApplication.processEvents()
+        time.sleep(0.001)
+
+
+def test_a_blocking_wait_on_the_gui_thread_is_its_own(qapp):
+    with StallMeter() as meter:
+        _run_events(0.1)
+        time.sleep(0.4)  # the GUI thread blocked (the GIL released: the reference thread runs on)
+        _run_events(0.1)
+    assert meter.worst_ms >= 390 and meter.worst_own_ms >= 350
+
+
+def test_a_busy_gui_thread_is_its_own(qapp):
+    with StallMeter() as meter:
+        _run_events(0.1)
+        end = time.perf_counter() + 0.4
+        while time.perf_counter() < end:  # pure Python work holding the interpreter lock
+            sum(range(1000))
+        _run_events(0.1)
+    assert meter.worst_own_ms >= 300, (meter.worst_ms, meter.worst_own_ms)
+
+
+def test_a_process_the_machine_does_not_run_is_excused(qapp):
+    """Every thread of this process held off by the operating system, as on a machine busy with others: a child
+    stops us (SIGSTOP) for 0.4 s while the event loop turns normally, then lets us go on (SIGCONT)."""
+    code = (f"import os, signal, time; time.sleep(0.3); os.kill({os.getpid()}, signal.SIGSTOP); time.sleep(0.4); "
+            f"os.kill({os.getpid()}, signal.SIGCONT)")
+    with StallMeter() as meter:
+        child = subprocess.Popen([sys.executable, "-c", code])
+        _run_events(1.5)
+    assert child.wait(timeout=10) == 0
+    assert meter.worst_ms >= 390 and meter.worst_own_ms < 150, (meter.worst_ms, meter.worst_own_ms)

@@ -17,7 +17,7 @@ from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
 from app.core.session import first_run_ctx
-from app.core.text import human_bytes
+from app.core.text import T, human_bytes
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default: int | None) -> None:
@@ -74,7 +74,35 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("plan", help="estimate memory per device and the most layers/context that fit",
                                    description=description)
     add_config_arguments(parser, gpu_layers_default=-1)
+    parser.add_argument("--llama-cpp", action="store_true",
+                        help="also load the model once in llama-server and show llama.cpp's own memory numbers "
+                             "beside the plan (needs --backend llama-server; takes as long as a load)")
     return parser
+
+
+def _llama_cpp_side(args, plan, config):
+    """(llama.cpp's report, the side-by-side) when asked for; (None, None) otherwise."""
+    if not getattr(args, "llama_cpp", False):
+        return None, None
+    from app.core.probe.llama_numbers import compare, llama_cpp_report
+
+    report = llama_cpp_report(config)
+    if report is None:
+        raise UserError(T("llama.cpp's own numbers come from the llama-server engine.",
+                          "llama.cpp 自己的数字只能来自 llama-server 引擎。"),
+                        T("Add --backend llama-server to compare them with the plan.",
+                          "加上 --backend llama-server 即可与估算对比。"))
+    return report, compare(plan, report)
+
+
+def _print_side_by_side(side) -> None:
+    if side is None:
+        print(T("llama.cpp printed no memory table for this load.", "llama.cpp 没有为这次加载打印内存表。"))
+        return
+    print(T("llama.cpp's own numbers: model {m:.0f} + context {c:.0f} + compute {k:.0f} = {t:.0f} MiB; the plan "
+            "{p:.0f} MiB ({d:+.1f} %).", "llama.cpp 自己的数字：模型 {m:.0f} + 上下文 {c:.0f} + 计算 {k:.0f} = "
+            "{t:.0f} MiB；估算 {p:.0f} MiB（{d:+.1f}%）。", m=side.parts["model"][1], c=side.parts["context"][1],
+            k=side.parts["compute"][1], t=side.llama_mib, p=side.plan_mib, d=100 * side.difference))
 
 
 def _print_plan(plan, projector) -> None:
@@ -103,11 +131,17 @@ def run(args) -> int:
         config = config_from_args(args, info, hw)
         plan = make_plan(info, config, hw, vram_budget=args.vram_budget,
                          ram_budget=args.ram_budget, margins=margins_from_args(args))
+        report, side = _llama_cpp_side(args, plan, config)
     except UserError as error:
         return report_user_error(error)
     projector = found_projector(args.model, config.backend, config.flash_attn)
     if args.json:
-        print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None})
+        llama = None if report is None else {"side_by_side": side.to_dict() if side else None,
+                                             "kv_mib": round(report.kv_mib, 2), "n_seq_max": report.n_seq_max}
+        print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None,
+                                     "llama_cpp": llama})
     else:
         _print_plan(plan, projector)
+        if report is not None:
+            _print_side_by_side(side)
     return 0 if plan.fits else 1

@@ -54,9 +54,13 @@ def split_turns(history: list[dict[str, str]]) -> tuple[list[dict[str, str]], li
 
 
 def fit_history(history: list[dict[str, str]], counter: TokenCounter, ctx_per_slot: int | None,
-                max_tokens: int, margin: float = DEFAULT_MARGIN) -> FitResult:
+                max_tokens: int, margin: float = DEFAULT_MARGIN, *, history_share: float = 1.0) -> FitResult:
     """The newest part of ``history`` (ending with the message being sent) that fits; raises ChatError
-    ``context_too_long`` when even the newest message alone does not fit."""
+    ``context_too_long`` when even the newest message alone does not fit.
+
+    ``history_share`` below 1 (the memory watchdog's warning) keeps older turns only within that share of the
+    budget: fewer tokens sent, fewer KV cells the server touches. The newest turn is always sent when it fits the
+    full budget."""
     naive = counter.count_messages(history)
     if not ctx_per_slot:  # unknown until the server tells us (first overflow)
         return FitResult(list(history), naive, naive, None)
@@ -66,9 +70,10 @@ def fit_history(history: list[dict[str, str]], counter: TokenCounter, ctx_per_sl
     system, turns = split_turns(history)
     used = counter.overhead + sum(counter.count_message(m) for m in system)
     kept: list[list[dict[str, str]]] = []
+    older_budget = int(budget * min(max(history_share, 0.0), 1.0))
     for turn in reversed(turns):
         cost = sum(counter.count_message(m) for m in turn)
-        if used + cost > budget:
+        if used + cost > (budget if not kept else older_budget):
             break
         kept.append(turn)
         used += cost

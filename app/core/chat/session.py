@@ -69,6 +69,7 @@ class ChatSession:
         self._reply: ReplyStream | None = None
         self._stop_requested = False
         self._estimate_notice_shown = False
+        self.history_share = 1.0  # below 1 while memory is short (the watchdog's warning): older turns trimmed
 
     @property
     def params(self) -> ChatParams:
@@ -174,7 +175,7 @@ class ChatSession:
     def _fit(self) -> FitResult:
         history = self.conversation.history_for_model()
         fit = fit_history(history, self.counter, self.client.server_info().ctx_per_slot, self._max_tokens(),
-                          self.margin)
+                          self.margin, history_share=self.history_share)
         self.last_fit = fit
         return fit
 

@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from app.ui.chat.transcript import Entry
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
+MEMORY_SHORT_HISTORY_SHARE = 0.5  # of the history budget, while the memory watchdog warns
+
 
 class ChatPane(Retranslating, QWidget):
     streamingChanged = Signal(bool)
@@ -78,6 +80,7 @@ class ChatPane(Retranslating, QWidget):
         self._pending_entry: Entry | None = None
         self._last_error: ChatError | None = None
         self._saved_listed = False  # the saved conversations are listed when the pane is first shown
+        self._history_share = 1.0  # set_memory_short
         self._build()
         self.retranslate()
         if bridge is not None:
@@ -188,10 +191,19 @@ class ChatPane(Retranslating, QWidget):
             self.transcript.add_notice(new_model_notice(old, model_name(model_path)))
         self.conversation.set_model(model_path)
 
+    def set_memory_short(self, short: bool) -> None:
+        """The memory watchdog's warning: while memory is short, older turns are sent only within half the budget
+        (fewer tokens, fewer KV cells touched); the whole conversation stays in the transcript and the file."""
+        self._history_share = MEMORY_SHORT_HISTORY_SHARE if short else 1.0
+        if self.session is not None:
+            self.session.history_share = self._history_share
+
     def set_client(self, client: ChatClient | None) -> None:
         self.stop()
         old = self.session.client if self.session is not None else None
         self.session = ChatSession(client, self.conversation) if client is not None else None
+        if self.session is not None:
+            self.session.history_share = self._history_share
         if old is not None and not self.is_streaming():
             old.close()
         self._update_controls()

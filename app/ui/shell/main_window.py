@@ -169,6 +169,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.bridge.stateChanged.connect(self._on_server_state)
         self.bridge.stateChanged.connect(lambda state, _data: self.presenter.on_server_state(state))
         self.server.recoverRequested.connect(self.presenter.recover)
+        self.bridge.memoryChanged.connect(self._on_memory)
         self.presenter.changed.connect(self._on_presenter)
         self.presenter.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.control.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -321,6 +322,12 @@ class MainWindow(Retranslating, QMainWindow):
         self.model_switch.retranslate()
 
     # --- drag and drop anywhere on the window ----------------------------------------------------
+
+    def _on_memory(self, level, _reading) -> None:
+        from app.core.server.watchdog import Level
+
+        if hasattr(self.chat, "set_memory_short"):  # the chat pane (not its placeholder before the first paint)
+            self.chat.set_memory_short(level is not Level.NORMAL)
 
     def _on_presenter(self, active: bool) -> None:
         self.server.recover_button.setVisible(active)

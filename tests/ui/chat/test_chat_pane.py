@@ -201,3 +201,14 @@ def test_a_saved_conversation_opens_with_its_pending_message(qtbot, pane):
     assert pane.params_box.system_prompt.toPlainText() == "Be brief." and pane.params_box.max_tokens.value() == 32
     assert pane.resend_button.isVisibleTo(pane) and pane.resend_button.isEnabled()
     assert pane.session.conversation.id == conversation.id
+
+
+def test_a_memory_warning_halves_the_history_budget_for_this_and_the_next_server(qtbot, pane):
+    pane.set_client(ChatClient(f"http://127.0.0.1:{find_free_port()}"))
+    assert pane.session.history_share == 1.0
+    pane.set_memory_short(True)
+    assert pane.session.history_share == 0.5
+    pane.set_client(ChatClient(f"http://127.0.0.1:{find_free_port()}"))  # a restart: the warning still holds
+    assert pane.session.history_share == 0.5
+    pane.set_memory_short(False)
+    assert pane.session.history_share == 1.0

@@ -122,3 +122,14 @@ def test_conversation_file_round_trip_and_interrupted_answer(tmp_path):
     assert loaded.pending_message().content == "second"
     assert [m["content"] for m in loaded.history_for_model()] == ["first", "one", "second"]
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_memory_warning_trims_older_turns_to_a_share_of_the_budget_but_keeps_the_newest():
+    counter, messages = byte_counter(), history(12)
+    full = fit_history(messages, counter, 2048, 64)
+    tight = fit_history(messages, counter, 2048, 64, history_share=0.4)
+    assert full.dropped_turns < tight.dropped_turns and tight.prompt_tokens <= 0.4 * full.budget + 100
+    assert tight.messages[-1]["content"] == "newest" and tight.messages[0]["role"] == "system"
+    alone = fit_history(messages, counter, 2048, 64, history_share=0.0)  # nothing but the newest message
+    assert [m["content"] for m in alone.messages if m["role"] != "system"] == ["newest"]
+    assert fit_history(messages, counter, 2048, 64, history_share=1.0) == full

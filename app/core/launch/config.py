@@ -36,6 +36,9 @@ class LaunchConfig:
     api_key: str | None = None
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     mmproj: str | None = None  # vision projector GGUF loaded next to the model (llama-server only); None = none
+    # mixture-of-experts: keep the experts of the first N layers in RAM while their attention runs on the GPU
+    # (llama-server --n-cpu-moe N; the built-in engine cannot: llama-cpp-python ignores tensor overrides)
+    n_cpu_moe: int = 0
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
@@ -55,6 +58,8 @@ class LaunchConfig:
             known["extra_args"] = tuple(known["extra_args"] or ())
         if "mmproj" in known and not (isinstance(known["mmproj"], str) and known["mmproj"]):
             known["mmproj"] = None  # a missing, empty or hand-edited value means no projector
+        if "n_cpu_moe" in known and not (isinstance(known["n_cpu_moe"], int) and known["n_cpu_moe"] >= 0):
+            known["n_cpu_moe"] = 0
         return cls(**known)
 
 

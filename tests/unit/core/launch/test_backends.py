@@ -173,3 +173,30 @@ def test_projector_path_round_trips_and_bad_stored_values_mean_none():
     assert LaunchConfig.from_dict({"model": "/m/a.gguf"}).mmproj is None
     for bad in ("", 7, ["x"]):
         assert LaunchConfig.from_dict({"model": "/m/a.gguf", "mmproj": bad}).mmproj is None
+
+
+def test_experts_of_the_first_layers_stay_in_ram_with_llama_server():
+    backend = server_backend(NEW_HELP)
+    argv = build_argv(CONFIG.with_changes(n_cpu_moe=12), backend)
+    assert value_after(argv, "--n-cpu-moe", "-ncmoe") == "12" and flags_in(argv) <= set(parse_help_flags(NEW_HELP))
+    plain = build_argv(CONFIG, backend)
+    assert "--n-cpu-moe" not in plain and "-ncmoe" not in plain
+    old_argv, old_notes = build_argv_with_notes(CONFIG.with_changes(n_cpu_moe=4), server_backend(OLD_HELP))
+    if "--n-cpu-moe" not in parse_help_flags(OLD_HELP):  # a build from before b6089: said, not silently dropped
+        assert "--n-cpu-moe" not in old_argv and any("--n-cpu-moe" in n.render("en") for n in old_notes)
+
+
+def test_built_in_engine_cannot_keep_experts_in_ram_and_says_so_without_flags():
+    argv, notes = build_argv_with_notes(CONFIG.with_changes(backend="embedded", parallel=1, n_cpu_moe=8),
+                                        embedded_backend())
+    assert not any("moe" in arg for arg in argv)
+    assert len(notes) == 1 and "llama-server" in notes[0].render("en")
+    for lang in ("en", "zh"):
+        assert "--" not in notes[0].render(lang)
+
+
+def test_n_cpu_moe_round_trips_and_bad_stored_values_mean_zero():
+    config = CONFIG.with_changes(n_cpu_moe=6)
+    assert LaunchConfig.from_dict(config.to_dict()) == config
+    for bad in (-1, "3", None, 2.5):
+        assert LaunchConfig.from_dict({"model": "/m/a.gguf", "n_cpu_moe": bad}).n_cpu_moe == 0

@@ -155,3 +155,34 @@ def context_bytes_per_token(layout: CacheLayout, config: LaunchConfig, type_k: s
     bytes_k, bytes_v = cache_type_bytes(type_k), cache_type_bytes(type_v)
     grows = layout.kv_layers(swa=False) + (layout.kv_layers(swa=True) if sequences(config).swa_full else [])
     return sum((layout.k_elems[il] * bytes_k + layout.v_elems[il] * bytes_v for il in grows), Fraction(0))
+
+
+CHECKPOINTS_MAX = 32  # llama-server --ctx-checkpoints (common.h n_ctx_checkpoints)
+CHECKPOINT_SPACING = 8192  # checkpoint_min_step: tokens between two checkpoints of one conversation
+
+
+def checkpoint_size(layout: CacheLayout, cells: Cells, config: LaunchConfig, type_k: str = "f16",
+                    type_v: str = "f16") -> int:
+    """One context checkpoint of llama-server (0: the model needs none, or another engine)."""
+    if config.backend != BACKEND_LLAMA_SERVER:
+        return 0
+    bytes_k, bytes_v = cache_type_bytes(type_k), cache_type_bytes(type_v)
+    size = sum(layout.recurrent) * (layout.state_r + layout.state_s) * STATE_BYTES
+    if layout.has_swa and not sequences(config).swa_full:
+        row = sum(_row_bytes(layout.k_elems[il], bytes_k) + _row_bytes(layout.v_elems[il], bytes_v)
+                  for il in layout.kv_layers(swa=True))
+        size += min(layout.n_swa, cells.swa) * row
+    return size
+
+
+def checkpoint_bytes(layout: CacheLayout, cells: Cells, config: LaunchConfig, type_k: str = "f16",
+                     type_v: str = "f16") -> int:
+    """Host RAM of llama-server's context checkpoints (tools/server/server-context.cpp create_checkpoint).
+
+    For memory that cannot be rolled back (sliding-window layers, recurrent state) every prompt leaves two
+    checkpoints (4 + n_ubatch and 4 tokens before its end) and a conversation one more per 8192 tokens, up to 32
+    per slot. One holds the window's cells of the SWA layers (gemma3, window 512, 4 SWA layers: 1.006 MiB as the
+    server printed) and the recurrent state of one sequence (granitehybrid: 0.265 MiB).
+    """
+    per_slot = min(CHECKPOINTS_MAX, 2 + cells.full // CHECKPOINT_SPACING)
+    return checkpoint_size(layout, cells, config, type_k, type_v) * per_slot * max(cells.n_seq, 1)

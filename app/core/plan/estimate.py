@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import DeviceBudget
-from app.core.plan.cells import cache_layer_bytes, cells_for, kv_offloaded
+from app.core.plan.cells import cache_layer_bytes, cells_for, checkpoint_bytes, kv_offloaded
 from app.core.plan.compute import (
     GPU_CONTEXT_BYTES,
     GPU_HOST_OVERHEAD_BYTES,
@@ -115,13 +115,14 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
                       sum(kv_per_layer[i] for i in kv_layers), compute, GPU_CONTEXT_BYTES if used else 0)
 
 
-def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells) -> DevicePlan:
+def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells,
+              checkpoints) -> DevicePlan:
     layers = assignment.layers_on(CPU)
     kv_layers = layers if kv_offloaded(config) else range(assignment.n_layer)  # -nkvo: every layer's KV in RAM
     runs_layers = bool(layers) or not assignment.output_on_gpu
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
     overhead = (baseline_rss_bytes(config, info, cells.full_total) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
-                + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total))
+                + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total) + checkpoints)
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
                       sum(kv_per_layer[i] for i in kv_layers), compute, overhead)
 
@@ -142,5 +143,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     compute_full = compute_buffer_bytes(info, config, layout, cells)
     plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
              for p, g in enumerate(gpus)]
-    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells))
+    checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
+    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells,
+                           checkpoints))
     return assignment, tuple(plans)

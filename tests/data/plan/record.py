@@ -30,7 +30,8 @@ KEEP = re.compile(r"print_info: (arch|n_ctx_train|n_embd |n_layer |n_head|n_swa|
                   r"n_vocab|n_ff |n_expert |ssm_|file size)|llama_context: (n_seq_max|n_ctx|n_batch|n_ubatch|"
                   r"flash_attn|kv_unified|n_outputs_max |.*output buffer)|"
                   r"llama_kv_cache(_iswa)?: (size|creating|using)|llama_memory_recurrent|llama_memory_hybrid|"
-                  r"compute buffer size|common_memory_breakdown_print|n_parallel is set to auto")
+                  r"compute buffer size|common_memory_breakdown_print|n_parallel is set to auto|"
+                  r"created context checkpoint")
 STAMP = re.compile(r"^\d+\.\d+\.\d+\.\d+ [IWE] ")
 
 GEMMA3 = SyntheticSpec(n_layers=6, n_embd=256, n_head=4, n_head_kv=2, n_ff=512, sliding_window=512,
@@ -50,7 +51,17 @@ def server_binary() -> str:
 ONLY: list[str] = []  # case-name prefixes to record (all when empty)
 
 
-def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -> None:
+def _prompt(n_tokens: int) -> None:
+    """One /completion of ``n_tokens`` token ids (checkpoints are made near the end of a prompt)."""
+    import httpx
+
+    tokens = [10 + i % 400 for i in range(n_tokens)]
+    reply = httpx.post(f"http://127.0.0.1:{PORT}/completion", timeout=600,
+                       json={"prompt": tokens, "n_predict": 1, "cache_prompt": False})
+    reply.raise_for_status()
+
+
+def record(name: str, model: Path, args: list[str], *, embedded: bool = False, prompt: int = 0) -> None:
     if ONLY and not any(name.startswith(prefix) for prefix in ONLY):
         return
     if embedded:  # the built-in engine: llama-cpp-python's server, verbose by default
@@ -68,6 +79,8 @@ def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -
     for line in proc.stdout:
         lines.append(line.rstrip("\n"))
         if any(mark in line for mark in ("listening on", "exiting due to", "Uvicorn running", "Traceback")):
+            if prompt and "listening on" in line:
+                _prompt(prompt)
             break
         if time.monotonic() > deadline:
             break
@@ -79,6 +92,8 @@ def record(name: str, model: Path, args: list[str], *, embedded: bool = False) -
         rest, _ = proc.communicate()
     lines += rest.splitlines()
     kept = [STAMP.sub("", line) for line in lines if KEEP.search(line)]
+    if prompt:
+        shown.append(f"(then one /completion of {prompt} token ids)")
     (HERE / f"{name}.log").write_text(f"# {' '.join(shown)}\n" + "\n".join(kept) + "\n", encoding="utf-8")
     print(name, "->", len(kept), "lines")
 
@@ -92,6 +107,7 @@ def main() -> None:
         record("gemma3_c32768", gemma3, ["-c", "32768"])
         record("gemma3_c32768_np1", gemma3, ["-c", "32768", "-np", "1"])
         record("gemma3_c32768_np2", gemma3, ["-c", "32768", "-np", "2"])
+        record("gemma3_c16384_np1_prompt14000", gemma3, ["-c", "16384", "-np", "1"], prompt=14000)
         record("gemma3_c32768_swafull", gemma3, ["-c", "32768", "-np", "1", "--swa-full"])
         record("embedded_gemma3_c8192", gemma3, ["--n_ctx", "8192", "--n_batch", "512", "--n_ubatch", "512",
                                                  "--logits_all", "false"], embedded=True)
@@ -111,6 +127,7 @@ def main() -> None:
         hybrid = write_model("granitehybrid", Path(tmp) / "granitehybrid.gguf")
         record("granitehybrid_c8192", hybrid, ["-c", "8192"])
         record("granitehybrid_c8192_np1", hybrid, ["-c", "8192", "-np", "1"])
+        record("granitehybrid_c2048_np1_prompt1700", hybrid, ["-c", "2048", "-np", "1"], prompt=1700)
         record("granitehybrid_c8192_np1_fa_off", hybrid, ["-c", "8192", "-np", "1", "-fa", "off"])
         if smollm2 is not None:
             record("embedded_smollm2_c4096", smollm2, ["--n_ctx", "4096", "--n_batch", "512", "--n_ubatch", "512",

@@ -19,7 +19,14 @@ import pytest
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import device_budgets
-from app.core.plan.cells import cache_layer_bytes, cells_for, context_bytes_per_token, sequences
+from app.core.plan.cells import (
+    cache_layer_bytes,
+    cells_for,
+    checkpoint_bytes,
+    checkpoint_size,
+    context_bytes_per_token,
+    sequences,
+)
 from app.core.plan.compute import compute_buffer_bytes, flash_attention_on, output_buffer_bytes
 from app.core.plan.estimate import estimate_devices
 from app.core.plan.layout import cache_layout, swa_pattern
@@ -151,7 +158,7 @@ def mib(value: int) -> float:
 
 
 def test_every_recorded_log_is_used():
-    assert len(ALL) >= 24 and all(log.removeprefix("embedded_").split("_")[0] in MODELS for log in ALL)
+    assert len(ALL) >= 26 and all(log.removeprefix("embedded_").split("_")[0] in MODELS for log in ALL)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -328,3 +335,17 @@ def test_no_kv_offload_keeps_every_layers_cache_in_ram():
     assert mib(gpu.kv_bytes) == 180.0 and ram.kv_bytes == 0
     gpu, ram = estimate_devices(info, config.with_changes(extra_args=("-nkvo",)), 31, config.ctx, budgets)[1]
     assert gpu.kv_bytes == 0 and mib(ram.kv_bytes) == 180.0
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if "_prompt" in n])
+def test_context_checkpoints_are_counted_in_ram(name):
+    """After one long prompt llama-server printed two context checkpoints of the memory it cannot roll back; the
+    plan counts their size exactly and at least as many as a prompt leaves (more in a long conversation)."""
+    log = recorded(name)
+    text = (LOGS / f"{name}.log").read_text(encoding="utf-8")
+    sizes = [float(v) for v in re.findall(r"created context checkpoint \d+ of \d+ \(.*size = ([\d.]+) MiB\)", text)]
+    info, config, layout, cells, _ = plan_numbers(log)
+    assert len(sizes) == 2
+    assert all(abs(size - checkpoint_size(layout, cells, config) / MiB) < 0.01 for size in sizes)
+    assert checkpoint_bytes(layout, cells, config) >= sum(sizes) * MiB * 0.99
+    assert checkpoint_bytes(layout, cells, LaunchConfig(model="x", ctx=config.ctx)) == 0  # not the built-in engine

@@ -15,6 +15,7 @@ what it saw.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -121,13 +122,61 @@ def level_sentence(level: Level, reading: MemoryReading) -> Text:
     return T("Memory use is back to normal ({percent} %).", "内存占用已恢复正常（{percent}%）。", **params)
 
 
+GRAB_STEP_BYTES = 512 * 1024 * 1024  # another program's VRAM growth worth a sentence (and each further step)
+GPU_EVERY = 3  # GPUs are read every third memory reading
+
+
+@dataclass(frozen=True)
+class VramGrab:
+    """Other programs hold ``grown_bytes`` more of a GPU's memory than when the server became ready."""
+
+    gpu: str
+    grown_bytes: int
+    programs: tuple[str, ...]
+
+    def sentence(self) -> Text:
+        names = ", ".join(self.programs) or "?"
+        return T("Another program took {size} of graphics memory on {gpu} ({names}) while the server runs. If the "
+                 "server needs more, it may stop: close that program, or put fewer layers on the GPU.",
+                 "服务器运行期间，另一个程序占用了 {gpu} 上 {size} 的显存（{names}）。如果服务器需要更多显存，它可能会"
+                 "停止：请关闭那个程序，或减少放到显卡上的层数。", size=human_bytes(self.grown_bytes), gpu=self.gpu,
+                 names=names)
+
+
+class VramWatch:
+    """What other programs hold on each GPU, against the moment the server became ready (``baseline``)."""
+
+    def __init__(self, gpus: list) -> None:
+        self.baseline = {gpu.index: gpu.other_processes_bytes for gpu in gpus}
+        self.said = dict(self.baseline)  # the level last told, per GPU: a sentence per further step
+
+    def check(self, gpus: list) -> list[VramGrab]:
+        grabs = []
+        for gpu in gpus:
+            held, base = gpu.other_processes_bytes, self.baseline.get(gpu.index, gpu.other_processes_bytes)
+            if held - self.said.get(gpu.index, base) >= GRAB_STEP_BYTES:
+                self.said[gpu.index] = held
+                grabs.append(VramGrab(f"GPU {gpu.index} ({gpu.name})", held - base,
+                                      tuple(sorted({p.name for p in gpu.other_processes}))))
+        return grabs
+
+
+def read_other_gpu_use(exclude_pids: tuple[int, ...]) -> list:
+    from app.core.hardware.gpu import read_gpus
+
+    return read_gpus(exclude_pids)
+
+
 class MemoryWatchdog:
     """Samples the supervisor's READY server; ``on_level`` (optional) hears each level change too."""
 
     def __init__(self, supervisor, limits: WatchdogLimits | None = None, *,
                  read: Callable[[int | None], MemoryReading] = read_server_memory,
+                 read_gpus: Callable[[tuple[int, ...]], list] = read_other_gpu_use,
                  on_level: Callable[[Level, MemoryReading], None] | None = None) -> None:
         self.supervisor, self.limits, self.read, self.on_level = supervisor, limits or WatchdogLimits(), read, on_level
+        self.read_gpus = read_gpus
+        self.vram: VramWatch | None = None
         self.tracker = LevelTracker(self.limits)
         self.last_reading: MemoryReading | None = None
         self._stop = threading.Event()
@@ -151,14 +200,32 @@ class MemoryWatchdog:
         self._thread.start()
 
     def _run(self) -> None:
+        readings = 0
+        self.vram = None
         while not self._stop.wait(self.limits.interval_s):
             supervisor = self.supervisor
             if supervisor.state is not State.READY:
                 return  # restarted, crashed or stopped: READY again starts a fresh watch
             try:
                 self.check(self.read(supervisor.pid))
+                if readings % GPU_EVERY == 0:
+                    self.check_gpus(self.read_gpus(tuple(p for p in (supervisor.pid, os.getpid()) if p)))
             except OSError as error:
                 logger.info("memory watchdog could not read memory: %s", error)
+            readings += 1
+
+    def check_gpus(self, gpus: list) -> list[VramGrab]:
+        """GPU memory other programs took since the server became ready, each step said once."""
+        if not gpus:
+            return []
+        if self.vram is None:
+            self.vram = VramWatch(gpus)
+            return []
+        grabs = self.vram.check(gpus)
+        for grab in grabs:
+            logger.info("memory watchdog: other programs took %d more bytes on %s", grab.grown_bytes, grab.gpu)
+            self.supervisor.announce("vram", grab=grab, sentence=grab.sentence())
+        return grabs
 
     def check(self, reading: MemoryReading) -> Level | None:
         """One reading: a level change is announced, and CRITICAL restarts the server."""

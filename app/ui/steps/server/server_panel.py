@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from app.core.problem import Problem
 from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State
 from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
-from app.core.server.watchdog import Level, MemoryReading, level_sentence
+from app.core.server.watchdog import Level, MemoryReading, VramGrab, level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.widgets.problem_view import problem_text
@@ -116,6 +116,7 @@ class ServerPanel(Retranslating, QWidget):
         self.memory_label.setStyleSheet("color: #8a5a00;")
         self.memory_label.hide()
         self._memory: tuple[Level, MemoryReading] | None = None
+        self._vram_grab: VramGrab | None = None  # another program took GPU memory while the server runs
         self.crash_card = CrashCard(self)
         self.crash_card.applyFixRequested.connect(self._on_apply_fix)
         self.crash_card.rebuildRequested.connect(self._on_rebuild)
@@ -194,6 +195,7 @@ class ServerPanel(Retranslating, QWidget):
         bridge.crashed.connect(self.show_diagnosis)
         bridge.restarting.connect(self._on_restarting)
         bridge.memoryChanged.connect(self.set_memory)
+        bridge.vramTaken.connect(self.set_vram_grab)
         bridge.actionFinished.connect(self._on_action_finished)
         bridge.actionFailed.connect(self._on_action_failed)
         bridge.supervisorChanged.connect(self._on_supervisor_changed)
@@ -216,7 +218,7 @@ class ServerPanel(Retranslating, QWidget):
         """Another model's supervisor (or none): show its state from scratch."""
         self.clear_diagnosis()
         self.error_label.hide()
-        self._memory = None
+        self._memory = self._vram_grab = None
         self._render_memory()
         self.restart_count = 0
         self.set_state(supervisor.state if supervisor is not None else State.STOPPED, {})
@@ -232,8 +234,8 @@ class ServerPanel(Retranslating, QWidget):
         data = data or {}
         previous, self.state = self.state, State(state)
         state = self.state
-        if state is not State.READY and self._memory is not None:  # the warning was about the server that ran
-            self._memory = None
+        if state is not State.READY and (self._memory or self._vram_grab):  # about the server that ran
+            self._memory = self._vram_grab = None
             self._render_memory()
         if not self._wire_actions:
             self._pending_action = ""  # the owner runs the actions; the next state is our only answer
@@ -260,9 +262,17 @@ class ServerPanel(Retranslating, QWidget):
         self._memory = (level, reading) if level is Level.WARNING else None
         self._render_memory()
 
+    @Slot(object)
+    def set_vram_grab(self, grab: VramGrab) -> None:
+        self._vram_grab = grab
+        self._render_memory()
+
     def _render_memory(self) -> None:
-        self.memory_label.setText(level_sentence(*self._memory).render() if self._memory is not None else "")
-        self.memory_label.setVisible(self._memory is not None)
+        parts = [level_sentence(*self._memory).render() if self._memory is not None else "",
+                 self._vram_grab.sentence().render() if self._vram_grab is not None else ""]
+        text = "\n".join(part for part in parts if part)
+        self.memory_label.setText(text)
+        self.memory_label.setVisible(bool(text))
 
     def _set_card_context(self, state: State, data: dict) -> None:
         planned = self.crash_card.diagnosis is not None and self.crash_card.diagnosis.cause == "memory_watchdog"

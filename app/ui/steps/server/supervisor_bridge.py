@@ -52,6 +52,7 @@ class SupervisorBridge(QObject):
     crashed = Signal(object)
     restarting = Signal(int)
     memoryChanged = Signal(object, object)  # (watchdog Level, MemoryReading)
+    vramTaken = Signal(object)  # a watchdog VramGrab: another program took GPU memory while the server runs
     logLines = Signal(object)  # a Python list; Signal(list) would convert 20,000 lines to QVariants (11 ms)
     actionStarted = Signal(str)
     actionFinished = Signal(str)
@@ -184,6 +185,8 @@ class SupervisorBridge(QObject):
             self.restarting.emit(int(data.get("attempt", 0) or 0))
         elif kind == "memory":
             self.memoryChanged.emit(data.get("level"), data.get("reading"))
+        elif kind == "vram":
+            self.vramTaken.emit(data.get("grab"))
         elif kind == "planned_restart":
             self.crashed.emit(data.get("diagnosis"))  # the card says why, as for a crash (no fix to apply)
 

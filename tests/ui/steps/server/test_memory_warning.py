@@ -57,3 +57,36 @@ def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
         bridge.close()
         bridge.wait_for_actions()
         supervisor.close()
+
+
+def test_another_program_taking_gpu_memory_is_said_in_the_server_step(qtbot, tiny_model, fake_server_bin):
+    """No GPU here: the GPU readings are NVML's answers as GpuInfo values, another program's share growing by
+    2.1 GiB after the server became ready."""
+    from app.core.hardware.gpu import GpuInfo, GpuProcess
+
+    mib = 1024 * 1024
+    readings = iter([300, 300, 2450] + [2450] * 1000)
+
+    def gpus(_exclude):
+        held = next(readings) * mib
+        return [GpuInfo(0, "NVIDIA GeForce RTX 3060", "GPU-1", 12288 * mib, 4096 * mib, 8192 * mib,
+                        [GpuProcess(4242, "blender", held)])]
+
+    config = LaunchConfig(model=str(tiny_model), backend="llama-server", server_bin=fake_server_bin("grow"),
+                          port=find_free_port())
+    supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "0"},
+                            memory_watchdog=WatchdogLimits(interval_s=0.05))
+    supervisor.watchdog.read_gpus = gpus
+    bridge = SupervisorBridge(supervisor)
+    panel = ServerPanel(bridge)
+    qtbot.addWidget(panel)
+    panel.show()
+    try:
+        panel.start_button.click()
+        qtbot.waitUntil(lambda: panel.memory_label.isVisible(), timeout=60_000)
+        assert "Another program took 2.1 GiB of graphics memory on GPU 0" in panel.memory_label.text()
+        assert "blender" in panel.memory_label.text() and panel.state == "ready"
+    finally:
+        bridge.close()
+        bridge.wait_for_actions()
+        supervisor.close()

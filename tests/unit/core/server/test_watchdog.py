@@ -56,3 +56,30 @@ def test_this_machine_is_read_as_the_tighter_of_system_and_cgroup():
     assert 0 < reading.used_bytes < reading.limit_bytes and reading.scope in ("system", "cgroup")
     assert reading.server_rss_bytes and reading.server_rss_bytes > 10 * MiB
     assert 0 < reading.fraction < 1 and reading.to_dict()["percent"] == round(100 * reading.fraction, 1)
+
+
+def _gpu(others_mib: list[tuple[str, int]]):
+    from app.core.hardware.gpu import GpuInfo, GpuProcess
+
+    processes = [GpuProcess(1000 + i, name, mib * MiB) for i, (name, mib) in enumerate(others_mib)]
+    return GpuInfo(0, "NVIDIA GeForce RTX 3060", "GPU-1", 12288 * MiB, 4096 * MiB, 8192 * MiB, processes)
+
+
+def test_another_program_grabbing_vram_is_said_once_per_half_gibibyte():
+    from app.core.server.watchdog import VramWatch
+
+    watch = VramWatch([_gpu([("Xorg", 300)])])
+    assert watch.check([_gpu([("Xorg", 400)])]) == []  # 100 MiB: nothing to say
+    (grab,) = watch.check([_gpu([("Xorg", 300), ("blender", 2150)])])
+    assert grab.grown_bytes == 2150 * MiB and grab.programs == ("Xorg", "blender")
+    text = grab.sentence().render("en")
+    assert "Another program took 2.1 GiB of graphics memory on GPU 0 (NVIDIA GeForce RTX 3060)" in text
+    assert "blender" in text and "{" not in grab.sentence().render("zh")
+    assert watch.check([_gpu([("Xorg", 300), ("blender", 2300)])]) == []  # the same grab, not said again
+    assert len(watch.check([_gpu([("Xorg", 300), ("blender", 2800)])])) == 1  # half a GiB more: said again
+
+
+def test_no_gpu_no_vram_sentences():
+    from app.core.server.watchdog import VramWatch
+
+    assert VramWatch([]).check([]) == []

@@ -216,7 +216,8 @@ def test_sliding_window_layers_hold_window_plus_ubatch_cells():
 
 def test_gemma3_default_pattern_is_five_sliding_to_one_global():
     """Gemma 3 270M as converted (no pattern array): 18 layers, 15 SWA with window 512, 1 KV head × 256.
-    llama.cpp's context buffer for 32768 tokens with the default 4 slots is 133 MiB (FACTS.md), not 576 MiB."""
+    llama.cpp's breakdown for 32768 tokens with the default 4 slots (../shared/FACTS.md, issue 12): context 133 MiB
+    (the old plan: 576) and compute 52 MiB (the old plan: 581), printed as whole MiB."""
     info = uniform("gemma3", 18, 640, 4, 1, 256, 262144, feed_forward_length=2048,
                    **{"attention.sliding_window": 512})
     layout = cache_layout(info)
@@ -225,6 +226,7 @@ def test_gemma3_default_pattern_is_five_sliding_to_one_global():
     cells = cells_for(config, 32768, layout)
     assert int(sum(cache_layer_bytes(layout, cells)) / MiB) == 133
     assert context_bytes_per_token(layout, config) == 3 * 256 * 2 * 2  # only the 3 global layers grow
+    assert int(compute_buffer_bytes(info, config, layout, cells) / MiB) == 52
 
 
 def test_logits_are_reserved_for_one_row_per_slot_not_per_token():

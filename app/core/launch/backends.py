@@ -200,6 +200,8 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
     add(("-ngl", "--n-gpu-layers", "--gpu-layers"), _gpu_layers_value(config.gpu_layers, backend))
     if config.n_cpu_moe > 0:
         add(("-ncmoe", "--n-cpu-moe"), str(config.n_cpu_moe), required=True)
+    if backend.pick("-cram", "--cache-ram"):  # a build before the prompt cache has none to cap
+        add(("-cram", "--cache-ram"), str(config.cache_ram_mib))
     if backend.pick("-fit", "--fit"):  # --fit would silently override the values we chose
         add(("-fit", "--fit"), "off")
     add(("-np", "--parallel"), str(config.parallel))

@@ -39,6 +39,10 @@ class LaunchConfig:
     # mixture-of-experts: keep the experts of the first N layers in RAM while their attention runs on the GPU
     # (llama-server --n-cpu-moe N; the built-in engine cannot: llama-cpp-python ignores tensor overrides)
     n_cpu_moe: int = 0
+    # llama-server's prompt cache in RAM (--cache-ram) keeps the KV of earlier prompts and grows over a long run up
+    # to 8 GiB by default: seed 001's slow creep to the OOM killer on an 8 GB board. The app caps it; the plan
+    # counts the cap. 0 turns the cache off.
+    cache_ram_mib: int = 256
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
@@ -58,8 +62,10 @@ class LaunchConfig:
             known["extra_args"] = tuple(known["extra_args"] or ())
         if "mmproj" in known and not (isinstance(known["mmproj"], str) and known["mmproj"]):
             known["mmproj"] = None  # a missing, empty or hand-edited value means no projector
-        if "n_cpu_moe" in known and not (isinstance(known["n_cpu_moe"], int) and known["n_cpu_moe"] >= 0):
-            known["n_cpu_moe"] = 0
+        for name, default in (("n_cpu_moe", 0), ("cache_ram_mib", cls.cache_ram_mib)):
+            value = known.get(name, default)
+            if name in known and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                known[name] = default
         return cls(**known)
 
 

@@ -40,9 +40,10 @@ class LaunchConfig:
     # (llama-server --n-cpu-moe N; the built-in engine cannot: llama-cpp-python ignores tensor overrides)
     n_cpu_moe: int = 0
     # llama-server's prompt cache in RAM (--cache-ram) keeps the KV of earlier prompts and grows over a long run up
-    # to 8 GiB by default: seed 001's slow creep to the OOM killer on an 8 GB board. The app caps it; the plan
-    # counts the cap. 0 turns the cache off.
-    cache_ram_mib: int = 256
+    # to 8 GiB by default: seed 001's slow creep to the OOM killer on an 8 GB board. The app turns it off (0): one
+    # person's conversation is kept in its slot anyway, so only switching between conversations re-reads a prompt,
+    # and the plan stays what the server really uses. A value above 0 caps it at that many MiB.
+    cache_ram_mib: int = 0
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""

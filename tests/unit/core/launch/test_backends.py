@@ -204,10 +204,10 @@ def test_n_cpu_moe_round_trips_and_bad_stored_values_mean_zero():
 
 def test_the_prompt_cache_in_ram_is_capped_where_the_build_has_one():
     argv = build_argv(CONFIG, server_backend(NEW_HELP))
-    assert value_after(argv, "--cache-ram", "-cram") == "256"  # not llama-server's 8 GiB default
-    assert value_after(build_argv(CONFIG.with_changes(cache_ram_mib=0), server_backend(NEW_HELP)),
-                       "--cache-ram", "-cram") == "0"
+    assert value_after(argv, "--cache-ram", "-cram") == "0"  # off, not llama-server's 8 GiB default
+    assert value_after(build_argv(CONFIG.with_changes(cache_ram_mib=128), server_backend(NEW_HELP)),
+                       "--cache-ram", "-cram") == "128"
     old = build_argv(CONFIG, server_backend(OLD_HELP))
     assert "--cache-ram" not in old and "-cram" not in old
     for bad in (-1, "big", True):
-        assert LaunchConfig.from_dict({"model": "/m/a.gguf", "cache_ram_mib": bad}).cache_ram_mib == 256
+        assert LaunchConfig.from_dict({"model": "/m/a.gguf", "cache_ram_mib": bad}).cache_ram_mib == 0

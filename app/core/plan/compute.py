@@ -176,6 +176,14 @@ def baseline_rss_bytes(config: LaunchConfig, info: Any = None, ctx: int = 0) -> 
             + CONTEXT_TOKEN_BYTES * max(int(ctx), 0))
 
 
+def prompt_cache_bytes(config: LaunchConfig) -> int:
+    """llama-server's prompt cache in RAM, at its cap (``cache_ram_mib``; 0, the app's default, is off): it fills
+    over a long run with the KV of earlier prompts, so a plan for hours of chat counts all of it."""
+    if config.backend != BACKEND_LLAMA_SERVER:
+        return 0
+    return max(int(config.cache_ram_mib), 0) * MiB
+
+
 def keeps_all_logits(config: LaunchConfig) -> bool:
     """llama-cpp-python's server keeps every evaluated token's logits (a ctx x n_vocab float32 array) when
     logits_all is on. The launcher passes `--logits_all false`; only a user's extra_args can turn it back on

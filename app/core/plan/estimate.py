@@ -18,6 +18,7 @@ from app.core.plan.compute import (
     flash_attention_on,
     host_side_buffer_bytes,
     output_buffer_bytes,
+    prompt_cache_bytes,
 )
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
@@ -122,7 +123,8 @@ def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_f
     runs_layers = bool(layers) or not assignment.output_on_gpu
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
     overhead = (baseline_rss_bytes(config, info, cells.full_total) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
-                + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total) + checkpoints)
+                + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total) + checkpoints
+                + prompt_cache_bytes(config))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
                       sum(kv_per_layer[i] for i in kv_layers), compute, overhead)
 

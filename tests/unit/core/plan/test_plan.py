@@ -311,3 +311,16 @@ def test_plan_cli_ram_budget_is_usable_in_full(make_model, capsys):
     ram = data["devices"][-1]
     assert ram["name"] == "RAM budget" and ram["keep_free_bytes"] == 0 and ram["free_bytes"] == 300 * MiB
     assert data["fits"] and data["max_ctx"] >= 2048
+
+
+def test_a_prompt_cache_the_user_turns_on_is_counted_in_ram_at_its_cap():
+    info = make_info()
+    budgets = device_budgets(None, ram_budget=64 * 1024**3)
+    base = LaunchConfig(model="m.gguf", backend="llama-server", ctx=4096)
+    _, (off,) = estimate_devices(info, base, 0, 4096, budgets)
+    _, (on,) = estimate_devices(info, base.with_changes(cache_ram_mib=512), 0, 4096, budgets)
+    assert on.overhead_bytes - off.overhead_bytes == 512 * 1024 * 1024
+    _, (embedded,) = estimate_devices(info, base.with_changes(backend="embedded", cache_ram_mib=512), 0, 4096,
+                                      budgets)
+    _, (embedded_off,) = estimate_devices(info, base.with_changes(backend="embedded"), 0, 4096, budgets)
+    assert embedded.overhead_bytes == embedded_off.overhead_bytes  # llama-cpp-python has no such cache

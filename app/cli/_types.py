@@ -32,6 +32,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 MAX_CTX = 16 * 1024 * 1024  # far above any model's training length, well inside llama.cpp's 32-bit n_ctx
 
 

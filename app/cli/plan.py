@@ -11,7 +11,7 @@ import argparse
 
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
-from app.cli._types import context_size, gpu_layers, parse_bytes, positive_int
+from app.cli._types import context_size, gpu_layers, non_negative_int, parse_bytes, positive_int
 from app.core.gguf.projector import find_projector
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
@@ -32,6 +32,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
     parser.add_argument("--cache-type-k", choices=sorted(CACHE_TYPE_BYTES), default="f16")
     parser.add_argument("--cache-type-v", choices=sorted(CACHE_TYPE_BYTES), default="f16")
     parser.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: the engine's)")
+    parser.add_argument("--n-cpu-moe", type=non_negative_int, default=0, metavar="N",
+                        help="mixture-of-experts models: keep the experts of the first N layers in RAM "
+                             "(llama-server; default: 0)")
     parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED,
                         help="engine (default: embedded)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server to use (with --backend llama-server)")
@@ -66,7 +69,7 @@ def config_from_args(args, info, hw) -> LaunchConfig:
                         gpu_layers=getattr(args, "gpu_layers", 0), parallel=args.parallel,
                         batch=max(512, args.ubatch), ubatch=args.ubatch, flash_attn=flash,
                         cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v,
-                        mmproj=str(projector) if projector is not None else None)
+                        mmproj=str(projector) if projector is not None else None, n_cpu_moe=args.n_cpu_moe)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -93,6 +96,16 @@ def _llama_cpp_side(args, plan, config):
                         T("Add --backend llama-server to compare them with the plan.",
                           "加上 --backend llama-server 即可与估算对比。"))
     return report, compare(plan, report)
+
+
+def _experts(info, config) -> dict | None:
+    """A mixture-of-experts model's expert bytes per layer, and what --n-cpu-moe keeps in RAM; None for others."""
+    from app.core.plan.experts import expert_split
+
+    split = expert_split(info)
+    if not split.is_moe:
+        return None
+    return split.to_dict() | {"n_cpu_moe": config.n_cpu_moe, "kept_in_ram_bytes": split.moved_to_cpu(config.n_cpu_moe)}
 
 
 def _print_side_by_side(side) -> None:
@@ -139,7 +152,7 @@ def run(args) -> int:
         llama = None if report is None else {"side_by_side": side.to_dict() if side else None,
                                              "kv_mib": round(report.kv_mib, 2), "n_seq_max": report.n_seq_max}
         print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None,
-                                     "llama_cpp": llama})
+                                     "llama_cpp": llama, "experts": _experts(info, config)})
     else:
         _print_plan(plan, projector)
         if report is not None:

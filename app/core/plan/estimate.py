@@ -20,6 +20,7 @@ from app.core.plan.compute import (
     output_buffer_bytes,
     prompt_cache_bytes,
 )
+from app.core.plan.experts import expert_split
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
 from app.core.text import T, Text, human_bytes
@@ -117,10 +118,10 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
 
 
 def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells,
-              checkpoints) -> DevicePlan:
+              checkpoints, *, cpu_runs_experts: bool = False) -> DevicePlan:
     layers = assignment.layers_on(CPU)
     kv_layers = layers if kv_offloaded(config) else range(assignment.n_layer)  # -nkvo: every layer's KV in RAM
-    runs_layers = bool(layers) or not assignment.output_on_gpu
+    runs_layers = bool(layers) or not assignment.output_on_gpu or cpu_runs_experts
     compute = compute_full if runs_layers else host_side_buffer_bytes(info, cells)
     overhead = (baseline_rss_bytes(config, info, cells.full_total) + (GPU_HOST_OVERHEAD_BYTES if has_gpus else 0)
                 + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total) + checkpoints
@@ -137,6 +138,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0,
                                [max(g.free_bytes, 1) for g in gpus])
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
+    experts_in_ram = _keep_experts_in_ram(info, assignment, weights, config.n_cpu_moe)
     layout = cache_layout(info)
     cells = cells_for(config, engine_ctx(info, ctx), layout)
     kv_per_layer = cache_layer_bytes(layout, cells, config.cache_type_k, config.cache_type_v,
@@ -147,5 +149,21 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
              for p, g in enumerate(gpus)]
     checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
     plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells,
-                           checkpoints))
+                           checkpoints, cpu_runs_experts=experts_in_ram > 0))
     return assignment, tuple(plans)
+
+
+def _keep_experts_in_ram(info: Any, assignment: LayerAssignment, weights: dict[int, int], n_cpu_moe: int) -> int:
+    """``--n-cpu-moe N``: the expert tensors of blocks 0..N-1 that would be on a GPU go to RAM instead (their
+    attention, router and shared experts stay); ``weights`` is changed in place. The bytes moved."""
+    if n_cpu_moe <= 0:
+        return 0
+    split = expert_split(info)
+    moved = 0
+    for il in range(min(n_cpu_moe, assignment.n_layer, len(split.layers))):
+        device, size = assignment.layer_device[il], split.layers[il].expert_bytes
+        if device != CPU and size:
+            weights[device] = weights.get(device, 0) - size
+            weights[CPU] = weights.get(CPU, 0) + size
+            moved += size
+    return moved

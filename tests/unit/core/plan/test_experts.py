@@ -44,3 +44,25 @@ def test_a_dense_file_has_no_experts(tiny_model):
     split = expert_split(read_model_info(tiny_model))
     assert not split.is_moe and split.expert_bytes == 0 and split.expert_layers == ()
     assert split.other_bytes == sum(read_model_info(tiny_model).layer_bytes)
+
+
+def test_n_cpu_moe_moves_exactly_those_experts_from_the_gpu_to_ram(tmp_path):
+    from app.core.launch.config import LaunchConfig
+    from app.core.plan.budget import device_budgets
+    from app.core.plan.estimate import estimate_devices
+
+    info = read_model_info(write_model("qwen3moe", tmp_path / "moe.gguf"))
+    split = expert_split(info)
+    budgets = device_budgets(None, vram_budget=8 * 1024**3, ram_budget=16 * 1024**3)
+    config = LaunchConfig(model=str(tmp_path / "moe.gguf"), backend="llama-server", ctx=2048, gpu_layers=-1)
+    _, (gpu, ram) = estimate_devices(info, config, -1, 2048, budgets)
+    for n in (1, 2, 99):
+        _, (gpu_n, ram_n) = estimate_devices(info, config.with_changes(n_cpu_moe=n), -1, 2048, budgets)
+        moved = split.moved_to_cpu(n)
+        assert moved > 0 and gpu.weights_bytes - gpu_n.weights_bytes == moved
+        assert ram_n.weights_bytes - ram.weights_bytes == moved
+        assert gpu_n.layers == gpu.layers  # the layers (attention, router) stay on the GPU
+        assert ram_n.compute_bytes >= ram.compute_bytes  # the CPU now computes the experts too
+    _, (_, cpu_only) = estimate_devices(info, config.with_changes(n_cpu_moe=2, gpu_layers=0), 0, 2048, budgets)
+    _, (_, cpu_plain) = estimate_devices(info, config.with_changes(gpu_layers=0), 0, 2048, budgets)
+    assert cpu_only.weights_bytes == cpu_plain.weights_bytes  # nothing to move when no layer is on a GPU

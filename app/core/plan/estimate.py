@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from app.core.launch.config import LaunchConfig
@@ -23,6 +23,7 @@ from app.core.plan.compute import (
 from app.core.plan.experts import expert_split
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
+from app.core.plan.projector import config_projector_bytes
 from app.core.text import T, Text, human_bytes
 
 
@@ -147,10 +148,25 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     compute_full = compute_buffer_bytes(info, config, layout, cells)
     plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
              for p, g in enumerate(gpus)]
+    _add_projector(plans, config, assignment, weights)
     checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
     plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells,
                            checkpoints, cpu_runs_experts=experts_in_ram > 0))
     return assignment, tuple(plans)
+
+
+def _add_projector(gpu_plans: list[DevicePlan], config: LaunchConfig, assignment: LayerAssignment,
+                   weights: dict[int, int]) -> None:
+    """A vision projector: on the first GPU when any layer is offloaded (llama-server's default), else in RAM
+    (the app passes --no-mmproj-offload then); added to ``weights`` (RAM) or the GPU plan's weights."""
+    size = config_projector_bytes(config)
+    if not size:
+        return
+    if gpu_plans and assignment.offloaded_layers > 0:
+        first = gpu_plans[0]
+        gpu_plans[0] = replace(first, weights_bytes=first.weights_bytes + size)
+    else:
+        weights[CPU] = weights.get(CPU, 0) + size
 
 
 def _keep_experts_in_ram(info: Any, assignment: LayerAssignment, weights: dict[int, int], n_cpu_moe: int) -> int:

@@ -15,6 +15,7 @@ that resize to other sizes (dynamic resolution) are counted at that size too, an
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,24 @@ class ProjectorMemory:
     @property
     def total_bytes(self) -> int:
         return self.weight_bytes + self.compute_bytes
+
+
+@functools.lru_cache(maxsize=16)
+def _loaded_projector(path: str, mtime_ns: int, size: int, flash_attn: bool | None) -> int:
+    info = read_projector(path)
+    return projector_memory(info, flash_attn).total_bytes if info is not None else 0
+
+
+def config_projector_bytes(config: Any) -> int:
+    """What the config's projector (``LaunchConfig.mmproj``) adds to the load, where the engine loads one
+    (llama-server); 0 otherwise. Read once per file version: a plan's search asks many times."""
+    if not config.mmproj or config.backend != BACKEND_LLAMA_SERVER:
+        return 0
+    try:
+        stat = os.stat(config.mmproj)
+    except OSError:
+        return 0  # a projector that went away: the server will say so at the start
+    return _loaded_projector(str(config.mmproj), stat.st_mtime_ns, stat.st_size, config.flash_attn)
 
 
 def projector_bytes(projector_info: Any) -> int:

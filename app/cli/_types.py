@@ -39,6 +39,13 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def percent(text: str) -> int:
+    value = _whole_number(text)
+    if not 1 <= value <= 99:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 1 to 99, not {text}")
+    return value
+
+
 MAX_CTX = 16 * 1024 * 1024  # far above any model's training length, well inside llama.cpp's 32-bit n_ctx
 
 

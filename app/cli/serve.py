@@ -9,7 +9,7 @@ from pathlib import Path
 
 from app.cli._model import read_model
 from app.cli._output import print_json_line, print_next_step, report_user_error
-from app.cli._types import context_size, gpu_layers, non_negative_int, port_number, positive_int
+from app.cli._types import context_size, gpu_layers, non_negative_int, percent, port_number, positive_int
 from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
@@ -45,6 +45,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--no-watchdog", action="store_true",
                         help="no memory watchdog (by default: a warning at 85%% of memory in use, a planned restart "
                              "at 92%%, before the system's out-of-memory killer would act)")
+    parser.add_argument("--memory-warn", type=percent, default=85, metavar="PERCENT",
+                        help="memory in use at which the watchdog warns and trims (default: %(default)s)")
+    parser.add_argument("--memory-restart", type=percent, default=92, metavar="PERCENT",
+                        help="memory in use at which the watchdog restarts the server (default: %(default)s)")
     parser.add_argument("--kill-stale", action="store_true",
                         help="first stop servers left running by an earlier app session that crashed")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
@@ -77,14 +81,28 @@ def _projector(args: argparse.Namespace, model: Path) -> str | None:
     return str(path.absolute())
 
 
+def _watchdog_levels_error(args: argparse.Namespace) -> UserError | None:
+    if args.memory_restart > args.memory_warn:
+        return None
+    return UserError(T("The restart level ({restart} %) must be above the warning level ({warn} %).",
+                       "重启阈值（{restart}%）必须高于警告阈值（{warn}%）。",
+                       restart=args.memory_restart, warn=args.memory_warn),
+                     T("For example: --memory-warn 85 --memory-restart 92.",
+                       "例如：--memory-warn 85 --memory-restart 92。"))
+
+
 def run(args: argparse.Namespace) -> int:
+    levels_error = _watchdog_levels_error(args)
+    if levels_error is not None:
+        return report_user_error(levels_error)
     try:
         config = config_from_args(args)
     except UserError as error:
         return report_user_error(error)
     _handle_stale_children(args.kill_stale, args.json)
+    limits = WatchdogLimits(warn_fraction=args.memory_warn / 100, critical_fraction=args.memory_restart / 100)
     supervisor = Supervisor(config, auto_restart=not args.no_restart,
-                            memory_watchdog=None if args.no_watchdog else WatchdogLimits())
+                            memory_watchdog=None if args.no_watchdog else limits)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
     try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()

@@ -75,3 +75,34 @@ def test_serve_kill_stale_stops_a_server_left_by_a_crashed_session(tiny_model, l
     finally:
         leftover.kill()
         leftover.wait(5)
+
+
+def test_serve_json_reports_the_watchdog_at_levels_the_user_chose(tiny_model, llama_server_bin):
+    """Levels set below what this machine already uses: the watchdog warns and restarts at once, as it would at
+    92 % on a full machine; serve --json carries both as events and the server is ready again."""
+    proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
+                 "--port", str(find_free_port()), "--ctx", "512", "--json", "--memory-warn", "1",
+                 "--memory-restart", "2")
+    events = []
+    try:
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            kinds = [e["event"] for e in events]
+            if "planned_restart" in kinds and kinds[-1] == "state" and events[-1]["state"] == "ready":
+                break
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    memory = [e for e in events if e["event"] == "memory"]
+    assert [e["level"] for e in memory][:2] == ["warning", "critical"], memory
+    assert memory[0]["reading"]["percent"] >= 2 and "sentence" in memory[0]
+    planned = next(e for e in events if e["event"] == "planned_restart")
+    assert planned["diagnosis"]["cause"] == "memory_watchdog" and "restarted now" in planned["diagnosis"]["message"]
+    assert proc.returncode == 0
+
+
+def test_serve_refuses_a_restart_level_below_the_warning(tiny_model):
+    proc = serve(str(tiny_model), "--memory-warn", "90", "--memory-restart", "80")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "must be above the warning level" in err and "Traceback" not in err

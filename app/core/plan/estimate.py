@@ -24,6 +24,7 @@ from app.core.plan.experts import expert_split
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
 from app.core.plan.projector import config_projector_bytes
+from app.core.plan.repack import repack_extra_bytes
 from app.core.text import T, Text, human_bytes
 
 
@@ -140,6 +141,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
                                [max(g.free_bytes, 1) for g in gpus])
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
     experts_in_ram = _keep_experts_in_ram(info, assignment, weights, config.n_cpu_moe)
+    weights[CPU] = weights.get(CPU, 0) + repack_extra_bytes(info, assignment, mmap=config.load_mode == "mmap")
     layout = cache_layout(info)
     cells = cells_for(config, engine_ctx(info, ctx), layout)
     kv_per_layer = cache_layer_bytes(layout, cells, config.cache_type_k, config.cache_type_v,

@@ -226,6 +226,8 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
     window.control.rebuild_step = fake_slow
     _click(qtbot, card.apply_button)
     box = card.rebuild_box
+    # the rebuild is a pool job: on 2 busy cores it may wait behind the window's other work (checks, plan)
+    qtbot.waitUntil(started.is_set, timeout=SERVER)
     qtbot.waitUntil(lambda: box.isVisible() and box.progress.maximum() == 100 and box.progress.value() > 0,
                     timeout=LONG)  # determinate while building
     assert "%" in box.status.text() and box.cancel_button.isVisible()

@@ -148,7 +148,7 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
         args += ["--flash_attn", "true" if config.flash_attn else "false"]
     args += ["--host", config.host, "--port", str(config.port)]
     if config.api_key:
-        args += ["--api_key", config.api_key]
+        args += [f"--api_key={config.api_key}"]  # one word: a key starting with "-" is still the option's value
     if config.parallel > 1:
         notes.append(T("The built-in engine answers one request at a time; parallel {n} is ignored.",
                        "内置引擎一次只处理一个请求；并行数 {n} 将被忽略。", n=config.parallel))

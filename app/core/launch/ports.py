@@ -71,18 +71,25 @@ def base_url(host: str, port: int) -> str:
     return f"http://{name}:{port}"
 
 
+def new_api_key() -> str:
+    """A random key that never starts with "-": a command-line parser would take "--api_key -x…" for two options
+    (seen: llama-cpp-python's server refused a token_urlsafe key that began with "-", one start in 64)."""
+    import secrets
+
+    return "k" + secrets.token_urlsafe(24)
+
+
 def settle_network(config):
     """Make a config safe to start: a key when reachable from other machines, a free port. Returns (config, notes).
 
     Each change comes with a sentence (``Text``) the UI shows, so nothing changes silently.
     """
-    import secrets
 
     from app.core.text import T
 
     notes = []
     if not is_loopback(config.host) and not config.api_key:
-        config = config.with_changes(api_key=secrets.token_urlsafe(24))
+        config = config.with_changes(api_key=new_api_key())
         notes.append(T("The server listens on {host}, so other computers can reach it; an API key was created: {key}",
                        "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}",
                        host=config.host, key=config.api_key))

@@ -42,6 +42,14 @@ def value_after(argv: list[str], *names: str) -> str:
     raise AssertionError(f"none of {names} in {argv}")
 
 
+def test_a_key_that_starts_with_a_dash_stays_the_options_value():
+    argv = build_argv(CONFIG.with_changes(backend="embedded", api_key="-Xq9"), embedded_backend())
+    assert "--api_key=-Xq9" in argv and "-Xq9" not in argv
+    from app.core.launch.ports import new_api_key
+
+    assert all(not new_api_key().startswith("-") for _ in range(2000))  # one in 64 token_urlsafe keys does
+
+
 def flags_in(argv: list[str]) -> set[str]:
     return {arg for arg in argv[1:] if arg.startswith("-") and not arg.lstrip("-").isdigit()}
 
@@ -102,8 +110,8 @@ def test_embedded_argv_from_the_same_config():
     assert value_after(argv, "--n_ctx") == "2048" and value_after(argv, "--n_gpu_layers") == "10"
     assert value_after(argv, "--type_k") == "8" and value_after(argv, "--type_v") == "8"  # ggml type id of q8_0
     assert value_after(argv, "--use_mmap") == "false" and value_after(argv, "--flash_attn") == "true"
-    assert value_after(argv, "--api_key") == "sekret" and value_after(argv, "--n_threads") == "4"
-    assert flags_in(argv[3:-1]) <= EMBEDDED_FLAGS
+    assert "--api_key=sekret" in argv and value_after(argv, "--n_threads") == "4"  # one word: see below
+    assert {flag.split("=")[0] for flag in flags_in(argv[3:-1])} <= EMBEDDED_FLAGS
     assert any("parallel" in note.render("en") for note in notes)  # one request at a time
 
 

@@ -64,10 +64,16 @@ def start_failed(error: BaseException, argv: Sequence[str] | None, config: Any) 
     return diagnose_start_failure(error, list(argv or ()), config)
 
 
-def watchdog_restart(reason: Text, facts: dict[str, Any]) -> Diagnosis:
-    """The memory watchdog restarted the server on purpose: what it saw, and what lowers the risk next time."""
+def watchdog_restart(reason: Text, facts: dict[str, Any], smaller: tuple[int, int] | None = None) -> Diagnosis:
+    """The memory watchdog restarted the server on purpose: what it saw, and what lowers the risk next time
+    (``smaller``: the context was halved, (old, new), because it happened again soon)."""
     evidence = tuple(f"{key}: {value}" for key, value in facts.items())
-    return Diagnosis("memory_watchdog", reason,
-                     T("The chat is kept. If this happens often, use a smaller context or close other programs.",
-                       "对话已保留。如果经常发生，请使用更小的上下文，或关闭其他程序。"),
-                     evidence=evidence, exit_meaning=T("restarted by the memory watchdog", "被内存看门狗重启"))
+    if smaller is not None:
+        step = T("It happened again within ten minutes, so the server now runs with less context ({old} → {new} "
+                 "tokens). The chat is kept.", "十分钟内再次发生，所以服务器现在使用更小的上下文（{old} → {new} "
+                 "个词元）。对话已保留。", old=smaller[0], new=smaller[1])
+    else:
+        step = T("The chat is kept. If this happens often, use a smaller context or close other programs.",
+                 "对话已保留。如果经常发生，请使用更小的上下文，或关闭其他程序。")
+    return Diagnosis("memory_watchdog", reason, step, evidence=evidence,
+                     exit_meaning=T("restarted by the memory watchdog", "被内存看门狗重启"))

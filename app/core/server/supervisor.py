@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["Event", "LogLine", "State", "Supervisor"]
 
 HISTORY_EVENTS = 500
+SMALLER_CONTEXT_WITHIN_S = 600.0  # a second planned restart this soon: the same settings ran short again
+MIN_CONTEXT_AFTER_WATCHDOG = 1024
 Subscriber = Callable[[Event], None]
 
 
@@ -69,6 +71,7 @@ class Supervisor:
         self.notes: list = []
         self.restart_count = 0
         self.planned_restarts = 0  # restarts on purpose (the memory watchdog), not counted as crashes
+        self._last_planned_at: float | None = None
         self.last_good_config: LaunchConfig | None = None  # the settings of the last server that became READY
         self.last_diagnosis = None
         self.load_seconds: float | None = None
@@ -359,7 +362,9 @@ class Supervisor:
             if self._state is not State.READY:
                 return False
             self.planned_restarts += 1
-        diagnosis = diag.watchdog_restart(reason, dict(facts or {}))
+            now, last, self._last_planned_at = time.monotonic(), self._last_planned_at, time.monotonic()
+        smaller = self._smaller_context_if_again(now, last)
+        diagnosis = diag.watchdog_restart(reason, dict(facts or {}), smaller)
         self._remember(diagnosis)
         self._emit(Event.now("planned_restart", self._state, diagnosis=diagnosis, planned=self.planned_restarts))
         self.stop()
@@ -368,6 +373,16 @@ class Supervisor:
         except UserError as error:  # already FAILED with a diagnosis
             logger.info("planned restart did not start: %s", error)
         return True
+
+    def _smaller_context_if_again(self, now: float, last: float | None) -> tuple[int, int] | None:
+        """A second planned restart within ``SMALLER_CONTEXT_WITHIN_S``: half the context (not below
+        ``MIN_CONTEXT_AFTER_WATCHDOG``), since the same settings ran short again. (old, new) or None."""
+        old = int(self._config.ctx)
+        if last is None or now - last > SMALLER_CONTEXT_WITHIN_S or old <= MIN_CONTEXT_AFTER_WATCHDOG:
+            return None
+        new = max(MIN_CONTEXT_AFTER_WATCHDOG, old // 2)
+        self._config = self._config.with_changes(ctx=new)
+        return old, new
 
     def announce(self, kind: str, **data: Any) -> None:
         """An event from a helper that watches this server (``memory`` from the watchdog), in the same stream."""

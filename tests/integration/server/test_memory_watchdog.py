@@ -82,3 +82,22 @@ def test_a_growing_server_is_restarted_before_the_oom_killer(fake_server_bin, ti
         scopes = {e.data["reading"].scope for e in result["events"] if e.kind == "memory"}
         assert scopes == {"cgroup"}, scopes  # the cgroup's limit was the tighter one, and it was the one read
         assert read_counter(str(directory / counter), "oom_kill") == 0  # the kernel never had to kill
+
+
+def test_a_second_planned_restart_soon_after_halves_the_context(running_server):
+    """The same settings ran short twice within ten minutes: the second restart runs with half the context (the
+    real llama-server, restarted on purpose twice), and its diagnosis says so."""
+    from app.core.text import T
+
+    supervisor = running_server("llama-server", ctx=2048)
+    reason = T("Memory use reached 93 %.", "内存占用已达 93%。")
+    assert supervisor.planned_restart(reason, {"percent": 93})
+    assert supervisor.wait_for({State.READY, State.FAILED}, 60) is State.READY
+    first = supervisor.last_diagnosis
+    assert supervisor.config.ctx == 2048 and "smaller context or close" in first.next_step.render("en")
+    assert supervisor.planned_restart(reason, {"percent": 94})
+    assert supervisor.wait_for({State.READY, State.FAILED}, 60) is State.READY
+    second = supervisor.last_diagnosis
+    assert supervisor.config.ctx == 1024 and "2048 → 1024" in second.next_step.render("en")
+    assert "2048 → 1024" in second.next_step.render("zh") and supervisor.planned_restarts == 2
+    assert supervisor.restart_count == 0

@@ -25,25 +25,24 @@ def _whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
-def positive_int(text: str) -> int:
+def _whole_in(text: str, low: int | None, high: int | None, rule: str) -> int:
+    """A whole number within [low, high] (either end open when None); else ``rule``, said with the value."""
     value = _whole_number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{rule}, not {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_in(text, 1, None, "must be a positive number")
 
 
 def non_negative_int(text: str) -> int:
-    value = _whole_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
+    return _whole_in(text, 0, None, "must be 0 or more")
 
 
 def percent(text: str) -> int:
-    value = _whole_number(text)
-    if not 1 <= value <= 99:
-        raise argparse.ArgumentTypeError(f"must be a percentage from 1 to 99, not {text}")
-    return value
+    return _whole_in(text, 1, 99, "must be a percentage from 1 to 99")
 
 
 MAX_CTX = 16 * 1024 * 1024  # far above any model's training length, well inside llama.cpp's 32-bit n_ctx
@@ -58,17 +57,11 @@ def context_size(text: str) -> int:
 
 def gpu_layers(text: str) -> int:
     """-1 (all layers) or a count; more than the model has means all of them, as in llama.cpp."""
-    value = _whole_number(text)
-    if value < -1:
-        raise argparse.ArgumentTypeError(f"must be -1 (all layers) or 0 or more, not {text}")
-    return value
+    return _whole_in(text, -1, None, "must be -1 (all layers) or 0 or more")
 
 
 def port_number(text: str) -> int:
-    value = _whole_number(text)
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port numbers go from 1 to 65535, not {text}")
-    return value
+    return _whole_in(text, 1, 65535, "port numbers go from 1 to 65535")
 
 
 def positive_seconds(text: str) -> float:

@@ -362,7 +362,8 @@ class Supervisor:
             if self._state is not State.READY:
                 return False
             self.planned_restarts += 1
-            now, last, self._last_planned_at = time.monotonic(), self._last_planned_at, time.monotonic()
+            now, last = time.monotonic(), self._last_planned_at
+            self._last_planned_at = now
         smaller = self._smaller_context_if_again(now, last)
         diagnosis = diag.watchdog_restart(reason, dict(facts or {}), smaller)
         self._remember(diagnosis)

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.server.events import State
@@ -131,7 +132,7 @@ class PresenterMode(QObject):
                 continue
             font = widget.font()
             self._fonts[widget] = font
-            bigger = type(font)(font)
+            bigger = QFont(font)
             bigger.setPointSizeF(font.pointSizeF() * scale)
             widget.setFont(bigger)
 

@@ -6,6 +6,8 @@ against a 64 MiB budget, so the whole path runs in a few seconds on any machine.
 
 from __future__ import annotations
 
+import contextlib
+
 import psutil
 import pytest
 
@@ -27,18 +29,29 @@ def _rss_budget(pid):
     return MemoryReading(rss, BUDGET, "test budget", rss)
 
 
-def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
-    config = LaunchConfig(model=str(tiny_model), backend="llama-server", server_bin=fake_server_bin("grow"),
-                          port=find_free_port())
-    supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "1"},
-                            memory_watchdog=WatchdogLimits(interval_s=0.1, critical_samples=3))
-    supervisor.watchdog.read = _rss_budget
+@contextlib.contextmanager
+def _started_panel(qtbot, supervisor):
+    """The Server step on ``supervisor``, Start pressed; everything stopped and closed afterwards."""
     bridge = SupervisorBridge(supervisor)
     panel = ServerPanel(bridge)
     qtbot.addWidget(panel)
     panel.show()
     try:
         panel.start_button.click()
+        yield panel
+    finally:
+        bridge.close()
+        bridge.wait_for_actions()
+        supervisor.close()
+
+
+def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
+    config = LaunchConfig(model=str(tiny_model), backend="llama-server", server_bin=fake_server_bin("grow"),
+                          port=find_free_port())
+    supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "1"},
+                            memory_watchdog=WatchdogLimits(interval_s=0.1, critical_samples=3))
+    supervisor.watchdog.read = _rss_budget
+    with _started_panel(qtbot, supervisor) as panel:
         qtbot.waitUntil(lambda: panel.memory_label.isVisible(), timeout=60_000)
         assert "Memory is running short" in panel.memory_label.text() and panel.state == "ready"
         apply_language("zh")
@@ -53,10 +66,6 @@ def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
         assert "restarted now" in panel.crash_card.problem.message.text()
         assert not panel.crash_card.apply_button.isVisible()  # nothing to apply: it already happened
         assert supervisor.restart_count == 0
-    finally:
-        bridge.close()
-        bridge.wait_for_actions()
-        supervisor.close()
 
 
 def test_another_program_taking_gpu_memory_is_said_in_the_server_step(qtbot, tiny_model, fake_server_bin):
@@ -77,16 +86,7 @@ def test_another_program_taking_gpu_memory_is_said_in_the_server_step(qtbot, tin
     supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "0"},
                             memory_watchdog=WatchdogLimits(interval_s=0.05))
     supervisor.watchdog.read_gpus = gpus
-    bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
-    qtbot.addWidget(panel)
-    panel.show()
-    try:
-        panel.start_button.click()
+    with _started_panel(qtbot, supervisor) as panel:
         qtbot.waitUntil(lambda: panel.memory_label.isVisible(), timeout=60_000)
         assert "Another program took 2.1 GiB of graphics memory on GPU 0" in panel.memory_label.text()
         assert "blender" in panel.memory_label.text() and panel.state == "ready"
-    finally:
-        bridge.close()
-        bridge.wait_for_actions()
-        supervisor.close()

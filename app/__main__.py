@@ -15,7 +15,16 @@ def _run_embedded_server(server_args: list[str]) -> int:
 
 
 def open_window() -> int:
-    """The desktop app; a machine without the system libraries Qt needs gets a sentence, not a traceback."""
+    """The desktop app; a machine without the system libraries Qt needs gets a sentence, not a traceback, and
+    one without those of the display plugin Qt will load gets two lines (what is missing, the install command)
+    instead of Qt's abort: checked before any QApplication exists."""
+    from app.core.platform import qt_libs
+
+    missing = qt_libs.check()
+    if missing is not None:
+        from app.cli._output import report_user_error
+
+        return report_user_error(missing.problem(qt_libs.distro_family()))
     try:
         from app.ui.shell.main import run_gui
     except ImportError as exc:

@@ -26,6 +26,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     from app.core.app_log import configure_app_log
     from app.core.settings import load_settings
     from app.ui import i18n, workers
+    from app.ui.shell.app_icon import DESKTOP_FILE_NAME, app_icon
     from app.ui.shell.main_window import MainWindow
 
     configure_app_log("gui")
@@ -33,6 +34,8 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setApplicationName("GGUF Launcher")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("gguf-launcher")
+    app.setWindowIcon(app_icon())
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
     settings = load_settings()
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))

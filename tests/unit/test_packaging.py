@@ -1,12 +1,11 @@
-"""Packaging files stay valid: desktop entry, AppStream metadata, PyInstaller spec, installers, Windows scripts."""
+"""Packaging files stay valid: desktop entry, AppStream metadata, PyInstaller spec, installers, Windows scripts
+(the validators and the Linux install in a temporary home: test_linux_desktop.py)."""
 
 from __future__ import annotations
 
 import configparser
-import os
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from tests.paths import ROOT
 
@@ -51,40 +50,6 @@ def test_inno_setup_script_installs_the_pyinstaller_output():
 def test_install_script_syntax():
     result = subprocess.run(["bash", "-n", str(INSTALL_SH)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-
-
-def _install(prefix: Path, *args: str) -> subprocess.CompletedProcess:
-    env = os.environ | {"PREFIX": str(prefix), "PATH": os.environ.get("PATH", "")}
-    return subprocess.run(["bash", str(INSTALL_SH), *args], capture_output=True, text=True, env=env, timeout=60)
-
-
-def test_install_is_idempotent_and_uninstall_removes_everything(tmp_path):
-    # A recording stand-in for the venv's Python, so the test exercises the script without building llama.cpp.
-    prefix = tmp_path / "local"
-    fake_python = prefix / "share" / "gguf-launcher" / "venv" / "bin" / "python"
-    fake_python.parent.mkdir(parents=True)
-    calls = tmp_path / "pip-calls.txt"
-    fake_python.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\n')
-    fake_python.chmod(0o755)
-
-    for _ in range(2):
-        result = _install(prefix)
-        assert result.returncode == 0, result.stderr
-    launcher = prefix / "bin" / "gguf-launcher"
-    desktop = prefix / "share" / "applications" / "gguf-launcher.desktop"
-    assert os.access(launcher, os.X_OK)
-    assert f'exec "{fake_python.parent}/gguf-launcher" "$@"' in launcher.read_text()
-    assert f"Exec={launcher}\n" in desktop.read_text()
-    assert (prefix / "share" / "metainfo" / "io.github.gguf_launcher.metainfo.xml").is_file()
-    pip_lines = calls.read_text().splitlines()
-    assert sum(f"install --quiet --upgrade {ROOT}" in line for line in pip_lines) == 2
-
-    result = _install(prefix, "--uninstall")
-    assert result.returncode == 0, result.stderr
-    assert not launcher.exists() and not desktop.exists()
-    assert not (prefix / "share" / "gguf-launcher").exists()
-    assert _install(prefix, "--uninstall").returncode == 0
-    assert _install(prefix, "--bogus").returncode == 2
 
 
 def test_windows_scripts_mirror_the_linux_ones():

@@ -18,7 +18,13 @@ from importlib import metadata
 from pathlib import Path
 
 from app.core.launch import discovery as backend_discovery
-from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, EMBEDDED_SERVER_SWITCH, LaunchConfig
+from app.core.launch.config import (
+    BACKEND_EMBEDDED,
+    BACKEND_LLAMA_SERVER,
+    EMBEDDED_SERVER_SWITCH,
+    SPLIT_MODES,
+    LaunchConfig,
+)
 from app.core.problem import UserError
 from app.core.text import T, Text
 
@@ -29,8 +35,11 @@ LOAD_MODES = ("mmap", "none", "mlock")
 EMBEDDED_FLAGS = frozenset({
     "--model", "--n_ctx", "--n_gpu_layers", "--n_batch", "--n_ubatch", "--n_threads", "--n_threads_batch",
     "--flash_attn", "--use_mmap", "--use_mlock", "--type_k", "--type_v", "--host", "--port", "--api_key",
-    "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all",
+    "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all", "--tensor_split", "--split_mode",
+    "--main_gpu",
 })
+# llama.h's llama_split_mode: llama-cpp-python's --split_mode takes the number
+SPLIT_MODE_IDS = {"none": 0, "layer": 1, "row": 2}
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,10 @@ def build_argv_with_notes(config: LaunchConfig, backend: BackendInfo) -> tuple[l
     if config.load_mode not in LOAD_MODES:
         raise UserError(T("Unknown load mode \"{mode}\".", "未知的加载方式“{mode}”。", mode=config.load_mode),
                         T("Choose mmap, none or mlock.", "请选择 mmap、none 或 mlock。"))
+    if config.split_mode not in SPLIT_MODES:
+        raise UserError(T("Unknown way to split the model across graphics cards \"{mode}\".",
+                          "未知的多显卡拆分方式“{mode}”。", mode=config.split_mode),
+                        T("Choose layer, row or none.", "请选择 layer、row 或 none。"))
     builder = _embedded_args if backend.kind == BACKEND_EMBEDDED else _llama_server_args
     args, notes = builder(config, backend)
     return list(backend.argv_prefix) + args + list(config.extra_args), notes
@@ -142,6 +155,7 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
     # The server defaults to keeping every token's logits (ctx x vocab float32: ~4 GiB at 8k ctx and a 128k
     # vocabulary); chat never needs them. extra_args come later, so a user can still turn it back on.
     args += ["--logits_all", "false"]
+    args += _embedded_split_args(config)
     if config.threads:
         args += ["--n_threads", str(config.threads)]
     if config.flash_attn is not None:
@@ -159,6 +173,21 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
     if config.n_cpu_moe > 0:  # llama-cpp-python's tensor_buft_overrides field is marked unused: nothing to pass
         notes.append(EMBEDDED_NO_CPU_MOE)
     return args, notes
+
+
+def _embedded_split_args(config: LaunchConfig) -> list[str]:
+    """Several GPUs, only where they differ from the defaults (``--tensor_split`` takes its numbers as words)."""
+    args = ["--tensor_split", *map(split_number, config.tensor_split)] if config.tensor_split else []
+    if config.split_mode != "layer":
+        args += ["--split_mode", str(SPLIT_MODE_IDS[config.split_mode])]
+    if config.main_gpu:
+        args += ["--main_gpu", str(config.main_gpu)]
+    return args
+
+
+def split_number(share: float) -> str:
+    """A share of a tensor split as short as it reads: 3.0 -> "3", 0.25 -> "0.25"."""
+    return format(float(share), "g")
 
 
 EMBEDDED_NO_PROJECTOR = T(
@@ -204,6 +233,7 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
         add(("-cram", "--cache-ram"), str(config.cache_ram_mib))
     if backend.pick("-fit", "--fit"):  # --fit would silently override the values we chose
         add(("-fit", "--fit"), "off")
+    _split_args(config, add)
     add(("-np", "--parallel"), str(config.parallel))
     add(("-b", "--batch-size"), str(config.batch))
     add(("-ub", "--ubatch-size"), str(config.ubatch))
@@ -221,6 +251,16 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
     if config.api_key:
         add(("--api-key",), config.api_key, required=True)
     return args, notes
+
+
+def _split_args(config: LaunchConfig, add) -> None:
+    """Several GPUs, only where they differ from llama-server's defaults (split by free memory, layer, GPU 0)."""
+    if config.tensor_split:
+        add(("-ts", "--tensor-split"), ",".join(map(split_number, config.tensor_split)), required=True)
+    if config.split_mode != "layer":
+        add(("-sm", "--split-mode"), config.split_mode, required=True)
+    if config.main_gpu:
+        add(("-mg", "--main-gpu"), str(config.main_gpu), required=True)
 
 
 def _gpu_layers_value(layers: int, backend: BackendInfo) -> str:

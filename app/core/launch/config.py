@@ -13,6 +13,7 @@ EMBEDDED_SERVER_SWITCH = "--embedded-server"  # re-launches a packaged app as ll
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 ANY_FREE_PORT = 0  # a fix's {"port": 0}: "any free port", not a port number
+SPLIT_MODES = ("layer", "row", "none")  # several GPUs: whole layers per card, rows of each matrix, one card only
 
 
 @dataclass(frozen=True)
@@ -44,16 +45,24 @@ class LaunchConfig:
     # person's conversation is kept in its slot anyway, so only switching between conversations re-reads a prompt,
     # and the plan stays what the server really uses. A value above 0 caps it at that many MiB.
     cache_ram_mib: int = 0
+    # several GPUs (llama.cpp -ts / -sm / -mg): the share of the offloaded layers each GPU takes, in CUDA order
+    # (the app pins it to PCI order, which is NVML's); () = in proportion to each GPU's free memory, llama.cpp's
+    # default. main_gpu: the one GPU with split_mode "none" (and the one for intermediate results with "row").
+    tensor_split: tuple[float, ...] = ()
+    split_mode: str = "layer"
+    main_gpu: int = 0
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
-        if "extra_args" in changes:
-            changes["extra_args"] = tuple(changes["extra_args"])
+        for name in ("extra_args", "tensor_split"):
+            if name in changes:
+                changes[name] = tuple(changes[name])
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["extra_args"] = list(self.extra_args)
+        data["tensor_split"] = list(self.tensor_split)
         return data
 
     @classmethod
@@ -65,9 +74,24 @@ class LaunchConfig:
             known["mmproj"] = None  # a missing, empty or hand-edited value means no projector
         for name, default in (("n_cpu_moe", 0), ("cache_ram_mib", cls.cache_ram_mib)):
             value = known.get(name, default)
-            if name in known and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            if name in known and not _is_count(value):
                 known[name] = default
+        known.update(_split_fields(known))
         return cls(**known)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _split_fields(known: dict[str, Any]) -> dict[str, Any]:
+    """The several-GPU fields of a stored profile, each back to its default when missing or hand-edited wrong."""
+    split = known.get("tensor_split") or ()
+    numbers = isinstance(split, (list, tuple)) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in split)
+    return {"tensor_split": tuple(float(v) for v in split) if numbers else (),
+            "split_mode": known.get("split_mode") if known.get("split_mode") in SPLIT_MODES else "layer",
+            "main_gpu": known["main_gpu"] if _is_count(known.get("main_gpu")) else 0}
 
 
 def fix_changes(changes: Mapping[str, Any]) -> dict[str, Any]:

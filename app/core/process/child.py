@@ -105,6 +105,17 @@ def _posix_preexec(parent_pid: int, rlimits: dict[int, tuple[int, int] | int] | 
     return preexec
 
 
+def pinned_gpu_order(env: dict[str, str] | None) -> dict[str, str]:
+    """``env`` (None: this process's) with CUDA's device order pinned to the PCI bus order.
+
+    CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; NVML, which the Machine step and the
+    memory plan read, numbers them by PCI bus. Pinned, GPU n of a launch (``--main-gpu n``, the n-th share of
+    ``--tensor-split``) is the card shown as GPU n, on any mix of cards and with every start the same (a
+    CUDA_VISIBLE_DEVICES the user set still hides or reorders cards: app.core.hardware.device_order follows it).
+    """
+    return {**(os.environ if env is None else env), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+
+
 class ChildProcess:
     """A started child. Output lines go to ``on_line``; ``on_exit`` fires once, from a waiter thread, as soon as
     the child is gone (it blocks in wait(), so there is no polling delay)."""
@@ -133,7 +144,7 @@ class ChildProcess:
     # -- start -------------------------------------------------------------------------------------------------
     def _popen(self, env, cwd, rlimits) -> subprocess.Popen:
         kwargs: dict = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            bufsize=0, close_fds=True, env=env, cwd=cwd)
+                            bufsize=0, close_fds=True, env=pinned_gpu_order(env), cwd=cwd)
         if IS_WINDOWS:
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
             popen = subprocess.Popen(self.argv, **kwargs)

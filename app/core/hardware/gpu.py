@@ -40,6 +40,7 @@ class GpuInfo:
     driver_version: str | None = None
     cuda_driver_version: str | None = None  # highest CUDA version the driver supports, e.g. "12.4"
     compute_capability: str | None = None  # e.g. "8.6"
+    pci_bus_id: str | None = None  # "0000:01:00.0", as CUDA writes it; NVML and CUDA (pinned) order GPUs by it
 
     @property
     def other_processes_bytes(self) -> int:
@@ -202,7 +203,19 @@ def _gpu(pynvml: Any, index: int, driver: str | None, cuda: str | None, exclude:
         driver_version=driver,
         cuda_driver_version=cuda,
         compute_capability=f"{capability[0]}.{capability[1]}" if capability else None,
+        pci_bus_id=pci_bus_id(_text(getattr(_call(pynvml.nvmlDeviceGetPciInfo, handle), "busId", None))),
     )
+
+
+def pci_bus_id(nvml_bus_id: str | None) -> str | None:
+    """NVML's "00000000:01:00.0" in CUDA's spelling, "0000:01:00.0" (lower case, four-digit domain)."""
+    parts = (nvml_bus_id or "").strip().lower().split(":")
+    if len(parts) != 3:
+        return None
+    try:
+        return f"{int(parts[0], 16):04x}:{parts[1]}:{parts[2]}"
+    except ValueError:
+        return None
 
 
 def nvidia_gpus(exclude_pids: Iterable[int] = (), *, retry: bool = False) -> tuple[list[GpuInfo], Text | None]:
@@ -228,22 +241,29 @@ def read_gpus(exclude_pids: Iterable[int] = ()) -> list[GpuInfo]:
     return nvidia_gpus(exclude_pids)[0]
 
 
-def process_vram_bytes(pid: int) -> int | None:
-    """VRAM NVML attributes to ``pid`` summed over GPUs; 0 if it holds none; None when nobody can tell."""
+def process_vram_by_device(pid: int) -> dict[str, int] | None:
+    """VRAM NVML attributes to ``pid`` on each GPU, keyed by the GPU's UUID (never by index: CUDA may number the
+    cards otherwise); 0 where it holds none; None when nobody can tell."""
     pynvml = _nvml.get()
     if pynvml is None:
         return None
-    total, unknown = 0, False
+    found: dict[str, int] = {}
+    unknown = False
     for index in range(_call(pynvml.nvmlDeviceGetCount) or 0):
         handle = _call(pynvml.nvmlDeviceGetHandleByIndex, index)
         processes = _process_lists(pynvml, handle) if handle is not None else None
         if processes is None:
             return None
         usage = _merged_usage(processes)
-        if pid in usage:
-            if usage[pid] is None:
-                return None
-            total += usage[pid] or 0
+        if pid in usage and usage[pid] is None:
+            return None
+        found[_text(_call(pynvml.nvmlDeviceGetUUID, handle)) or f"GPU {index}"] = usage.get(pid) or 0
         # In a container NVML reports host PIDs: if listed PIDs do not exist here, a miss proves nothing.
         unknown = unknown or any(not psutil.pid_exists(other) for other in usage if other > 0)
-    return None if total == 0 and unknown else total
+    return None if unknown and not any(found.values()) else found
+
+
+def process_vram_bytes(pid: int) -> int | None:
+    """VRAM NVML attributes to ``pid`` summed over GPUs; 0 if it holds none; None when nobody can tell."""
+    per_device = process_vram_by_device(pid)
+    return None if per_device is None else sum(per_device.values())

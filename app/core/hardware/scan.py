@@ -1,9 +1,9 @@
 """What this machine offers a model: RAM (and the container limit that really applies), CPU, GPUs.
 
 ``scan_hardware()`` is the full picture (tens of milliseconds, a subprocess for `lspci`);
-``read_gpus()`` and ``process_vram_bytes()`` are the fast live readings for 1 s bars and the
-supervisor. Nothing here raises for a missing driver, library or file: absence is a normal result
-with a note that says so.
+``read_gpus()`` and ``process_vram_bytes()`` (``process_vram_by_device()``: per GPU, by UUID) are the fast
+live readings for 1 s bars and the supervisor. Nothing here raises for a missing driver, library or file:
+absence is a normal result with a note that says so.
 """
 
 from __future__ import annotations
@@ -15,14 +15,22 @@ import psutil
 
 from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.hardware.cpu import read_cpu
-from app.core.hardware.gpu import GpuInfo, GpuProcess, nvidia_gpus, process_vram_bytes, read_gpus
+from app.core.hardware.gpu import (
+    GpuInfo,
+    GpuProcess,
+    nvidia_gpus,
+    process_vram_by_device,
+    process_vram_bytes,
+    read_gpus,
+)
 from app.core.hardware.notes import build_notes
 from app.core.hardware.other_gpus import read_display_adapters
 from app.core.hardware.report import HardwareReport
 from app.core.hardware.system import os_description, read_container, read_wsl
 
 __all__ = [
-    "GpuInfo", "GpuProcess", "HardwareReport", "MemoryReading", "process_vram_bytes", "read_gpus",
+    "GpuInfo", "GpuProcess", "HardwareReport", "MemoryReading", "process_vram_by_device", "process_vram_bytes",
+    "read_gpus",
     "read_memory", "scan_hardware",
 ]
 

@@ -9,7 +9,12 @@ margin belongs to the machine's real free memory, not on top of an explicit budg
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
+
+from app.core.hardware.device_order import cuda_order
+
+if TYPE_CHECKING:
+    from app.core.launch.config import LaunchConfig
 
 MiB = 1024 * 1024
 
@@ -36,7 +41,7 @@ class Margins:
 @dataclass(frozen=True)
 class DeviceBudget:
     kind: str  # "gpu" | "cpu"
-    index: int  # GPU index as the driver numbers it; -1 for the CPU
+    index: int  # GPU index as NVML (the Machine step) numbers it; -1 for the CPU
     name: str
     free_bytes: int
     keep_bytes: int
@@ -64,7 +69,7 @@ def gpu_budgets(hw: Any, vram_budget: int | None, margins: Margins) -> list[Devi
         keep = margins.vram_keep(int(vram_budget))
         return [DeviceBudget("gpu", 0, "simulated GPU", int(vram_budget), keep, simulated=True)]
     budgets = []
-    for gpu in getattr(hw, "gpus", None) or ():
+    for gpu in cuda_order(getattr(hw, "gpus", None) or ()):  # position n = CUDA device n of a launch
         total = int(gpu.vram_total_bytes or gpu.vram_free_bytes or 0)
         budgets.append(DeviceBudget("gpu", int(gpu.index), str(gpu.name), int(gpu.vram_free_bytes or 0),
                                     margins.vram_keep(total), uuid=getattr(gpu, "uuid", None)))
@@ -78,8 +83,23 @@ def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBu
     return DeviceBudget("cpu", -1, "system RAM", free, margins.ram_keep(free))
 
 
+def gpu_shares(config: "LaunchConfig", gpus: Sequence[DeviceBudget]) -> list[float]:
+    """Each GPU's share of the offloaded layers as llama.cpp reads it: with split mode "none" the main GPU only
+    ([] when it is not there); an explicit tensor split when any of its numbers for the GPUs present is above 0
+    (missing numbers count 0, extra ones are ignored); else each GPU's free memory, llama.cpp's default."""
+    count = len(gpus)
+    if config.split_mode == "none":
+        if config.main_gpu >= count:
+            return []
+        return [1.0 if i == config.main_gpu else 0.0 for i in range(count)]
+    explicit = [float(v) for v in (tuple(config.tensor_split) + (0.0,) * count)[:count]]
+    if any(v > 0 for v in explicit):
+        return explicit
+    return [float(max(g.free_bytes, 1)) for g in gpus]
+
+
 def device_budgets(hw: Any, *, vram_budget: int | None = None, ram_budget: int | None = None,
                    margins: Margins | None = None) -> list[DeviceBudget]:
-    """GPU budgets first (in driver order), then the RAM budget last."""
+    """GPU budgets first (in CUDA order, as a launch numbers them), then the RAM budget last."""
     margins = margins or Margins()
     return gpu_budgets(hw, vram_budget, margins) + [ram_budget_of(hw, ram_budget, margins)]

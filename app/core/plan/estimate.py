@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from app.core.launch.config import LaunchConfig
-from app.core.plan.budget import DeviceBudget
+from app.core.plan.budget import DeviceBudget, gpu_shares
 from app.core.plan.cells import cache_layer_bytes, cells_for, checkpoint_bytes, kv_offloaded
 from app.core.plan.compute import (
     GPU_CONTEXT_BYTES,
@@ -21,7 +21,7 @@ from app.core.plan.compute import (
     prompt_cache_bytes,
 )
 from app.core.plan.experts import expert_split
-from app.core.plan.layers import CPU, LayerAssignment, assign_layers, weights_by_device
+from app.core.plan.layers import CPU, LayerAssignment, assign_layers, slot_ranges, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
 from app.core.plan.projector import config_projector_bytes
 from app.core.plan.repack import repack_extra_bytes
@@ -37,6 +37,7 @@ class DevicePlan:
     kv_bytes: int
     compute_bytes: int
     overhead_bytes: int
+    slots: tuple[tuple[int, int], ...] = ()  # runs of llama.cpp layer slots held (first, last); output = n_layer
 
     @property
     def total_bytes(self) -> int:
@@ -75,6 +76,7 @@ class DevicePlan:
             "simulated": self.budget.simulated,
             "layers": self.layers,
             "output_layer": self.output_layer,
+            "layer_ranges": [list(run) for run in self.slots],
             "weights_bytes": self.weights_bytes,
             "kv_bytes": self.kv_bytes,
             "compute_bytes": self.compute_bytes,
@@ -116,7 +118,8 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
     partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
     compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
     return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),
-                      sum(kv_per_layer[i] for i in kv_layers), compute, GPU_CONTEXT_BYTES if used else 0)
+                      sum(kv_per_layer[i] for i in kv_layers), compute, GPU_CONTEXT_BYTES if used else 0,
+                      tuple(slot_ranges(assignment, position)))
 
 
 def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_full, has_gpus, cells,
@@ -129,7 +132,7 @@ def _cpu_plan(info, config, budget, assignment, weights, kv_per_layer, compute_f
                 + output_buffer_bytes(info, cells) + all_logits_bytes(info, config, cells.full_total) + checkpoints
                 + prompt_cache_bytes(config))
     return DevicePlan(budget, len(layers), not assignment.output_on_gpu, weights.get(CPU, 0),
-                      sum(kv_per_layer[i] for i in kv_layers), compute, overhead)
+                      sum(kv_per_layer[i] for i in kv_layers), compute, overhead, tuple(slot_ranges(assignment, CPU)))
 
 
 def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
@@ -137,8 +140,7 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     """Estimate every device for ``gpu_layers`` and ``ctx``; budgets: GPUs first, RAM last."""
     gpus = [b for b in budgets if b.kind == "gpu"]
     ram = next(b for b in budgets if b.kind == "cpu")
-    assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0,
-                               [max(g.free_bytes, 1) for g in gpus])
+    assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0, gpu_shares(config, gpus))
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
     experts_in_ram = _keep_experts_in_ram(info, assignment, weights, config.n_cpu_moe)
     weights[CPU] = weights.get(CPU, 0) + repack_extra_bytes(info, assignment, mmap=config.load_mode == "mmap")

@@ -1,14 +1,18 @@
-"""Which device holds which layer for a given ``-ngl``, the way llama.cpp assigns them.
+"""Which device holds which layer for a given ``-ngl``, the way llama.cpp assigns them (llama-model.cpp
+``load_tensors``).
 
-llama.cpp offloads the LAST ``ngl`` repeating layers: layer ``il`` is on a GPU when
-``il >= n_layer - ngl``. The output layer (``output.weight``, ``output_norm.weight``) is treated as
-layer ``n_layer`` and therefore goes to the GPU only when ``ngl > n_layer``. The token embeddings
-(the "input layer") always stay on the CPU. With several GPUs the offloaded layers are split in
-proportion to each GPU's free memory (llama.cpp's default layer split).
+llama.cpp counts ``n_layer + 1`` layer slots: the repeating layers 0 .. n_layer - 1 and the output layer
+(``output.weight``, ``output_norm.weight``) as slot ``n_layer``. ``-ngl N`` offloads the LAST N slots, so the
+output layer goes first: slot ``il`` is on a GPU when ``il >= n_layer + 1 - N`` (since llama.cpp PR #18148,
+December 2025; older builds offloaded the output layer only with ``N > n_layer``). The token embeddings (the
+"input layer") always stay on the CPU. With several GPUs the offloaded slots are cut by the cumulative shares
+of the GPUs (``-ts``, or each GPU's free memory by default): slot ``il`` goes to the first GPU whose cumulative
+share is above ``(il - first) / N``, computed in 32-bit floats as llama.cpp does.
 """
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -42,24 +46,50 @@ class LayerAssignment:
         return self.output_device != CPU
 
 
+def _f32(value: float) -> float:
+    """``value`` rounded to a C float, as llama.cpp holds the split points."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def split_points(shares: Sequence[float]) -> list[float]:
+    """llama.cpp's split points: the cumulative shares, normalized to end at 1 (equal shares when all are 0)."""
+    shares = [float(s) for s in shares] if any(float(s) > 0 for s in shares) else [1.0] * len(shares)
+    points, total = [], 0.0
+    for share in shares:
+        total = _f32(total + _f32(share))
+        points.append(total)
+    return [_f32(point / total) for point in points]
+
+
 def assign_layers(n_layer: int, gpu_layers: int, gpu_weights: Sequence[float] = (1.0,)) -> LayerAssignment:
-    """Assign repeating layers and the output layer to CPU or GPUs (weights = free memory per GPU)."""
+    """Assign repeating layers and the output layer to CPU or GPUs (weights: each GPU's share, ``-ts`` or its
+    free memory; a GPU with share 0 gets no layer)."""
     ngl = normalize_gpu_layers(gpu_layers, n_layer) if gpu_weights else 0
-    first_gpu = max(n_layer - ngl, 0)
+    first_gpu = max(n_layer + 1 - ngl, 0)
     active = min(ngl, n_layer + 1)
-    total = float(sum(gpu_weights)) or 1.0
-    splits, acc = [], 0.0
-    for w in gpu_weights:
-        acc += w / total
-        splits.append(acc)
+    splits = split_points(gpu_weights)
 
     def device_of(il: int) -> int:
         if il < first_gpu or (il - first_gpu) >= active:
             return CPU
-        position = float(il - first_gpu) / active
-        return min(bisect_right(splits, position), len(splits) - 1)
+        position = _f32(float(il - first_gpu) / active)
+        return min(bisect_right(splits, position), len(splits) - 1)  # bisect_right is C++'s upper_bound
 
     return LayerAssignment(n_layer, ngl, tuple(device_of(i) for i in range(n_layer)), device_of(n_layer))
+
+
+def slot_ranges(assignment: LayerAssignment, device: int) -> list[tuple[int, int]]:
+    """The runs of layer slots (0 .. n_layer, the output layer last) ``device`` holds, as (first, last) pairs."""
+    devices = list(assignment.layer_device) + [assignment.output_device]
+    ranges: list[tuple[int, int]] = []
+    for slot, holder in enumerate(devices):
+        if holder != device:
+            continue
+        if ranges and ranges[-1][1] == slot - 1:
+            ranges[-1] = (ranges[-1][0], slot)
+        else:
+            ranges.append((slot, slot))
+    return ranges
 
 
 def is_output_tensor(name: str) -> bool:

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
-from app.core.plan.budget import DeviceBudget, Margins, device_budgets
+from app.core.plan.budget import DeviceBudget, Margins, device_budgets, gpu_shares
 from app.core.plan.cells import cache_layer_bytes, cells_for, context_bytes_per_token, sequences
 from app.core.plan.compute import all_logits_bytes, flash_attention_on
 from app.core.plan.estimate import DevicePlan, engine_ctx, estimate_devices, kv_cells
+from app.core.plan.gpu_split import propose_tensor_split, split_notes
 from app.core.plan.kv import KV_CELL_PADDING
 from app.core.plan.layers import normalize_gpu_layers
 from app.core.plan.layout import PURE_RECURRENT, cache_layout
@@ -46,6 +47,9 @@ class MemoryPlan:
     kv_unified: bool = False
     kv_cells: int = 0
     swa_cells: int | None = None
+    # several GPUs: each GPU's share of the layers as llama.cpp reads it, and a tensor split proposed for them
+    gpu_shares: tuple[float, ...] = ()
+    proposed_tensor_split: tuple[float, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -87,6 +91,7 @@ class MemoryPlan:
             "recommended_gpu_layers": self.recommended_gpu_layers, "recommended_ctx": self.recommended_ctx,
             "slots": self.slots, "kv_unified": self.kv_unified, "kv_cells": self.kv_cells,
             "swa_cells": self.swa_cells,
+            "gpu_shares": list(self.gpu_shares), "proposed_tensor_split": list(self.proposed_tensor_split),
             "summary": [t.render(lang) for t in self.summary()],
         }
 
@@ -175,6 +180,7 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
     n_layer = int(info.block_count)
     gpu_layers = normalize_gpu_layers(int(config.gpu_layers), n_layer) if has_gpu else 0
     _, devices = estimate_devices(info, config, gpu_layers, config.ctx, budgets)
+    gpus = [b for b in budgets if b.kind == "gpu"]
     max_layers = highest_fitting_layers(info, config, config.ctx, budgets) if has_gpu else (
         0 if fits_all(info, config, 0, config.ctx, budgets) else None)
     upper = max(int(config.ctx), int(info.context_length or 0))
@@ -192,9 +198,11 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
         cache_type_v=config.cache_type_v, flash_attn=flash_attention_on(config),
         kv_bytes_per_token=float(context_bytes_per_token(layout, config, config.cache_type_k, config.cache_type_v)),
         devices=devices, max_gpu_layers=max_layers, max_ctx=max_ctx,
-        recommended_gpu_layers=rec_layers, recommended_ctx=rec_ctx, notes=_notes(info, config, budgets),
+        recommended_gpu_layers=rec_layers, recommended_ctx=rec_ctx,
+        notes=_notes(info, config, budgets) + split_notes(config, n_layer, rec_layers, gpus),
         slots=cells.n_seq, kv_unified=sequences(config).unified, kv_cells=cells.full_total,
         swa_cells=cells.swa_total if layout.has_swa else None,
+        gpu_shares=tuple(gpu_shares(config, gpus)), proposed_tensor_split=propose_tensor_split(info, config, budgets),
     )
 
 

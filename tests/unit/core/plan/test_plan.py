@@ -92,10 +92,10 @@ def test_unknown_cache_type_is_a_user_error():
 # -- layer placement ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("ngl, gpu_layers, output_on_gpu", [
-    (0, [], False), (3, [7, 8, 9], False), (10, list(range(10)), False),
+    (0, [], False), (1, [], True), (3, [8, 9], True), (10, list(range(1, 10)), True),
     (11, list(range(10)), True), (-1, list(range(10)), True), (99, list(range(10)), True),
 ])
-def test_last_layers_go_to_the_gpu_and_output_only_above_n_layer(ngl, gpu_layers, output_on_gpu):
+def test_the_output_layer_goes_to_the_gpu_first_then_the_last_layers(ngl, gpu_layers, output_on_gpu):
     assignment = assign_layers(10, ngl)
     assert assignment.layers_on(0) == gpu_layers
     assert assignment.layers_on(CPU) == [i for i in range(10) if i not in gpu_layers]
@@ -123,8 +123,8 @@ def test_weights_use_the_files_real_per_layer_bytes(make_model):
         weights = weights_by_device(info, assign_layers(6, ngl))
         assert sum(weights.values()) == total
         on_gpu = weights.get(0, 0)
-        expected = sum(info.layer_bytes[6 - min(ngl, 6):])
-        if ngl == 7:
+        expected = sum(info.layer_bytes[7 - ngl:]) if ngl else 0  # the last ngl - 1 layers and the output layer
+        if ngl:
             expected += info.non_layer_bytes["output.weight"] + info.non_layer_bytes["output_norm.weight"]
         assert on_gpu == expected
     assert weights_by_device(info, assign_layers(6, 0))[CPU] == total
@@ -132,7 +132,7 @@ def test_weights_use_the_files_real_per_layer_bytes(make_model):
 
 def test_tied_embeddings_are_loaded_again_as_output_on_the_gpu():
     info = make_info(n_layer=2, layer_bytes=[10, 10], non_layer={"token_embd.weight": 1000, "output_norm.weight": 4})
-    assert weights_by_device(info, assign_layers(2, 2)) == {CPU: 1004, 0: 20}
+    assert weights_by_device(info, assign_layers(2, 1)) == {CPU: 1020, 0: 1004}
     assert weights_by_device(info, assign_layers(2, 3)) == {CPU: 1000, 0: 1024}
 
 

@@ -42,5 +42,6 @@ def test_layers_on_a_gpu_are_not_repacked_and_a_separate_output_counts_where_it_
                  ("blk.0.attn_q.weight", (576, 576), Q4_0, 100), ("blk.1.attn_q.weight", (576, 576), Q4_0, 100))
     types = repacked_types(["avx2"])
     assert repack_extra_bytes(info, assign_layers(2, 0), mmap=True, types=types) == 900 + 200  # table: GET_ROWS
-    assert repack_extra_bytes(info, assign_layers(2, 1), mmap=True, types=types) == 900 + 100
+    assert repack_extra_bytes(info, assign_layers(2, 1), mmap=True, types=types) == 200  # the output goes first
+    assert repack_extra_bytes(info, assign_layers(2, 2), mmap=True, types=types) == 100
     assert repack_extra_bytes(info, assign_layers(2, -1), mmap=True, types=types) == 0  # all on the GPU

@@ -60,6 +60,23 @@ def gpu_layers(text: str) -> int:
     return _whole_in(text, -1, None, "must be -1 (all layers) or 0 or more")
 
 
+MAX_DEVICES = 16  # llama.cpp's llama_max_devices()
+_SPLIT_SEPARATOR = re.compile(r"[,/]+")  # llama.cpp's -ts takes "3,1" and "3/1"
+
+
+def tensor_split(text: str) -> tuple[float, ...]:
+    """'3,1' or '3/1' -> (3.0, 1.0): each GPU's share of the layers, in CUDA order; at least one above 0."""
+    try:
+        shares = tuple(float(part) for part in _SPLIT_SEPARATOR.split(text.strip()) if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of shares: {text!r} (example: 3,1)") from None
+    if not shares or any(not 0 <= v < float("inf") for v in shares) or not any(shares):
+        raise argparse.ArgumentTypeError(f"shares must be 0 or more, one of them above 0, not {text}")
+    if len(shares) >= MAX_DEVICES:
+        raise argparse.ArgumentTypeError(f"{len(shares)} shares, but llama.cpp handles fewer than {MAX_DEVICES} GPUs")
+    return shares
+
+
 def port_number(text: str) -> int:
     return _whole_in(text, 1, 65535, "port numbers go from 1 to 65535")
 

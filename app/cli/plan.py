@@ -11,9 +11,10 @@ import argparse
 
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
-from app.cli._types import context_size, gpu_layers, non_negative_int, parse_bytes, positive_int
+from app.cli._types import context_size, gpu_layers, non_negative_int, parse_bytes, positive_int, tensor_split
 from app.core.gguf.projector import find_projector
-from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, LaunchConfig
+from app.core.launch.backends import split_number
+from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, SPLIT_MODES, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
 from app.core.session import first_run_ctx
@@ -35,6 +36,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
     parser.add_argument("--n-cpu-moe", type=non_negative_int, default=0, metavar="N",
                         help="mixture-of-experts models: keep the experts of the first N layers in RAM "
                              "(llama-server; default: 0)")
+    add_gpu_split_arguments(parser)
     parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED,
                         help="engine (default: embedded)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server to use (with --backend llama-server)")
@@ -47,6 +49,22 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
     parser.add_argument("--keep-vram", type=parse_bytes, metavar="BYTES", default=512 * 1024**2,
                         help="VRAM to leave free at least (default 512M; 5%% of the card if more)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def add_gpu_split_arguments(parser: argparse.ArgumentParser) -> None:
+    """Several GPUs (shared by `plan`, `probe` and `serve`); GPUs numbered as the Machine step shows them."""
+    parser.add_argument("--tensor-split", type=tensor_split, default=(), metavar="A,B,...",
+                        help="each GPU's share of the layers, e.g. 3,1 (default: in proportion to free memory)")
+    parser.add_argument("--split-mode", choices=list(SPLIT_MODES), default="layer",
+                        help="several GPUs: whole layers per GPU, rows of every matrix, or one GPU only "
+                             "(default: %(default)s)")
+    parser.add_argument("--main-gpu", type=non_negative_int, default=0, metavar="N",
+                        help="the GPU for --split-mode none (and intermediate results with row) (default: 0)")
+
+
+def split_from_args(args) -> dict:
+    """The LaunchConfig fields of add_gpu_split_arguments."""
+    return {"tensor_split": tuple(args.tensor_split), "split_mode": args.split_mode, "main_gpu": args.main_gpu}
 
 
 def margins_from_args(args):
@@ -69,7 +87,8 @@ def config_from_args(args, info, hw) -> LaunchConfig:
                         gpu_layers=getattr(args, "gpu_layers", 0), parallel=args.parallel,
                         batch=max(512, args.ubatch), ubatch=args.ubatch, flash_attn=flash,
                         cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v,
-                        mmproj=str(projector) if projector is not None else None, n_cpu_moe=args.n_cpu_moe)
+                        mmproj=str(projector) if projector is not None else None, n_cpu_moe=args.n_cpu_moe,
+                        **split_from_args(args))
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -129,6 +148,10 @@ def _print_plan(plan, projector) -> None:
     print()
     for sentence in plan.summary():
         print(sentence)
+    if plan.proposed_tensor_split:
+        split = ",".join(map(split_number, plan.proposed_tensor_split))
+        print(T("Proposed split for these GPUs: --tensor-split {split}",
+                "为这些 GPU 建议的拆分：--tensor-split {split}", split=split))
     if projector is not None:
         print(projector.sentence())
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from app.cli._model import read_model
 from app.cli._output import print_json_line, print_next_step, report_user_error
 from app.cli._types import context_size, gpu_layers, non_negative_int, percent, port_number, positive_int
+from app.cli.plan import add_gpu_split_arguments, split_from_args
 from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
@@ -41,6 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--no-mmproj", action="store_true", help="do not load a vision projector")
     parser.add_argument("--n-cpu-moe", type=non_negative_int, default=0, metavar="N",
                         help="mixture-of-experts models: keep the experts of the first N layers in RAM (llama-server)")
+    add_gpu_split_arguments(parser)
     parser.add_argument("--no-restart", action="store_true", help="do not restart after a crash")
     parser.add_argument("--no-watchdog", action="store_true",
                         help="no memory watchdog (by default: a warning at 85%% of memory in use, a planned restart "
@@ -62,7 +64,7 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
                         ctx=args.ctx or first_run_ctx(info), gpu_layers=args.gpu_layers, parallel=args.parallel,
                         host=args.host, port=args.port, api_key=args.api_key, mmproj=_projector(args, model),
-                        n_cpu_moe=args.n_cpu_moe)
+                        n_cpu_moe=args.n_cpu_moe, **split_from_args(args))
 
 
 def _projector(args: argparse.Namespace, model: Path) -> str | None:

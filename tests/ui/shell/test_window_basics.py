@@ -72,10 +72,10 @@ def test_machine_step_shows_memory_and_a_kind_sentence_without_gpu(qtbot, window
     qtbot.waitUntil(lambda: machine.report is not None, timeout=LONG)
     assert machine.ram_bar.used > 0 and "free of" in machine.ram_bar.text()
     if not machine.report.gpus:
-        first_gpu_label = machine._gpu_rows[0][0].text()
+        first_gpu_label = machine.gpu_box.rows[0][0].text()
         assert "No NVIDIA GPU found" in first_gpu_label and "fine" in first_gpu_label
     else:
-        assert machine._gpu_rows[0][1].isVisible()
+        assert machine.gpu_box.rows[0][1].isVisible()
     assert machine.last_sample.ram_total == machine.report.effective_ram_total_bytes  # a container's limit counts
     machine.refresh_live()
     qtbot.waitUntil(lambda: not machine._sampling, timeout=LONG)
@@ -98,7 +98,7 @@ def test_machine_step_renders_gpus_their_other_processes_and_driver(qtbot, windo
                   driver_version="550.54", cuda_driver_version="12.4", compute_capability="8.6")
     machine.set_own_pids({777})
     machine._on_scanned(dataclasses.replace(machine.report, gpus=[gpu]))
-    name, bar, detail = machine._gpu_rows[0]
+    name, bar, detail = machine.gpu_box.rows[0]
     assert "RTX 3060" in name.text() and bar.isVisibleTo(machine)
     assert bar.used == 3 << 30 and "9.0 GiB free of 12.0 GiB" in bar.text()
     assert "driver 550.54, CUDA 12.4" in detail.text()

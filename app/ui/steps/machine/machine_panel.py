@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.problem import Check, Fix, Status
 from app.core.text import Text, human_bytes
@@ -24,6 +24,7 @@ from app.ui.steps.machine.engine_rebuild import (
     cannot_rebuild_reason,
     other_engine,
 )
+from app.ui.steps.machine.gpu_cards import GpuCards
 from app.ui.steps.machine.rebuild_box import RebuildBox
 from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
@@ -32,7 +33,7 @@ from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
     from app.core.engine.selftest import EngineCheck
-    from app.core.hardware.gpu import GpuInfo, GpuProcess
+    from app.core.hardware.gpu import GpuInfo
     from app.core.hardware.report import HardwareReport
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
@@ -136,9 +137,7 @@ class MachinePanel(Retranslating, QWidget):
         self.rebuild_box.hide()
         self.ram_label = QLabel(self)
         self.ram_bar = MemoryBar(self)
-        self.gpu_box = QWidget(self)
-        self.gpu_layout = QGridLayout(self.gpu_box)
-        self.gpu_layout.setContentsMargins(0, 0, 0, 0)
+        self.gpu_box = GpuCards(self)
         self.notes = QLabel(self)
         self.notes.setWordWrap(True)
         look.hint(self.notes)
@@ -150,7 +149,6 @@ class MachinePanel(Retranslating, QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh_live)
-        self._gpu_rows: list[tuple[QLabel, MemoryBar, QLabel]] = []
         self._live = live
         self.retranslate()
 
@@ -346,7 +344,7 @@ class MachinePanel(Retranslating, QWidget):
         self.ram_bar.set_usage([Segment(self.tr("in use"), used, other=True)], live.ram_total,
                                self.tr("{free} free of {total}").format(
                                    free=human_bytes(live.ram_available), total=human_bytes(live.ram_total)))
-        self._render_gpus(live.gpus)
+        self.gpu_box.show_gpus(live.gpus, report, self.own_pids)
         self.notes.setText(self._notes_text(report))
 
     def _notes_text(self, report: HardwareReport) -> str:
@@ -354,53 +352,3 @@ class MachinePanel(Retranslating, QWidget):
         skip = report.nvidia_note
         lines = [note.render() for note in (report.notes or []) if note != skip]
         return "\n".join(dict.fromkeys(lines))
-
-    def _ensure_gpu_rows(self, count: int) -> None:
-        while len(self._gpu_rows) < max(count, 1):
-            row = len(self._gpu_rows)
-            name, bar, detail = QLabel(self.gpu_box), MemoryBar(self.gpu_box), QLabel(self.gpu_box)
-            detail.setWordWrap(True)
-            look.hint(detail)
-            name.setWordWrap(True)
-            for i, widget in enumerate((name, bar, detail)):
-                self.gpu_layout.addWidget(widget, row * 3 + i, 0)
-            self._gpu_rows.append((name, bar, detail))
-
-    def _render_gpus(self, gpus: list[GpuInfo]) -> None:
-        self._ensure_gpu_rows(len(gpus))
-        for i, (name, bar, detail) in enumerate(self._gpu_rows):
-            visible = i < len(gpus)
-            bar.setVisible(visible)
-            name.setVisible(visible or i == 0)
-            detail.setVisible(visible)
-            if visible:
-                self._render_gpu(gpus[i], name, bar, detail)
-        if not gpus:
-            name = self._gpu_rows[0][0]
-            report = self.report
-            others = ", ".join(report.other_gpus or []) if report is not None else ""
-            why = report.nvidia_note if report is not None else None  # e.g. "no NVIDIA driver is installed"
-            text = why.render() if why is not None else self.tr(
-                "No NVIDIA GPU found. That is fine: models run on the processor, only slower.")
-            if others:
-                text += " " + self.tr("(Also seen: {others}; not used for acceleration.)").format(others=others)
-            name.setText(text)
-
-    def _render_gpu(self, gpu: GpuInfo, name: QLabel, bar: MemoryBar, detail: QLabel) -> None:
-        total = gpu.vram_total_bytes or 0
-        used = gpu.vram_used_bytes or 0
-        free = gpu.vram_free_bytes if gpu.vram_free_bytes is not None else max(0, total - used)
-        name.setText(self.tr("GPU {index}: {name}").format(index=gpu.index, name=gpu.name))
-        bar.set_usage([Segment(self.tr("in use"), used, other=True)], total, self.tr("{free} free of {total}").format(
-            free=human_bytes(free), total=human_bytes(total)))
-        parts = [self.tr("driver {driver}, CUDA {cuda}").format(
-            driver=gpu.driver_version or "?", cuda=gpu.cuda_driver_version or "?")]
-        holders = [self._process_text(p) for p in gpu.other_processes or []]
-        if holders:
-            parts.append(self.tr("held by: {list}").format(list=", ".join(holders)))
-        detail.setText(" · ".join(parts))
-
-    def _process_text(self, process: GpuProcess) -> str:
-        label = self.tr("this app's server") if process.pid in self.own_pids else process.name
-        size = human_bytes(process.used_bytes) if process.used_bytes is not None else "?"
-        return f"{label} ({size})"

@@ -7,6 +7,8 @@
 # Build Tools (CMake and Ninja come from pip during the build).
 param([string]$Level = "app")
 $ErrorActionPreference = "Stop"
+$PSDefaultParameterValues["Out-File:Encoding"] = "utf8"  # what ">>" writes into the log (Windows PowerShell: UTF-16)
+$PSDefaultParameterValues["Add-Content:Encoding"] = "utf8"
 Set-Location (Join-Path $PSScriptRoot "..")
 if ($Level -eq "") { $Level = "app" }
 if ($Level -ne "app" -and $Level -ne "test") {
@@ -123,7 +125,8 @@ function Invoke-EngineBuild([string[]]$Arguments) {
     $script:shown = -1
     $script:lineStart = Get-Date
     Add-Content -Path $log -Value "`n== engine build"
-    & $venvPython -m app.core.engine.build --progress @Arguments 2>> $log | ForEach-Object {
+    # stderr joins the pipe (one writer for the log): on failure it holds the build log's tail and path.
+    & $venvPython -m app.core.engine.build --progress @Arguments 2>&1 | ForEach-Object {
         $line = "$_"
         Add-Content -Path $log -Value $line
         if ($line -match "^progress (\d+) (\d+) (\S+)") {

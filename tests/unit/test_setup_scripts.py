@@ -151,3 +151,21 @@ def test_a_failed_step_names_the_log_and_shows_its_end(repo, tmp_path):
     assert "Set-up failed during this step: Installing GGUF Launcher and its dependencies (after" in result.stderr
     assert f"The whole log is {log}; its last lines:" in result.stderr and "  | ERROR: no PySide6" in result.stderr
     assert not (repo / ".venv" / ".installed").exists()
+
+
+def test_a_python_without_venv_says_what_to_install(repo, tmp_path):
+    """Debian and Ubuntu ship Python without ensurepip; `python3 -m venv` then fails with a page of advice."""
+    folder = compiler_path(tmp_path)
+    (folder / "python3").unlink()
+    (folder / "python3").write_text(
+        '#!/bin/sh\ncase "$*" in\n  "-m venv .venv") mkdir -p .venv; echo "The virtual environment was not '
+        'successfully created because ensurepip is not available."; exit 1 ;;\nesac\nexit 0\n')
+    (folder / "python3").chmod(0o755)
+    result = setup(repo, path=folder)
+    hint = {"debian": "sudo apt-get install python3-venv", "fedora": "sudo dnf install python3"}.get(
+        distro_family() or "", "install Python's venv module")
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "Creating .venv failed (The virtual environment was not successfully created because ensurepip is not "
+        f"available.): run '{hint}', then run this again."]
+    assert not (repo / ".venv").exists()  # no half-made venv for the next run to trip over

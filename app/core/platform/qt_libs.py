@@ -123,6 +123,19 @@ class MissingLibraries:
             install_line(self.names, family))
 
 
+@dataclass(frozen=True)
+class NoDisplay:
+    """Qt would try xcb with no X server to talk to (an ssh session, a server): its abort, said in two lines."""
+
+    def problem(self, family: str | None) -> UserError:
+        return UserError(
+            T("The window cannot open: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set).",
+              "无法打开窗口：这里没有显示器（DISPLAY 和 WAYLAND_DISPLAY 都未设置）。"),
+            T("Start it from the desktop (or over ssh -X); the command-line tools work here (for example "
+              "gguf-launcher scan).",
+              "请在桌面上启动（或通过 ssh -X）；命令行工具在这里可用（例如 gguf-launcher scan）。"))
+
+
 def install_line(names: Sequence[str], family: str | None) -> Text:
     column = {"debian": 0, "fedora": 1}.get(family or "")
     known = [PACKAGES[name] for name in names if name in PACKAGES]
@@ -160,10 +173,19 @@ def distro_family(os_release: Path = Path("/etc/os-release")) -> str | None:
     return None
 
 
-def check(env: Mapping[str, str] = os.environ, *, search: Sequence[Path] | None = None) -> MissingLibraries | None:
+def has_display(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether Qt's default choice has a display to connect to (a platform that was asked for is Qt's business)."""
+    return bool(env.get("QT_QPA_PLATFORM", "").strip() or env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
+                or env.get("XDG_SESSION_TYPE", "").lower() == "wayland")
+
+
+def check(env: Mapping[str, str] = os.environ, *,
+          search: Sequence[Path] | None = None) -> MissingLibraries | NoDisplay | None:
     """What keeps every platform Qt would try from loading (the first one's names), or None when one can load."""
     if not sys.platform.startswith("linux"):
         return None
+    if not has_display(env):
+        return NoDisplay()
     if search is None and env.get(SEARCH_ENV):
         search = [Path(part) for part in env[SEARCH_ENV].split(os.pathsep) if part]
     folder = platforms_dir(env)

@@ -90,3 +90,14 @@ def test_install_line_maps_sonames_to_each_familys_packages():
     assert qt_libs.install_line(names, "fedora").render("en") == (
         "Run: sudo dnf install xcb-util-cursor xcb-util-wm xcb-util-keysyms libxcb — then start the app again.")
     assert "libfoo.so.9" in qt_libs.install_line(["libxcb-cursor.so.0", "libfoo.so.9"], "debian").render("en")
+
+
+def test_no_display_at_all_is_two_lines_too(capsys):
+    set_language("en")
+    assert qt_libs.check({}) == qt_libs.NoDisplay()
+    assert qt_libs.check({"XDG_SESSION_TYPE": "wayland", "QT_QPA_PLATFORM": "offscreen"}) != qt_libs.NoDisplay()
+    assert report_user_error(qt_libs.NoDisplay().problem("debian")) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: The window cannot open: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set).",
+        "next step: Start it from the desktop (or over ssh -X); the command-line tools work here (for "
+        "example gguf-launcher scan)."]

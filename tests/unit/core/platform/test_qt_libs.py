@@ -38,6 +38,7 @@ def test_a_complete_library_path_passes(complete_libs):
     assert qt_libs.check(XCB, search=[complete_libs]) is None
 
 
+@pytest.mark.slow  # the app in a child process, 1 s
 def test_the_real_entry_point_prints_two_lines_and_exits_1(libs_without_cursor, tmp_path):
     env = {**os.environ, **XCB, qt_libs.SEARCH_ENV: str(libs_without_cursor), "GGUF_LAUNCHER_LANG": "en",
            "GGUF_LAUNCHER_HOME": str(tmp_path / "home")}

@@ -48,7 +48,7 @@ def split_sentence(assignment: LayerAssignment, gpus: Sequence[DeviceBudget]) ->
     parts: list[tuple[int, str, str]] = []
     for position, budget in [(CPU, None), *enumerate(gpus)]:
         en_place = "the processor" if budget is None else f"{budget.label} ({budget.name})"
-        zh_place = "处理器" if budget is None else f"{budget.label}（{budget.name}）"
+        zh_place = "处理器" if budget is None else f" {budget.label}（{budget.name}）"  # a space before Latin
         for first, last in slot_ranges(assignment, position):
             span = _range_text(first, last)
             parts.append((first, f"{span} on {en_place}", f"第 {span} 层在{zh_place}上"))

@@ -107,7 +107,7 @@ def test_plan_for_two_cards_has_per_gpu_numbers_and_says_how_layers_are_split():
     sentence = plan.notes[-1].render("en")
     assert sentence == ("Layers 0–13 on GPU 0 (NVIDIA GeForce RTX 3060 Ti), "
                         "14–32 on GPU 1 (NVIDIA GeForce RTX 3060).")
-    assert plan.notes[-1].render("zh").startswith("第 0–13 层在GPU 0（NVIDIA GeForce RTX 3060 Ti）上，")
+    assert plan.notes[-1].render("zh").startswith("第 0–13 层在 GPU 0（NVIDIA GeForce RTX 3060 Ti）上，")
     data = json.loads(json.dumps(plan.to_dict("en")))
     assert [d["layer_ranges"] for d in data["devices"][:2]] == [[[0, 13]], [[14, 32]]]
     assert data["devices"][1]["uuid"] == "GPU-1" and len(data["proposed_tensor_split"]) == 2
@@ -124,6 +124,8 @@ def test_explicit_tensor_split_moves_layers_and_the_sentence_names_the_processor
                                            "17–32 on GPU 1 (NVIDIA GeForce RTX 3060).")
     partial = split_sentence(assign_layers(32, 20, [1.0, 1.0]), budgets(8, 12)).render("en")
     assert partial == "Layers 0–12 on the processor, 13–22 on GPU 0 (Card 0), 23–32 on GPU 1 (Card 1)."
+    assert split_sentence(assign_layers(32, 20, [1.0, 1.0]), budgets(8, 12)).render("zh").startswith(
+        "第 0–12 层在处理器上，第 13–22 层在 GPU 0（Card 0）上")
 
 
 def test_one_gpu_only_puts_everything_on_the_main_gpu_and_a_missing_one_is_said():

@@ -108,3 +108,23 @@ def test_install_without_a_bundle_says_how_to_get_one(tmp_path):
     assert "No GGUF Launcher bundle in" in result.stderr and "packaging/build-bundle.sh" in result.stderr
     assert not (tmp_path / "home" / ".local" / "lib" / "gguf-launcher").exists()
     assert run_install(tmp_path / "home", "--bogus").returncode == 2
+
+
+def test_an_unpacked_archive_installs_itself_with_the_script_inside_it(tmp_path):
+    """The layout the download can carry: install.sh at the bundle's top, the menu entry, metadata and icons in
+    its _internal/ folder (PyInstaller's data folder). No source tree is needed."""
+    bundle = fake_bundle(tmp_path / "gguf-launcher")
+    shutil.copy2(INSTALL_SH, bundle / "install.sh")
+    (bundle / "_internal" / "packaging").mkdir()
+    for name in (DESKTOP, METAINFO):
+        shutil.copy2(name, bundle / "_internal" / "packaging" / name.name)
+    shutil.copytree(ROOT / "resources" / "icons", bundle / "_internal" / "resources" / "icons")
+    home = tmp_path / "home"
+    env = {key: value for key, value in os.environ.items() if key != "PREFIX"} | {"HOME": str(home)}
+    result = subprocess.run(["bash", str(bundle / "install.sh")], capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    validate_desktop(home / ".local" / "share" / "applications" / "gguf-launcher.desktop")
+    assert (home / ".local" / "lib" / "gguf-launcher" / "install.sh").is_file()
+    icons = home / ".local" / "share" / "icons" / "hicolor"
+    assert (icons / "48x48" / "apps" / "io.github.gguf_launcher.png").is_file()

@@ -45,15 +45,16 @@ def split_sentence(assignment: LayerAssignment, gpus: Sequence[DeviceBudget]) ->
     Layers are llama.cpp's slots, the output layer last, as in "33 of 33 layers"."""
     if len(gpus) < 2:
         return None
-    parts: list[tuple[int, str, str]] = []
+    parts: list[tuple[int, int, str, str]] = []
     for position, budget in [(CPU, None), *enumerate(gpus)]:
         en_place = "the processor" if budget is None else f"{budget.label} ({budget.name})"
         zh_place = "处理器" if budget is None else f" {budget.label}（{budget.name}）"  # a space before Latin
         for first, last in slot_ranges(assignment, position):
             span = _range_text(first, last)
-            parts.append((first, f"{span} on {en_place}", f"第 {span} 层在{zh_place}上"))
+            parts.append((first, last, f"{span} on {en_place}", f"第 {span} 层在{zh_place}上"))
     parts.sort()
-    return T("Layers " + ", ".join(p[1] for p in parts) + ".", "，".join(p[2] for p in parts) + "。")
+    lead = "Layer " if parts[0][0] == parts[0][1] else "Layers "
+    return T(lead + ", ".join(p[2] for p in parts) + ".", "，".join(p[3] for p in parts) + "。")
 
 
 def split_notes(config: LaunchConfig, n_layer: int, gpu_layers: int,

@@ -126,6 +126,8 @@ def test_explicit_tensor_split_moves_layers_and_the_sentence_names_the_processor
     assert partial == "Layers 0–12 on the processor, 13–22 on GPU 0 (Card 0), 23–32 on GPU 1 (Card 1)."
     assert split_sentence(assign_layers(32, 20, [1.0, 1.0]), budgets(8, 12)).render("zh").startswith(
         "第 0–12 层在处理器上，第 13–22 层在 GPU 0（Card 0）上")
+    one = split_sentence(assign_layers(2, -1, [1.0, 3.0]), budgets(8, 12)).render("en")
+    assert one == "Layer 0 on GPU 0 (Card 0), 1–2 on GPU 1 (Card 1)."
 
 
 def test_one_gpu_only_puts_everything_on_the_main_gpu_and_a_missing_one_is_said():

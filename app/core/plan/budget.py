@@ -86,7 +86,9 @@ def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBu
 def gpu_shares(config: "LaunchConfig", gpus: Sequence[DeviceBudget]) -> list[float]:
     """Each GPU's share of the offloaded layers as llama.cpp reads it: with split mode "none" the main GPU only
     ([] when it is not there); an explicit tensor split when any of its numbers for the GPUs present is above 0
-    (missing numbers count 0, extra ones are ignored); else each GPU's free memory, llama.cpp's default."""
+    (missing numbers count 0, extra ones are ignored); else each GPU's free memory, llama.cpp's default.
+    Split mode "row" is planned like "layer": it cuts every matrix by the same shares, so each card holds about
+    the same bytes, while a layer's cache and small tensors stay on the card its layer was given."""
     count = len(gpus)
     if config.split_mode == "none":
         if config.main_gpu >= count:

@@ -100,18 +100,18 @@ find_python() {
   return 1
 }
 
-create_venv() {
-  local py
+create_venv() {  # Debian and Ubuntu ship Python without ensurepip: that failure is one line, the package to install
+  local py venv_package
   py=$(find_python)
   echo "Creating .venv with $py ..."
-  if ! "$py" -m venv .venv >/tmp/gguf-launcher-venv.$$ 2>&1; then
+  if ! "$py" -m venv .venv >/dev/null 2>&1; then
     rm -rf .venv
-    echo "Creating .venv failed ($(tail -n 1 /tmp/gguf-launcher-venv.$$)): run" \
-         "'$(install_hint python3-venv python3 "install Python's venv module")', then run this again." >&2
-    rm -f /tmp/gguf-launcher-venv.$$
+    venv_package=$("$py" -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])' 2>/dev/null ||
+                   echo python3-venv)
+    echo "Creating .venv with $py failed, as its venv module is missing:" \
+         "run '$(install_hint "$venv_package" python3 "install Python's venv module")', then run this again." >&2
     return 1
   fi
-  rm -f /tmp/gguf-launcher-venv.$$
 }
 
 # The desktop-file tests run Debian's validators; as root with apt-get they are installed here, else those tests

@@ -159,13 +159,13 @@ def test_a_python_without_venv_says_what_to_install(repo, tmp_path):
     (folder / "python3").unlink()
     (folder / "python3").write_text(
         '#!/bin/sh\ncase "$*" in\n  "-m venv .venv") mkdir -p .venv; echo "The virtual environment was not '
-        'successfully created because ensurepip is not available."; exit 1 ;;\nesac\nexit 0\n')
+        'successfully created because ensurepip is not available."; exit 1 ;;\n  -c*print*) echo python3.11-venv ;;'
+        '\nesac\nexit 0\n')
     (folder / "python3").chmod(0o755)
     result = setup(repo, path=folder)
-    hint = {"debian": "sudo apt-get install python3-venv", "fedora": "sudo dnf install python3"}.get(
+    hint = {"debian": "sudo apt-get install python3.11-venv", "fedora": "sudo dnf install python3"}.get(
         distro_family() or "", "install Python's venv module")
-    assert result.returncode == 1
+    assert (result.returncode, result.stdout) == (1, "Creating .venv with python3 ...\n")
     assert result.stderr.splitlines() == [
-        "Creating .venv failed (The virtual environment was not successfully created because ensurepip is not "
-        f"available.): run '{hint}', then run this again."]
+        f"Creating .venv with python3 failed, as its venv module is missing: run '{hint}', then run this again."]
     assert not (repo / ".venv").exists()  # no half-made venv for the next run to trip over

@@ -171,7 +171,7 @@ def _print_human(event: Event) -> None:
         print(sentence, flush=True)
     if event.kind == "state" and event.state is State.STARTING:
         print(T("  command: {cmd}", "  命令：{cmd}", cmd=event.data.get("command_line", "")), flush=True)
-    if event.kind == "crash":
+    if event.kind in ("crash", "offload"):  # offload: the server runs, but fewer layers went to the GPU
         _print_diagnosis(event.data["diagnosis"])
 
 

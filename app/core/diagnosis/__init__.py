@@ -28,7 +28,7 @@ CAUSES = (
     "port_in_use", "host_unavailable", "bad_argument", "gpu_driver_problem", "gpu_error", "missing_library",
     "library_incompatible", "illegal_instruction", "assertion_failed", "python_error", "crashed", "bus_error",
     "stopped_externally", "exited_early", "unknown", "ready_timeout", "missing_binary", "permission_denied",
-    "not_executable", "start_failed", "memory_watchdog",
+    "not_executable", "start_failed", "memory_watchdog", "gpu_offload_short",
 )
 
 __all__ = [

@@ -16,6 +16,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from app.core.diagnosis import offload
 from app.core.launch.backends import BackendInfo, build_argv_with_notes, command_line, resolve_backend
 from app.core.launch.config import LaunchConfig, apply_fix
 from app.core.launch.ports import base_url, settle_network
@@ -64,6 +65,7 @@ class Supervisor:
         self._measured_load_s: float | None = None
         self._block_count: int | None = None
         self._ready_generations: set[int] = set()
+        self._offload_told: set[int] = set()  # generations whose short GPU offload was already said
         self._start_pending = False
         self.history: deque[Event] = deque(maxlen=HISTORY_EVENTS)
         self.backend: BackendInfo | None = None
@@ -74,6 +76,7 @@ class Supervisor:
         self._last_planned_at: float | None = None
         self.last_good_config: LaunchConfig | None = None  # the settings of the last server that became READY
         self.last_diagnosis = None
+        self.offload_diagnosis = None  # the last load put fewer layers on the GPU than asked (diagnosis.offload)
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
         # the memory watchdog (app/core/server/watchdog.py) for servers people chat with; probes and self-tests
@@ -265,6 +268,7 @@ class Supervisor:
         self._ready_generations.add(generation)
         self._measured_load_s = max(seconds, self._measured_load_s or 0.0)
         self.last_good_config = self._config  # what Recover goes back to
+        self._check_offload(generation)  # said before READY: whoever waits for READY finds it in the history
         self._set_state(State.READY, generation, pid=child.pid, url=self.url, load_seconds=round(seconds, 3))
 
     def _readiness_timed_out(self, generation: int, child: ChildProcess, limit: float, seen: str) -> None:
@@ -293,6 +297,24 @@ class Supervisor:
         if self._state is State.STARTING:
             self._set_state(State.LOADING, generation, only_from=State.STARTING, pid=self.pid)
         self._emit(Event("log", line.time, self._state, {"stream": stream, "line": text}))
+        if generation in self._ready_generations and offload.is_offload_line(text):
+            self._check_offload(generation)  # a load line that arrived after the readiness check
+
+    def _check_offload(self, generation: int) -> None:
+        """Fewer layers on the GPU than the config asks is said once per load (an ``offload`` event with its
+        diagnosis), not left as a silent slowdown. Checked when the server is ready: the load lines are in."""
+        if generation in self._offload_told or generation != self._generation:
+            return
+        backends = self.backend.compiled_backends if self.backend is not None else None
+        total = self._block_count + 1 if self._block_count else None
+        diagnosis = offload.offload_diagnosis(self.log.texts(),
+                                              int(self._config.gpu_layers), backends=backends, total_hint=total)
+        if diagnosis is None:
+            return
+        self._offload_told.add(generation)
+        self.offload_diagnosis = diagnosis  # not last_diagnosis: that one explains why a server stopped
+        record_diagnosis(diagnosis, model=self._config.model, log_name=self.log.path.name)
+        self._emit(Event.now("offload", self._state, diagnosis=diagnosis, sentence=diagnosis.message))
 
     def _on_exit(self, generation: int, child: ChildProcess, returncode: int, oom_before) -> None:
         with self._cond:

@@ -135,6 +135,7 @@ class CrashCard(QFrame):
             "failed": self.tr("The server could not be started or kept running."),
             "recovered": self.tr("The server stopped unexpectedly and was restarted automatically."),
             "planned": self.tr("The server was restarted on purpose before the computer ran out of memory."),
+            "offload": self.tr("The server runs, but not on the graphics card as planned."),
         }
         self.title.setText(titles.get(self._context, self.tr("The server stopped unexpectedly.")))
 

@@ -275,8 +275,10 @@ class ServerPanel(Retranslating, QWidget):
         self.memory_label.setVisible(bool(text))
 
     def _set_card_context(self, state: State, data: dict) -> None:
-        planned = self.crash_card.diagnosis is not None and self.crash_card.diagnosis.cause == "memory_watchdog"
-        if state is State.READY and planned:
+        cause = self.crash_card.diagnosis.cause if self.crash_card.diagnosis is not None else None
+        if cause == "gpu_offload_short" and state in (State.LOADING, State.READY):
+            self.crash_card.set_context("offload")  # it runs, but not on the graphics card as planned
+        elif state is State.READY and cause == "memory_watchdog":
             self.crash_card.set_context("planned")
         elif state is State.FAILED:
             reason = data.get("reason")
@@ -315,6 +317,8 @@ class ServerPanel(Retranslating, QWidget):
         """Show the crash card for a core ``Diagnosis`` (``None`` shows a generic sentence)."""
         supervisor = self._supervisor
         self.crash_card.set_diagnosis(diagnosis, supervisor.config if supervisor is not None else None)
+        if diagnosis is not None and diagnosis.cause == "gpu_offload_short":  # said while the server runs on
+            self._set_card_context(self.state, {})
         self.crash_card.show()
 
     def clear_diagnosis(self) -> None:

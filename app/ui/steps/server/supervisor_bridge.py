@@ -187,8 +187,8 @@ class SupervisorBridge(QObject):
             self.memoryChanged.emit(data.get("level"), data.get("reading"))
         elif kind == "vram":
             self.vramTaken.emit(data.get("grab"))
-        elif kind == "planned_restart":
-            self.crashed.emit(data.get("diagnosis"))  # the card says why, as for a crash (no fix to apply)
+        elif kind in ("planned_restart", "offload"):  # the card says why, as for a crash (the server runs on)
+            self.crashed.emit(data.get("diagnosis"))
 
     # --- actions (run off the GUI thread) ------------------------------------------------------
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.engine import cpu_isa
+from app.core.engine import cpu_isa, gpu_build
 from app.core.engine.build_flags import BuildChoice, choose, summary_line
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -185,8 +185,11 @@ def installed_version(python: str, package: str) -> str | None:
 def ensure_engines(python: str, *, with_test: bool, force: bool = False, report: cpu_isa.IsaReport | None = None,
                    say: Callable[[str], None] = print,
                    progress: Callable[[EngineSpec, int, int], None] | None = None,
-                   only: str | None = None) -> BuildChoice:
-    """Build (or reuse) and install every pinned engine for this processor; returns the flags used."""
+                   only: str | None = None, gpu: str | None = None) -> BuildChoice:
+    """Build (or reuse) and install every pinned engine for this processor; returns the flags used.
+
+    ``gpu`` (``cuda`` or ``vulkan``) builds the built-in engine with that graphics-card backend; without it, a
+    backend the built-in engine was built with before is kept (a set-up never quietly goes back to CPU-only)."""
     report = report or cpu_isa.probe()
     choice = choose(report)
     say(summary_line(choice))
@@ -194,7 +197,7 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
     for spec in pinned_engines(with_test=with_test):
         if only and spec.package != only:
             continue
-        cmake_args = choice.cmake_args(server=spec.server)
+        cmake_args = choice.cmake_args(server=spec.server) + _gpu_args(python, spec, gpu)
         if not force and _record_matches(python, spec, cmake_args) and installed_version(python, spec.package):
             continue
         started = time.monotonic()
@@ -209,12 +212,33 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
     return choice
 
 
-def _record_matches(python: str, spec: EngineSpec, cmake_args: tuple[str, ...]) -> bool:
+class NoGpuCompiler(Exception):
+    """The graphics-card backend asked for cannot be compiled here (its compiler was not found)."""
+
+
+def _gpu_args(python: str, spec: EngineSpec, gpu: str | None) -> tuple[str, ...]:
+    """The CMake arguments of the built-in engine's graphics-card backend: the one asked for, or the recorded one."""
+    if spec.server:
+        return ()  # the test llama-server stays a CPU build
+    if gpu is None:
+        return gpu_build.recorded_gpu_args(_record(python, spec).get("cmake_args", ()))
+    build = gpu_build.gpu_build(gpu)
+    if build is None:
+        raise NoGpuCompiler(gpu)
+    return build.cmake_args()
+
+
+def _record(python: str, spec: EngineSpec) -> dict:
     try:
         records = json.loads((venv_prefix(python) / RECORD_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return {}
     record = records.get(spec.package, {})
+    return record if isinstance(record, dict) else {}
+
+
+def _record_matches(python: str, spec: EngineSpec, cmake_args: tuple[str, ...]) -> bool:
+    record = _record(python, spec)
     return record.get("version") == spec.version and tuple(record.get("cmake_args", ())) == cmake_args
 
 
@@ -226,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even when the installed build matches")
     parser.add_argument("--only", metavar="PACKAGE", help="build just this engine package")
     parser.add_argument("--progress", action="store_true", help="print 'progress DONE TOTAL PACKAGE' lines")
+    parser.add_argument("--gpu", choices=gpu_build.GPU_KINDS,
+                        help="build the built-in engine with this graphics-card backend (needs its compiler)")
     args = parser.parse_args(argv)
 
     def progress(spec: EngineSpec, done: int, total: int) -> None:
@@ -233,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ensure_engines(args.python, with_test=args.test, force=args.force, only=args.only,
-                       say=lambda line: print(line, flush=True), progress=progress if args.progress else None)
+                       say=lambda line: print(line, flush=True), progress=progress if args.progress else None,
+                       gpu=args.gpu)
+    except NoGpuCompiler as exc:
+        print(f"No compiler for the {exc} backend was found (nvcc for CUDA, glslc for Vulkan).", file=sys.stderr)
+        return 1
     except BuildFailed as exc:
         print(exc.tail, file=sys.stderr)
         print(f"Building {exc.spec.requirement} failed. The whole log is in {exc.log_path}.", file=sys.stderr)

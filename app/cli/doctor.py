@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from app.cli._output import print_check, print_json, report_user_error
+from app.core.engine.gpu_engine import CHECK_ID as GPU_CHECK_ID
+from app.core.engine.gpu_engine import engine_gpu_warning
 from app.core.gguf import validate
 from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
@@ -47,7 +50,8 @@ def _backend_types(args) -> tuple[set[int] | None, dict[str, Any], Check | None]
     return supported_types_for_build(backend.build_number), facts, None
 
 
-def _hardware() -> tuple[dict[str, Any], list[str]]:
+def _hardware():
+    """(the HardwareReport, its JSON form, the lines that describe it)."""
     from app.core.hardware.scan import scan_hardware
 
     report = scan_hardware()
@@ -62,7 +66,7 @@ def _hardware() -> tuple[dict[str, Any], list[str]]:
     if not report.gpus:
         lines.append(str(report.nvidia_note or T("No NVIDIA GPU found.", "未找到 NVIDIA GPU。")))
     lines += [f"GPU: {name}" for name in report.other_gpus]
-    return report.to_dict(), lines
+    return report, report.to_dict(), lines
 
 
 def _progress_printer(enabled: bool):
@@ -95,7 +99,7 @@ def _params(n: int) -> str:
     return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.1f} M" if n >= 1e6 else f"{n:,}"
 
 
-def _print_text(hw_lines: list[str], backend: dict[str, Any], report) -> None:
+def _print_text(hw_lines: list[str], backend: dict[str, Any], report, gpu_warning=None) -> None:
     print(str(T("Machine", "本机")))
     for line in hw_lines:
         print(f"  {line}")
@@ -111,7 +115,11 @@ def _print_text(hw_lines: list[str], backend: dict[str, Any], report) -> None:
     build = f" b{backend['build']}" if backend.get("build") else ""
     print(str(T("Checks (engine: {kind}{build})", "检查（引擎：{kind}{build}）", kind=backend["kind"], build=build)))
     for check in report.checks:
-        print_check(check)
+        if gpu_warning is not None and check.id == GPU_CHECK_ID:  # every fix, each with its own command line
+            print_check(replace(check, action=None))
+            _print_gpu_fixes(gpu_warning)
+        else:
+            print_check(check)
 
 
 def _engine_row(backend: dict[str, Any]) -> Check:
@@ -126,10 +134,25 @@ def _engine_row(backend: dict[str, Any]) -> Check:
     return report.check_row(check, engine, path)
 
 
+def _print_gpu_fixes(warning) -> None:
+    """The warning's fixes, each as the command or setting that applies it (the window shows them as buttons)."""
+    from app.core.engine.rebuild import rebuild_command
+    from app.core.problem import Fix
+
+    for fix in warning.fixes:
+        if fix.kind is Fix.SWITCH_ENGINE:
+            print(str(T("       -> use it: --backend llama-server --server-bin {path}",
+                        "       -> 使用它：--backend llama-server --server-bin {path}", path=fix.get("server_bin"))))
+        elif fix.kind is Fix.REBUILD_ENGINE:
+            command = " ".join(arg for arg in rebuild_command(str(fix.get("gpu")))[1:] if arg != "--progress")
+            print(str(T("       -> rebuild: python {command}", "       -> 重新构建：python {command}",
+                        command=command)))
+
+
 def run(args) -> int:
     try:
         supported, backend, backend_check = _backend_types(args)
-        hardware, hw_lines = _hardware()
+        hardware_report, hardware, hw_lines = _hardware()
         show_progress = not args.json and sys.stderr.isatty()
         report = validate(args.model, supported_types=supported, expected_sha256=args.sha256,
                           compute_sha256=not args.no_sha256, progress=_progress_printer(show_progress))
@@ -139,13 +162,17 @@ def run(args) -> int:
         report.checks.insert(0, backend_check)
     else:
         report.checks.insert(0, _engine_row(backend))
+    gpu_warning = engine_gpu_warning(hardware_report, args.backend, args.server_bin)  # an NVIDIA GPU, a CPU engine
+    if gpu_warning is not None:
+        report.checks.insert(1, gpu_warning.check())
     projector = found_projector(args.model, args.backend) if report.info is not None else None
     if projector is not None:
         report.checks.append(projector.check())
     if args.json:
         print_json({"hardware": hardware, "backend": backend, "model": _model_dict(report),
+                    "gpu_engine": gpu_warning.to_dict() if gpu_warning is not None else None,
                     "projector": projector.to_dict() if projector is not None else None,
                     "status": report.status.value, "checks": [c.to_dict() for c in report.checks]})
     else:
-        _print_text(hw_lines, backend, report)
+        _print_text(hw_lines, backend, report, gpu_warning)
     return 1 if report.has_errors else 0

@@ -1,0 +1,141 @@
+"""No silent CPU fallback: an NVIDIA graphics card is here, but the chosen engine was built without any GPU
+backend (the pip-built llama-cpp-python is CPU-only), so every model would run on the processor.
+
+Said before the user starts, as the one problem shape (message, next step, evidence, action), with every fix as
+data for a button: use a llama-server found on this computer that can use the card (``Fix.SWITCH_ENGINE`` with
+its ``server_bin``), or rebuild the built-in engine with CUDA or Vulkan (``Fix.REBUILD_ENGINE`` with ``gpu``)
+where that compiler is installed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from app.core.engine.gpu_build import GpuBuild
+from app.core.hardware.report import HardwareReport
+from app.core.launch.gpu_servers import GPU_BACKENDS, GpuServer
+from app.core.problem import Check, Fix, FixAction, Status, fix_action
+from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
+
+CHECK_ID = "engine_gpu"
+EMBEDDED = "embedded"
+LLAMA_SERVER = "llama-server"
+MAX_SERVER_FIXES = 3
+
+
+@dataclass(frozen=True)
+class GpuEngineWarning:
+    """The warning as a Problem; ``fixes`` are all the buttons, best first (``action`` is the first)."""
+
+    engine: str
+    message: Text
+    next_step: Text | None
+    evidence: tuple[str, ...]
+    fixes: tuple[FixAction, ...] = ()
+
+    @property
+    def action(self) -> FixAction | None:
+        return self.fixes[0] if self.fixes else None
+
+    def check(self) -> Check:
+        """The same warning as a check row (``doctor``, check lists)."""
+        return Check(CHECK_ID, Status.WARNING, self.message, self.next_step, self.evidence, self.action)
+
+    def to_dict(self, lang: str | None = None) -> dict:
+        return self.check().to_dict(lang) | {"fixes": [fix.to_dict() for fix in self.fixes]}
+
+
+def has_gpu_backend(compiled_backends: tuple[str, ...] | list[str]) -> bool:
+    return any(name in GPU_BACKENDS for name in compiled_backends)
+
+
+def use_server_fix(server: GpuServer) -> FixAction:
+    """The button "use this llama-server": switch to the llama-server engine with this file."""
+    return fix_action(Fix.SWITCH_ENGINE, engine=LLAMA_SERVER, server_bin=server.path,
+                      backends=", ".join(server.gpu_backends))
+
+
+def rebuild_fix(build: GpuBuild) -> FixAction:
+    return fix_action(Fix.REBUILD_ENGINE, engine=EMBEDDED, gpu=build.kind)
+
+
+def cpu_only_engine_warning(report: HardwareReport, engine: str, compiled_backends: tuple[str, ...], *,
+                            servers: list[GpuServer], builds: list[GpuBuild],
+                            cannot_rebuild: Text | None = None, current_server: str | None = None
+                            ) -> GpuEngineWarning | None:
+    """The warning when an NVIDIA GPU is present and ``engine`` (its ``compiled_backends``) has no GPU backend;
+    None otherwise. ``servers``: GPU llama-servers found (``gpu_servers.find_gpu_servers``); ``builds``: backends
+    the built-in engine can be compiled with here (``gpu_build.available_gpu_builds``); ``cannot_rebuild``: why no
+    rebuild is possible at all (a frozen app, no C++ compiler)."""
+    if not report.has_nvidia_gpu or has_gpu_backend(compiled_backends):
+        return None
+    others = [server for server in servers if server.path != current_server][:MAX_SERVER_FIXES]
+    builds = [] if cannot_rebuild is not None else list(builds)
+    fixes = tuple(use_server_fix(server) for server in others) + tuple(rebuild_fix(build) for build in builds)
+    evidence = [f"GPU {gpu.index}: {gpu.name}" for gpu in report.gpus]
+    evidence.append(f"{engine} backends: {', '.join(compiled_backends) or 'CPU'}")
+    evidence += [f"found {server.path} ({', '.join(server.gpu_backends)})" for server in others]
+    evidence += [f"{build.label} compiler: {build.compiler}" for build in builds]
+    if not builds:
+        evidence.append("no CUDA (nvcc) or Vulkan (glslc) compiler found" if cannot_rebuild is None
+                        else cannot_rebuild.render("en"))
+    return GpuEngineWarning(engine, _message(report, engine), _next_step(others, builds), tuple(evidence), fixes)
+
+
+def _message(report: HardwareReport, engine: str) -> Text:
+    card = report.gpus[0].name
+    if engine == EMBEDDED:
+        return T("This computer has an NVIDIA graphics card ({card}), but the built-in engine was built without "
+                 "graphics-card support: every model would run on the processor only, many times slower.",
+                 "这台电脑有 NVIDIA 显卡（{card}），但内置引擎在构建时没有包含显卡支持："
+                 "所有模型都只会在处理器上运行，速度慢很多倍。", card=card)
+    return T("This computer has an NVIDIA graphics card ({card}), but the chosen llama-server was built without "
+             "graphics-card support: every model would run on the processor only, many times slower.",
+             "这台电脑有 NVIDIA 显卡（{card}），但所选的 llama-server 在构建时没有包含显卡支持："
+             "所有模型都只会在处理器上运行，速度慢很多倍。", card=card)
+
+
+def _next_step(servers: list[GpuServer], builds: list[GpuBuild]) -> Text:
+    labels = " or ".join(build.label for build in builds)
+    labels_zh = "或".join(build.label for build in builds)
+    if servers and builds:
+        return T("Use a llama-server found on this computer that can use the card, or rebuild the built-in engine "
+                 "with {backends} (it can take half an hour).",
+                 "请改用这台电脑上找到的、能使用显卡的 llama-server，或用 {backends_zh} 重新构建内置引擎"
+                 "（可能需要半小时）。", backends=labels, backends_zh=labels_zh)
+    if servers:
+        return T("Use a llama-server found on this computer that can use the card.",
+                 "请改用这台电脑上找到的、能使用显卡的 llama-server。")
+    if builds:
+        return T("Rebuild the built-in engine with {backends} (it can take half an hour).",
+                 "请用 {backends_zh} 重新构建内置引擎（可能需要半小时）。", backends=labels, backends_zh=labels_zh)
+    return T("Download a llama.cpp release built for your graphics card (CUDA or Vulkan) and choose its llama-server "
+             "in Settings (Advanced), or install NVIDIA's CUDA toolkit so the built-in engine can be rebuilt for "
+             "the card.",
+             "请下载为你的显卡构建的 llama.cpp 发布版（CUDA 或 Vulkan），并在设置（高级）中选择其中的 "
+             "llama-server；或安装 NVIDIA 的 CUDA 工具包，以便为显卡重新构建内置引擎。")
+
+
+def engine_gpu_warning(report: HardwareReport, engine: str, server_bin: str | None = None) -> GpuEngineWarning | None:
+    """Everything above looked up on this computer (runs programs: call it off the GUI thread). None when there
+    is no NVIDIA GPU, the engine has a GPU backend, or the llama-server is missing (its own row says that)."""
+    if not report.has_nvidia_gpu:
+        return None
+    from app.core.engine import gpu_build, rebuild
+    from app.core.launch.backends import embedded_backend, llama_server_backend
+    from app.core.launch.gpu_servers import find_gpu_servers
+    from app.core.problem import UserError
+
+    try:
+        backend = embedded_backend() if engine == EMBEDDED else llama_server_backend(server_bin)
+    except UserError as error:
+        logger.info("engine %s not inspected for GPU support: %s", engine, error)
+        return None
+    if has_gpu_backend(backend.compiled_backends):
+        return None
+    return cpu_only_engine_warning(report, engine, backend.compiled_backends, servers=find_gpu_servers(),
+                                   builds=gpu_build.available_gpu_builds(),
+                                   cannot_rebuild=rebuild.cannot_rebuild_reason(), current_server=backend.path)

@@ -1,0 +1,99 @@
+"""No silent CPU fallback: an NVIDIA GPU and an engine without a GPU backend is said before the user starts, in
+the one problem shape, with every fix as data (app/core/engine/gpu_engine.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.engine import gpu_engine
+from app.core.engine.gpu_build import GpuBuild
+from app.core.hardware.gpu import GpuInfo
+from app.core.hardware.report import HardwareReport
+from app.core.launch.gpu_servers import GpuServer
+from app.core.problem import Fix, Problem, Status
+from app.core.text import T
+
+GIB = 1024**3
+CARD = GpuInfo(0, "NVIDIA GeForce RTX 2080", None, 8 * GIB, 7 * GIB, 1 * GIB)
+SERVER = GpuServer("/home/li/Downloads/llama-b6500-bin-ubuntu-cuda-x64/build/bin/llama-server",
+                   "version: 6500 (3e8f1a2c)", ("CUDA",))
+CUDA = GpuBuild("cuda", "/usr/local/cuda/bin/nvcc")
+
+
+def machine(*gpus: GpuInfo) -> HardwareReport:
+    return HardwareReport("Linux", "6", False, False, False, None, 64 * GIB, 64 * GIB, "test", 8, 16, [], list(gpus),
+                          [])
+
+
+def warn(engine="embedded", backends=("CPU",), *, servers=(), builds=(), gpus=(CARD,), **kw):
+    return gpu_engine.cpu_only_engine_warning(machine(*gpus), engine, backends, servers=list(servers),
+                                              builds=list(builds), **kw)
+
+
+def test_no_nvidia_gpu_or_a_gpu_engine_says_nothing():
+    assert warn(gpus=()) is None
+    assert warn(backends=("CPU", "CUDA")) is None
+    assert warn(engine="llama-server", backends=("CPU", "Vulkan")) is None
+
+
+def test_a_cpu_only_built_in_engine_offers_the_found_server_and_a_cuda_rebuild():
+    warning = warn(servers=[SERVER], builds=[CUDA])
+    assert isinstance(warning, Problem)
+    assert warning.message.render("en") == (
+        "This computer has an NVIDIA graphics card (NVIDIA GeForce RTX 2080), but the built-in engine was built "
+        "without graphics-card support: every model would run on the processor only, many times slower.")
+    assert "NVIDIA" in warning.message.render("zh") and "显卡" in warning.message.render("zh")
+    assert warning.next_step.render("en") == ("Use a llama-server found on this computer that can use the card, or "
+                                              "rebuild the built-in engine with CUDA (it can take half an hour).")
+    use, rebuild = warning.fixes
+    assert use.kind is Fix.SWITCH_ENGINE and use.params == {"engine": "llama-server", "server_bin": SERVER.path,
+                                                            "backends": "CUDA"}
+    assert rebuild.kind is Fix.REBUILD_ENGINE and rebuild.params == {"engine": "embedded", "gpu": "cuda"}
+    assert warning.action == use
+    assert "GPU 0: NVIDIA GeForce RTX 2080" in warning.evidence and "embedded backends: CPU" in warning.evidence
+    assert f"found {SERVER.path} (CUDA)" in warning.evidence
+    assert "CUDA compiler: /usr/local/cuda/bin/nvcc" in warning.evidence
+
+
+def test_without_any_fix_here_the_next_step_says_what_to_install():
+    warning = warn()
+    assert warning.fixes == () and warning.action is None
+    assert "llama.cpp release built for your graphics card" in warning.next_step.render("en")
+    assert "CUDA 工具包" in warning.next_step.render("zh")
+    assert "no CUDA (nvcc) or Vulkan (glslc) compiler found" in warning.evidence
+
+
+def test_no_rebuild_is_offered_where_the_app_cannot_rebuild():
+    reason = T("This installed app cannot rebuild its engine.", "这个已安装的应用无法重新构建引擎。")
+    warning = warn(servers=[SERVER], builds=[CUDA], cannot_rebuild=reason)
+    assert [fix.kind for fix in warning.fixes] == [Fix.SWITCH_ENGINE]
+    assert "This installed app cannot rebuild its engine." in warning.evidence
+
+
+def test_a_cpu_only_llama_server_is_not_offered_itself():
+    warning = warn("llama-server", servers=[SERVER], current_server=SERVER.path)
+    assert "the chosen llama-server was built without graphics-card support" in warning.message.render("en")
+    assert warning.fixes == ()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_check_row_and_json_carry_every_fix(lang):
+    warning = warn(servers=[SERVER], builds=[CUDA, GpuBuild("vulkan", "/usr/bin/glslc")])
+    check = warning.check()
+    assert check.id == "engine_gpu" and check.status is Status.WARNING and check.action == warning.fixes[0]
+    data = warning.to_dict(lang)
+    assert data["fixes"][0] == {"action": "switch_engine", "engine": "llama-server", "server_bin": SERVER.path,
+                                "backends": "CUDA"}
+    assert [fix["gpu"] for fix in data["fixes"][1:]] == ["cuda", "vulkan"]
+    assert "--" not in data["message"] + data["fix"]  # no command-line flags in the sentences
+
+
+def test_the_look_up_is_silent_without_an_nvidia_gpu():
+    assert gpu_engine.engine_gpu_warning(machine(), "embedded") is None
+
+
+def test_the_look_up_reads_the_real_built_in_engine(monkeypatch):
+    """The pip-built llama-cpp-python here is CPU-only: with a (simulated) NVIDIA card the warning comes."""
+    monkeypatch.setattr("app.core.launch.gpu_servers.find_gpu_servers", lambda home=None: [])
+    warning = gpu_engine.engine_gpu_warning(machine(CARD), "embedded")
+    assert warning is not None and "embedded backends: CPU" in warning.evidence

@@ -182,6 +182,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.server.rebuildRequested.connect(self.control.rebuild_and_restart)
         self.machine.follow_rebuild(self.control.engine_rebuild)
         self.server.follow_rebuild(self.control.engine_rebuild)
+        self.machine.useServerRequested.connect(self.settings_panel.use_server)  # the GPU notice's fixes
+        self.settings_panel.follow_rebuild(self.control.engine_rebuild)
 
     @property
     def logs(self) -> LogPane:

@@ -23,17 +23,18 @@ RebuildStep = Callable[[Callable[["RebuildProgress"], None], Callable[[], bool]]
 REBUILT_ENGINE = "embedded"  # the only engine this app can rebuild: the built-in one
 
 
-def rebuild_embedded(progress: Callable[[RebuildProgress], None], cancel: Callable[[], bool]) -> EngineCheck:  # worker
+def rebuild_embedded(progress: Callable[[RebuildProgress], None], cancel: Callable[[], bool],
+                     gpu: str | None = None) -> EngineCheck:  # worker
     from app.core.engine.rebuild import rebuild_embedded as rebuild
 
-    return rebuild(progress, cancel)
+    return rebuild(progress, cancel, gpu)
 
 
-def cannot_rebuild_reason() -> Text | None:
-    """Why this installation cannot rebuild its engine (a core ``Text``), or None when it can."""
+def cannot_rebuild_reason(gpu: str | None = None) -> Text | None:
+    """Why this installation cannot rebuild its engine (or, ``gpu``, that backend of it), or None when it can."""
     from app.core.engine.rebuild import cannot_rebuild_reason as reason
 
-    return reason()
+    return reason(gpu)
 
 
 def other_engine(engine: str) -> str:
@@ -42,7 +43,9 @@ def other_engine(engine: str) -> str:
 
 class EngineRebuild(QObject):
     """Signals (GUI thread): ``started()``, ``progress(RebuildProgress)``, ``finished(EngineCheck)`` and
-    ``failed(error)`` (a ``UserError`` with a sentence and a next step, also when cancelled)."""
+    ``failed(error)`` (a ``UserError`` with a sentence and a next step, also when cancelled).
+
+    ``start(gpu)`` rebuilds with a graphics-card backend ("cuda" or "vulkan"); ``gpu`` says which one runs."""
 
     started = Signal()
     progress = Signal(object)
@@ -54,6 +57,7 @@ class EngineRebuild(QObject):
         self.step: RebuildStep = step or rebuild_embedded
         self._task: Task | None = None
         self.last_progress: RebuildProgress | None = None
+        self.gpu: str | None = None  # the graphics-card backend of the running (or last) rebuild
 
     @property
     def running(self) -> bool:
@@ -63,13 +67,15 @@ class EngineRebuild(QObject):
     def cancelling(self) -> bool:
         return self._task is not None and self._task.cancelled
 
-    def start(self) -> bool:
-        """Begin the rebuild; False when one is already running (it is not started twice)."""
+    def start(self, gpu: str | None = None) -> bool:
+        """Begin the rebuild (``gpu``: with that graphics-card backend); False when one is already running (it is
+        not started twice)."""
         if self._task is not None:
             return False
-        self.last_progress = None
+        self.last_progress, self.gpu = None, gpu
+        backend = {"gpu": gpu} if gpu else {}  # a plain rebuild calls the step as before: step(progress, cancel)
         self._task = run_task(self.step, wants_progress=True, wants_cancel=True, on_progress=self._on_progress,
-                              on_done=self._on_done, on_error=self._on_error)
+                              on_done=self._on_done, on_error=self._on_error, **backend)
         self.started.emit()
         return True
 

@@ -25,6 +25,7 @@ from app.ui.steps.machine.engine_rebuild import (
     other_engine,
 )
 from app.ui.steps.machine.gpu_cards import GpuCards
+from app.ui.steps.machine.gpu_notice import GpuEngineNotice
 from app.ui.steps.machine.rebuild_box import RebuildBox
 from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
@@ -106,6 +107,7 @@ class MachinePanel(Retranslating, QWidget):
     hardwareScanned = Signal(object)
     rebuildRequested = Signal()
     switchEngineRequested = Signal(str)
+    useServerRequested = Signal(str)  # the GPU notice's "use this llama-server": the file to choose in Settings
 
     def __init__(self, parent: QWidget | None = None, *, live: bool = True) -> None:
         super().__init__(parent)
@@ -135,6 +137,8 @@ class MachinePanel(Retranslating, QWidget):
         self.engine_note.hide()
         self.rebuild_box = RebuildBox(self)
         self.rebuild_box.hide()
+        self.gpu_notice = GpuEngineNotice(self)  # an NVIDIA GPU, but an engine without GPU support
+        self.gpu_notice.useServerRequested.connect(self.useServerRequested)
         self.ram_label = QLabel(self)
         self.ram_bar = MemoryBar(self)
         self.gpu_box = GpuCards(self)
@@ -143,8 +147,8 @@ class MachinePanel(Retranslating, QWidget):
         look.hint(self.notes)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.summary, self.engine_status, self.engine_checks, self.engine_note, self.rebuild_box,
-                       self.ram_label, self.ram_bar, self.gpu_box, self.notes):
+        for widget in (self.summary, self.engine_status, self.engine_checks, self.engine_note, self.gpu_notice,
+                       self.rebuild_box, self.ram_label, self.ram_bar, self.gpu_box, self.notes):
             layout.addWidget(widget)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
@@ -169,6 +173,8 @@ class MachinePanel(Retranslating, QWidget):
         self.report = report
         self.last_sample = LiveSample(report.effective_ram_total_bytes, report.usable_ram_bytes(), list(report.gpus))
         self._render()
+        if self.engine is not None:
+            self.gpu_notice.look_up(report, *self.engine)
         self.hardwareScanned.emit(report)
         if self._live:
             self._timer.start()
@@ -198,6 +204,7 @@ class MachinePanel(Retranslating, QWidget):
         if key == self.engine and self.engine_state != "idle":
             return
         self.engine = key
+        self.gpu_notice.look_up(self.report, *key)
         if self._engine_task is None:
             self._look_up_engine()
         # else: the running look-up sees that the engine changed and looks again for this one
@@ -209,6 +216,7 @@ class MachinePanel(Retranslating, QWidget):
     def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Show the window's engine rebuild (``EngineRebuild``); its result becomes the row when it is done."""
         self.rebuild_box.follow(rebuild)
+        self.gpu_notice.follow_rebuild(rebuild)
         rebuild.started.connect(lambda: self.engine_checks.set_busy(True))
         rebuild.failed.connect(lambda _error: self.engine_checks.set_busy(False))
         rebuild.finished.connect(self._on_engine_rebuilt)

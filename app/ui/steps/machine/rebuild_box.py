@@ -120,12 +120,18 @@ class RebuildBox(Retranslating, QWidget):
     def status_text(self) -> str:
         if self.state == "cancelling":
             return self.tr("Cancelling the rebuild…")
+        gpu = self.rebuild.gpu if self.rebuild is not None else None
+        if self.state == "done" and gpu:
+            return self.tr("The built-in engine was rebuilt with {backend} for the graphics card and passed its "
+                           "test.").format(backend=_label(gpu))
         if self.state == "done":
             return self.tr("The engine was rebuilt for this processor and passed its test.")
         if self.state == "failed":
             return self._error_text(self._error)
         if self.state != "running":
             return ""
+        if gpu:
+            return self._gpu_text(gpu)
         phase = self._step.phase if self._step is not None else None
         fraction = self._step.fraction if self._step is not None else None
         if phase is Phase.PROBING:
@@ -138,9 +144,24 @@ class RebuildBox(Retranslating, QWidget):
             return self.tr("Rebuilding the engine: testing the new engine on this processor…")
         return self.tr("Rebuilding the engine for this processor (a few minutes)…")
 
+    def _gpu_text(self, gpu: str) -> str:
+        fraction = self._step.fraction if self._step is not None else None
+        if self._step is not None and self._step.phase is Phase.BUILDING and fraction is not None:
+            return self.tr("Rebuilding the built-in engine with {backend} for the graphics card: {percent} % (this "
+                           "can take half an hour)").format(backend=_label(gpu), percent=int(fraction * 100))
+        if self._step is not None and self._step.phase is Phase.TESTING:
+            return self.tr("Rebuilding the built-in engine: testing the new engine…")
+        return self.tr("Rebuilding the built-in engine with {backend} for the graphics card (this can take half an "
+                       "hour)…").format(backend=_label(gpu))
+
     def _error_text(self, error: BaseException | None) -> str:
         if not isinstance(error, UserError):
             self.status.setToolTip("")
             return self.tr("The engine could not be rebuilt: {error}").format(error=error)
         self.status.setToolTip(evidence_text(error, last=20))
         return problem_text(error)
+
+
+def _label(gpu: str) -> str:
+    """The backend's own name ("CUDA", "Vulkan"): a product name, the same in every language."""
+    return {"cuda": "CUDA", "vulkan": "Vulkan"}.get(gpu, gpu)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.session import ModelSession
 from app.ui.i18n import Retranslating
+from app.ui.steps.machine.gpu_notice import GpuEngineNotice
 from app.ui.steps.settings import settings_preview as preview
 from app.ui.steps.settings.advanced_form import AdvancedForm
 from app.ui.steps.settings.plan_bars import PlanBars
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from app.core.hardware.report import HardwareReport
     from app.core.plan.memory import MemoryPlan
     from app.core.probe.result import ProbeResult
+    from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
 CTX_STEP = 256
 
@@ -78,6 +80,8 @@ class SettingsPanel(Retranslating, QWidget):
         self.parallel.setRange(1, 64)
         guard_wheel(self.ctx, self.gpu_layers, self.parallel)
         self.plan_bars = PlanBars(self)
+        self.gpu_notice = GpuEngineNotice(self, show_progress=True)  # an NVIDIA GPU, but an engine without GPU support
+        self.gpu_notice.useServerRequested.connect(self.use_server)
         self.plan_text = QLabel(self)
         self.plan_text.setWordWrap(True)
         self.use_plan = QPushButton(self)
@@ -121,6 +125,7 @@ class SettingsPanel(Retranslating, QWidget):
         command_row.addWidget(self.copy_command)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.gpu_notice)
         layout.addLayout(form)
         layout.addWidget(self.plan_bars)
         layout.addLayout(plan_row)
@@ -161,6 +166,7 @@ class SettingsPanel(Retranslating, QWidget):
     def set_hardware(self, report: HardwareReport) -> None:
         self.hardware = report
         self.probe.set_hardware(report)
+        self.gpu_notice.look_up(report, *self.engine())
         self._sync_layer_range()
         if self.session.config is not None:  # the GPU layer range may have changed: show the model's setting again
             self._apply_config(self.session.config)
@@ -242,6 +248,19 @@ class SettingsPanel(Retranslating, QWidget):
         else:
             self.advanced.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
 
+    def follow_rebuild(self, rebuild: EngineRebuild) -> None:
+        """The GPU notice's rebuild button starts the window's one engine rebuild and shows its progress."""
+        self.gpu_notice.follow_rebuild(rebuild)
+
+    def use_server(self, server_bin: str) -> None:
+        """Choose the llama-server engine with this file (the GPU notice's "use this llama-server")."""
+        if self.config() is not None:
+            self.apply_changes({"backend": BACKEND_LLAMA_SERVER, "server_bin": server_bin})
+        else:
+            self.advanced.set_engine(BACKEND_LLAMA_SERVER, server_bin)
+            self._emit_engine()
+        self.advanced_box.set_expanded(True)
+
     def engine_only_for_model(self) -> bool:
         """True when the user ticked "only for this model": the engine is this model's own, not the app-wide one."""
         return self.advanced.engine_only_for_model()
@@ -256,6 +275,7 @@ class SettingsPanel(Retranslating, QWidget):
         engine = self.engine()
         if engine != self._engine:
             self._engine = engine
+            self.gpu_notice.look_up(self.hardware, *engine)
             self.engineChanged.emit(*engine)
 
     def _edited(self, *_: object) -> None:

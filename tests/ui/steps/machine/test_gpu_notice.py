@@ -1,0 +1,119 @@
+"""No silent CPU fallback in the window: with an NVIDIA GPU (simulated: this machine has none) and the real
+CPU-only built-in engine, the Machine and Settings steps say so before Start, with the fixes as buttons.
+
+Real pieces: the real built-in engine's backends, the real finder on a temporary HOME with a planted CUDA
+llama-server (a shell script answering --version/--help), a stand-in nvcc on PATH (only looked for). Only the
+compile is replaced by a step that records its backend (a real CUDA build takes half an hour and a toolkit)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.core.hardware.gpu import GpuInfo
+from app.core.launch import discovery
+from app.core.problem import UserError
+from app.core.text import T
+from app.ui.steps.machine.gpu_notice import GpuEngineNotice
+from app.ui.steps.machine.machine_panel import MachinePanel
+from tests.fakes.planted_servers import CUDA_VERSION, plant, plant_tool
+from tests.ui.conftest import LONG, open_and_wait
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="the planted programs are POSIX shell scripts")
+CARD = GpuInfo(0, "NVIDIA GeForce RTX 2080", None, 8 << 30, 7 << 30, 1 << 30, driver_version="550.54",
+               cuda_driver_version="12.4")
+
+
+@pytest.fixture
+def gpu_home(tmp_path, monkeypatch):
+    """A HOME with a CUDA llama-server release in Downloads, and nvcc on PATH."""
+    home = tmp_path / "home"
+    server = plant(home / "Downloads" / "llama-b6500-bin-ubuntu-cuda-x64" / "build" / "bin" / "llama-server",
+                   CUDA_VERSION)
+    tools = tmp_path / "tools"
+    plant_tool(tools, "nvcc")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    discovery.clear_cache()
+    yield server
+    discovery.clear_cache()
+
+
+def _click(qtbot, button) -> None:
+    assert button.isVisibleTo(button.window()) and button.isEnabled(), button.text()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def _with_gpu(report):
+    return dataclasses.replace(report, gpus=[CARD], nvidia_note=None)
+
+
+def _visible_buttons(notice: GpuEngineNotice) -> list[str]:
+    return [b.text() for b in notice.buttons if b.isVisibleTo(notice)]
+
+
+def test_the_machine_step_says_it_and_offers_the_found_server_and_a_cuda_rebuild(qtbot, window, gpu_home,
+                                                                                tiny_model):
+    machine, settings = window.machine, window.settings_panel
+    open_and_wait(qtbot, window, tiny_model)
+    qtbot.waitUntil(lambda: machine.report is not None and settings.config() is not None, timeout=LONG)
+    assert not machine.gpu_notice.isVisibleTo(window), "no GPU here: nothing to say"
+    machine._on_scanned(_with_gpu(machine.report))
+    for notice in (machine.gpu_notice, settings.gpu_notice):
+        qtbot.waitUntil(lambda n=notice: n.isVisibleTo(window), timeout=LONG)
+        text = notice.problem.message.text()
+        assert "NVIDIA graphics card (NVIDIA GeForce RTX 2080)" in text and "built-in engine" in text
+        assert "--" not in text + notice.problem.next_step.text()
+        assert _visible_buttons(notice) == [f"Use the llama-server in {gpu_home.parent} (CUDA)",
+                                            "Rebuild the built-in engine with CUDA"]
+
+    with qtbot.waitSignal(settings.engineChanged, timeout=LONG) as changed:
+        _click(qtbot, machine.gpu_notice.buttons[0])
+    assert changed.args == ["llama-server", str(gpu_home)]
+    assert settings.engine() == ("llama-server", str(gpu_home))
+
+
+def test_the_rebuild_button_rebuilds_with_cuda_and_shows_progress_in_settings(qtbot, window, gpu_home, tiny_model):
+    machine, settings = window.machine, window.settings_panel
+    open_and_wait(qtbot, window, tiny_model)
+    qtbot.waitUntil(lambda: machine.report is not None and settings.config() is not None, timeout=LONG)
+    asked, release = [], threading.Event()
+
+    def rebuild_step(progress, cancel, gpu=None):
+        asked.append(gpu)
+        release.wait(30)
+        raise UserError(T("Rebuilding the engine failed.", "重新构建引擎失败。"), T("Try again.", "请重试。"))
+
+    window.control.rebuild_step = rebuild_step
+    machine._on_scanned(_with_gpu(machine.report))
+    qtbot.waitUntil(lambda: settings.gpu_notice.isVisibleTo(window), timeout=LONG)
+    _click(qtbot, settings.gpu_notice.buttons[1])
+    qtbot.waitUntil(lambda: asked == ["cuda"], timeout=LONG)
+    box = settings.gpu_notice.progress_box
+    qtbot.waitUntil(lambda: box.isVisibleTo(window), timeout=LONG)
+    assert "Rebuilding the built-in engine with CUDA" in box.status.text()
+    assert "with CUDA" in machine.rebuild_box.status.text()
+    assert not machine.gpu_notice.buttons[1].isEnabled(), "one rebuild at a time"
+    release.set()
+    qtbot.waitUntil(lambda: box.state == "failed", timeout=LONG)
+    assert "Rebuilding the engine failed." in box.status.text()
+    assert machine.gpu_notice.buttons[1].isEnabled()
+
+
+def test_no_gpu_engine_and_no_fix_here_still_says_so_without_buttons(qtbot, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setattr("app.core.engine.gpu_build.available_gpu_builds", lambda: [])
+    panel = MachinePanel(live=False)
+    qtbot.addWidget(panel)
+    panel.show()
+    from app.core.hardware.scan import scan_hardware
+
+    panel.gpu_notice.look_up(_with_gpu(scan_hardware()), "embedded")
+    qtbot.waitUntil(lambda: panel.gpu_notice.isVisible(), timeout=LONG)
+    assert _visible_buttons(panel.gpu_notice) == []
+    assert "llama.cpp release built for your graphics card" in panel.gpu_notice.problem.next_step.text()

@@ -321,6 +321,10 @@
         <translation>为免电脑内存耗尽，服务器已被主动重启。</translation>
     </message>
     <message>
+        <source>The server runs, but not on the graphics card as planned.</source>
+        <translation>服务器在运行，但没有按计划使用显卡。</translation>
+    </message>
+    <message>
         <source>The server stopped unexpectedly.</source>
         <translation>服务器意外停止。</translation>
     </message>
@@ -453,6 +457,21 @@
     <message>
         <source>No file manager opened, so the report's path was copied: {path}</source>
         <translation>没有打开文件管理器，已复制报告的路径：{path}</translation>
+    </message>
+</context>
+<context>
+    <name>GpuEngineNotice</name>
+    <message>
+        <source>What was checked ({count})</source>
+        <translation>检查了哪些内容（{count}）</translation>
+    </message>
+    <message>
+        <source>Use the llama-server in {folder} ({backends})</source>
+        <translation>使用 {folder} 中的 llama-server（{backends}）</translation>
+    </message>
+    <message>
+        <source>Rebuild the built-in engine with {backend}</source>
+        <translation>用 {backend} 重新构建内置引擎</translation>
     </message>
 </context>
 <context>
@@ -1038,6 +1057,10 @@
         <translation>正在取消重新构建…</translation>
     </message>
     <message>
+        <source>The built-in engine was rebuilt with {backend} for the graphics card and passed its test.</source>
+        <translation>内置引擎已用 {backend} 为显卡重新构建，并通过了测试。</translation>
+    </message>
+    <message>
         <source>The engine was rebuilt for this processor and passed its test.</source>
         <translation>引擎已为这台处理器重新构建，并通过了测试。</translation>
     </message>
@@ -1060,6 +1083,18 @@
     <message>
         <source>Rebuilding the engine for this processor (a few minutes)…</source>
         <translation>正在为这台处理器重新构建引擎（需要几分钟）…</translation>
+    </message>
+    <message>
+        <source>Rebuilding the built-in engine with {backend} for the graphics card: {percent} % (this can take half an hour)</source>
+        <translation>正在用 {backend} 为显卡重新构建内置引擎：{percent} %（可能需要半小时）</translation>
+    </message>
+    <message>
+        <source>Rebuilding the built-in engine: testing the new engine…</source>
+        <translation>正在重新构建内置引擎：正在测试新引擎…</translation>
+    </message>
+    <message>
+        <source>Rebuilding the built-in engine with {backend} for the graphics card (this can take half an hour)…</source>
+        <translation>正在用 {backend} 为显卡重新构建内置引擎（可能需要半小时）…</translation>
     </message>
     <message>
         <source>The engine could not be rebuilt: {error}</source>

@@ -35,6 +35,14 @@ def look_up(report: HardwareReport, engine: str, server_bin: str | None) -> GpuE
     return engine_gpu_warning(report, engine, server_bin)
 
 
+def release_name(program: Path) -> str:
+    """The folder that names a build ("llama-b6500-bin-ubuntu-cuda-x64", Jan's "linux-cuda-12-x64"), not bin/."""
+    folder = program.parent
+    while folder.name in ("bin", "build", "Release") and folder.parent != folder:
+        folder = folder.parent
+    return folder.name or str(folder)
+
+
 class GpuEngineNotice(Retranslating, QFrame):
     """Hidden unless core says the engine cannot use the NVIDIA GPU that is here."""
 
@@ -134,13 +142,13 @@ class GpuEngineNotice(Retranslating, QFrame):
             button.setVisible(i < len(fixes))
             if i < len(fixes):
                 button.setText(self.fix_text(fixes[i]))
+                button.setToolTip(str(fixes[i].get("server_bin") or ""))  # the whole path; the label is short
         self._render_buttons()
 
     def fix_text(self, fix: FixAction) -> str:
         if fix.kind is Fix.SWITCH_ENGINE:
-            path = Path(str(fix.get("server_bin")))
             return self.tr("Use the llama-server in {folder} ({backends})").format(
-                folder=str(path.parent), backends=fix.get("backends") or "GPU")
+                folder=release_name(Path(str(fix.get("server_bin")))), backends=fix.get("backends") or "GPU")
         gpu = str(fix.get("gpu"))
         return self.tr("Rebuild the built-in engine with {backend}").format(backend=GPU_LABELS.get(gpu, gpu))
 

@@ -69,8 +69,9 @@ def test_the_machine_step_says_it_and_offers_the_found_server_and_a_cuda_rebuild
         text = notice.problem.message.text()
         assert "NVIDIA graphics card (NVIDIA GeForce RTX 2080)" in text and "built-in engine" in text
         assert "--" not in text + notice.problem.next_step.text()
-        assert _visible_buttons(notice) == [f"Use the llama-server in {gpu_home.parent} (CUDA)",
+        assert _visible_buttons(notice) == ["Use the llama-server in llama-b6500-bin-ubuntu-cuda-x64 (CUDA)",
                                             "Rebuild the built-in engine with CUDA"]
+        assert notice.buttons[0].toolTip() == str(gpu_home)
 
     with qtbot.waitSignal(settings.engineChanged, timeout=LONG) as changed:
         _click(qtbot, machine.gpu_notice.buttons[0])

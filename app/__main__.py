@@ -44,10 +44,14 @@ def open_window() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from app.core.launch.config import EMBEDDED_SERVER_SWITCH
+    from app.core.process.frozen import RUN_CHILD_SWITCH, restore_library_path, run_child
 
+    restore_library_path()  # a packaged app's children get the user's LD_LIBRARY_PATH, not the bundle's
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [EMBEDDED_SERVER_SWITCH]:
         return _run_embedded_server(argv[1:])
+    if argv[:1] == [RUN_CHILD_SWITCH]:  # a packaged app runs its own Python children this way (app.core.process.frozen)
+        return run_child(argv[1:])
     from app.cli import main as run_command
 
     return run_command(argv, open_window=open_window)

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from enum import Enum
 
+from app.core.process.frozen import child_argv
+
 VZEROUPPER = bytes.fromhex("c5f877")
 RET = bytes.fromhex("c3")
 _TILE_PERMISSION_DENIED = 3  # child exit code: the kernel would not grant AMX tile state
@@ -140,8 +142,7 @@ def _read_cpuinfo() -> str:
 
 def run_in_child(name: str, *, python: str | None = None, timeout_s: float = _PROBE_TIMEOUT_S) -> tuple[Verdict, str]:
     """Execute one feature's instructions in a fresh interpreter; a fault kills only that child."""
-    argv = [python or sys.executable, "-c",
-            "import sys; from app.core.engine.cpu_isa import _child; _child(sys.argv[1])", name]
+    argv = child_argv("cpu-feature", [name], python)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, cwd=root, check=False)
@@ -186,8 +187,9 @@ def probe(cpuinfo_text: str | None = None, *, runner=run_in_child) -> IsaReport:
 # --- the child side -------------------------------------------------------------------------------------------
 
 
-def _child(name: str) -> None:
-    """``name`` is a feature's name, or ``hex:<bytes>`` for raw code (the tests run a known-bad instruction)."""
+def _child(args: list[str]) -> None:
+    """``args[0]`` is a feature's name, or ``hex:<bytes>`` for raw code (the tests run a known-bad instruction)."""
+    name = args[0]
     if name.startswith("hex:"):
         execute(bytes.fromhex(name[4:]) + RET)
         sys.exit(0)

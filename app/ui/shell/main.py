@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+
+QUIT_AFTER_PAINT = "GGUF_LAUNCHER_QUIT_AFTER_PAINT"  # the bundle's smoke test and start-up timings set it
 
 
 def close_on_signals(window) -> None:
@@ -17,6 +20,23 @@ def close_on_signals(window) -> None:
         signal.signal(signum, lambda *_: window.close())
     window._signal_timer = QTimer(window, interval=250, timeout=lambda: None)
     window._signal_timer.start()
+
+
+def quit_after_first_paint(window) -> None:
+    """Print "painted" once the window has drawn itself, then close it the normal way (a packaged app cannot be
+    handed a Python hook, so an environment variable asks for this)."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class _OnFirstPaint(QObject):
+        def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint:
+                watched.removeEventFilter(self)
+                print("painted", flush=True)
+                QTimer.singleShot(0, watched.close)
+            return False
+
+    window._quit_after_paint = _OnFirstPaint(window)
+    window.installEventFilter(window._quit_after_paint)
 
 
 def run_gui(argv: list[str] | None = None) -> int:
@@ -40,6 +60,8 @@ def run_gui(argv: list[str] | None = None) -> int:
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))
     window = MainWindow(settings)
+    if os.environ.get(QUIT_AFTER_PAINT):
+        quit_after_first_paint(window)
     window.show()
     window.start_after_first_paint()
     close_on_signals(window)

@@ -149,6 +149,19 @@ def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
     assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
 
 
+@pytest.mark.slow  # the whole app in a child process
+def test_quit_after_paint_closes_the_window_the_normal_way(tmp_path):
+    """GGUF_LAUNCHER_QUIT_AFTER_PAINT: how the bundle's smoke test and the start-up timings open and quit the app."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GGUF_LAUNCHER_QUIT_AFTER_PAINT="1")
+    result = subprocess.run([sys.executable, "-m", "app"], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.splitlines()[:1] == ["painted"], result.stderr[-2000:]
+    assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]  # saved on close
+
+
 def test_logs_tab_is_built_on_first_use_and_keeps_earlier_lines(qtbot, window):
     assert not window.lazy_logs.built  # not part of the cold start
     window.bridge.push_log_lines(["first line", "second line"])

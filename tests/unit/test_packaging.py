@@ -39,14 +39,6 @@ def test_pyinstaller_spec_compiles_and_names_existing_paths():
     assert (ROOT / "resources").is_dir()
 
 
-def test_inno_setup_script_installs_the_pyinstaller_output():
-    script = (ROOT / "installers" / "windows" / "gguf-launcher.iss").read_text(encoding="utf-8")
-    for section in ("[Setup]", "[Files]", "[Icons]"):
-        assert section in script
-    assert r'#define SourceDir "..\..\dist\gguf-launcher"' in script
-    assert "{autoprograms}" in script  # the start-menu shortcut
-
-
 def test_install_script_syntax():
     result = subprocess.run(["bash", "-n", str(INSTALL_SH)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.engine import cpu_isa, gpu_build
+from app.core.engine.amx_compiler import with_compiler_verdict
 from app.core.engine.build_flags import BuildChoice, choose, summary_line
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -190,9 +191,11 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
 
     ``gpu`` (``cuda`` or ``vulkan``) builds the built-in engine with that graphics-card backend; without it, a
     backend the built-in engine was built with before is kept (a set-up never quietly goes back to CPU-only)."""
-    report = report or cpu_isa.probe()
+    report, amx_left_out = with_compiler_verdict(report or cpu_isa.probe())
     choice = choose(report)
     say(summary_line(choice))
+    if amx_left_out:
+        say(f"  (AMX is left out because {amx_left_out}.)")
     jobs = build_jobs()
     for spec in pinned_engines(with_test=with_test):
         if only and spec.package != only:

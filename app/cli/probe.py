@@ -42,8 +42,12 @@ def _progress(event) -> None:
 
 def _print_attempt(attempt) -> None:
     verdict = "passed" if attempt.ok else f"failed ({attempt.reason or attempt.cause})"
+    speeds = ""
+    if attempt.generation_tps:
+        speeds = f", {attempt.generation_tps:.1f} tokens/s generating"
+        speeds += f", {attempt.prompt_tps:.0f} tokens/s reading the prompt" if attempt.prompt_tps else ""
     sys.stderr.write(f"  -> {verdict}; peak RAM {human_bytes(attempt.peak_rss_bytes)}, "
-                     f"peak VRAM {human_bytes(attempt.peak_vram_bytes)}, {attempt.seconds:.1f} s\n")
+                     f"peak VRAM {human_bytes(attempt.peak_vram_bytes)}, {attempt.seconds:.1f} s{speeds}\n")
 
 
 def run(args) -> int:

@@ -86,6 +86,10 @@
         <translation>加载方式</translation>
     </message>
     <message>
+        <source>Experts on the processor</source>
+        <translation>放在处理器上的专家</translation>
+    </message>
+    <message>
         <source>Engine</source>
         <translation>引擎</translation>
     </message>
@@ -156,6 +160,18 @@
     <message>
         <source>stop with an error</source>
         <translation>报错并停止</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source> layers</source>
+        <translation> 层</translation>
+    </message>
+    <message>
+        <source>For a model with experts: the experts of this many layers stay in the computer's memory while everything else runs on the graphics card. Often much faster than putting fewer layers on the card. Only the llama-server engine can do it; "Find safe settings" measures the best number.</source>
+        <translation>适用于含专家的模型：这么多层的专家留在电脑内存中，其余部分都在显卡上运行。通常比把更少的层放到显卡上快得多。只有 llama-server 引擎能这样做；“查找安全设置”会测出最合适的数值。</translation>
     </message>
     <message>
         <source>found automatically</source>
@@ -967,6 +983,10 @@
         <translation>（同样的设置再试一次，以确认）</translation>
     </message>
     <message>
+        <source>{where}, {ctx} tokens</source>
+        <translation>{where}，{ctx} 个词元</translation>
+    </message>
+    <message>
         <source>{layers} GPU layers, {ctx} tokens</source>
         <translation>{layers} 层 GPU，{ctx} 个词元</translation>
     </message>
@@ -977,6 +997,14 @@
     <message>
         <source>failed</source>
         <translation>失败</translation>
+    </message>
+    <message>
+        <source>{gen} tokens/s writing</source>
+        <translation>生成每秒 {gen} 个词元</translation>
+    </message>
+    <message>
+        <source>{pp} tokens/s reading the prompt</source>
+        <translation>读取提示每秒 {pp} 个词元</translation>
     </message>
     <message>
         <source>As much context as fits (up to the {ctx} tokens the model was trained for)</source>
@@ -1005,6 +1033,10 @@
     <message>
         <source>Applied.</source>
         <translation>已应用。</translation>
+    </message>
+    <message>
+        <source>Last measured on {when} (cached): {where}, {ctx} tokens.</source>
+        <translation>上次测量于 {when}（已缓存）：{where}，{ctx} 个词元。</translation>
     </message>
     <message>
         <source>Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.</source>

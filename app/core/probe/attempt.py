@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from app.core.launch.config import LaunchConfig
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
 from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, prompt_failure, reported_cpu_compute_bytes
@@ -72,6 +72,10 @@ class Attempt:
     # CPU compute buffer llama.cpp reserved: only the part a short prompt touches is resident, but a full
     # context touches all of it, so the RAM margin is judged on peak RSS + this (conservative)
     cpu_compute_reserved_bytes: int | None = None
+    n_cpu_moe: int = 0  # leading layers whose experts stayed in RAM (mixture-of-experts placement)
+    # speeds the server measured on the test request (llama-server's own timings; None when it does not say)
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
     # the last lines of this attempt's server log, for the window's Logs tab (not stored with the result)
     log_lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -89,7 +93,8 @@ class Attempt:
                 "peak_rss_bytes": self.peak_rss_bytes, "peak_vram_bytes": self.peak_vram_bytes,
                 "seconds": round(self.seconds, 3), "load_seconds": self.load_seconds,
                 "prompt_tokens": self.prompt_tokens, "cpu_compute_reserved_bytes": self.cpu_compute_reserved_bytes,
-                "cause": self.cause, "diagnosis": diagnosis}
+                "cause": self.cause, "diagnosis": diagnosis, "n_cpu_moe": self.n_cpu_moe,
+                "prompt_tps": self.prompt_tps, "generation_tps": self.generation_tps}
 
 
 def is_cancelled(cancel: Any) -> bool:
@@ -128,7 +133,7 @@ def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = No
     from app.core.server.supervisor import Supervisor
 
     config = config.with_changes(host="127.0.0.1", port=find_free_port("127.0.0.1"), api_key=None)
-    attempt = Attempt(config.gpu_layers, config.ctx)
+    attempt = Attempt(config.gpu_layers, config.ctx, n_cpu_moe=config.n_cpu_moe)
     started = time.monotonic()
     supervisor = Supervisor(config, auto_restart=False, rlimits=limits.rlimits, ready_timeout_s=limits.load_timeout_s,
                             log_name=f"probe-{Path(config.model).stem}")
@@ -179,8 +184,9 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
 
     def request() -> None:
         try:
-            outcome["tokens"] = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
-                                              config.ctx, limits.request_timeout_s)
+            outcome["evaluation"] = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
+                                                  config.ctx, limits.request_timeout_s,
+                                                  ignore_eos=config.backend == BACKEND_LLAMA_SERVER)
         except RequestFailed as error:
             outcome["error"] = error
 
@@ -191,8 +197,10 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
             supervisor.stop()  # the request then fails at once
             raise ProbeCancelled()
         worker.join(POLL_S * 2)
-    if "tokens" in outcome:
-        attempt.prompt_tokens, attempt.ok = outcome["tokens"], True
+    if "evaluation" in outcome:
+        evaluation = outcome["evaluation"]
+        attempt.prompt_tokens, attempt.ok = evaluation.prompt_tokens, True
+        attempt.prompt_tps, attempt.generation_tps = evaluation.prompt_tps, evaluation.generation_tps
         return
     error = outcome.get("error")
     if error is not None and error.server_gone:

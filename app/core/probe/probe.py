@@ -1,7 +1,10 @@
 """The live probe: prove the safest fast settings with real loads, seeded by the memory plan.
 
 GPU machines: search the highest ``gpu_layers`` in [0, n_layer + 1] at the requested ctx; if even 0
-layers fails, search the context at 0 layers. CPU-only machines: search the largest ctx (multiples
+layers fails, search the context at 0 layers. A model with experts on llama-server first keeps every layer on the
+GPU and searches the fewest layers whose experts stay in RAM, then compares the measured speeds of the passing
+placements (moe_search.py); only when not even every expert in RAM fits does it offload fewer layers.
+CPU-only machines: search the largest ctx (multiples
 of 256, up to the requested ctx) that passes. ``ProbeOptions(max_context=True)`` ("as much context as fits")
 searches the context up to the model's training length instead (on a GPU: at the layers found). Every attempt is a
 real server child (see attempt.py).
@@ -10,16 +13,21 @@ real server child (see attempt.py).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from app.core.launch.backends import EMBEDDED_NO_CPU_MOE
 from app.core.launch.config import LaunchConfig
-from app.core.plan.budget import Margins
+from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.compute import keeps_all_logits
+from app.core.plan.experts import expert_split
 from app.core.plan.kv import KV_CELL_PADDING
-from app.core.plan.memory import make_plan
+from app.core.plan.memory import highest_fitting_layers, make_plan
+from app.core.plan.moe_placement import fewest_experts_on_cpu, places_experts
+from app.core.plan.placement import Placement
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, AttemptLimits, ProbeCancelled, is_cancelled, run_attempt
+from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
 from app.core.problem import UserError
@@ -63,49 +71,60 @@ def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
 class _Prober:
     """Runs attempts for the searches, retrying a transient failure (busy port, broken request) once."""
 
-    def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int) -> None:
+    def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int, n_layer: int) -> None:
         self.config, self.limits, self.progress, self.cancel = config, limits, progress, cancel
-        self.runner = runner
+        self.runner, self.n_layer = runner, n_layer
         self.attempts: list[Attempt] = []
-        self.failed: set[tuple[int, int]] = set()  # settings that already failed: never loaded twice
+        self.failed: set[tuple[int, int, int]] = set()  # settings that already failed: never loaded twice
         self.budget = budget  # announced upper bound on attempts (grows when needed)
 
-    def _announce(self, phase: str, layers: int, ctx: int, last: Attempt | None) -> None:
+    def _announce(self, phase: str, layers: int, ctx: int, n_cpu_moe: int, last: Attempt | None) -> None:
         if self.progress is None:
             return
         number = len(self.attempts) + 1
         self.budget = max(self.budget, number)
-        message = T("Test load {i} of at most {n}: {layers} GPU layers, {ctx} tokens of context…",
-                    "第 {i} 次测试加载（最多 {n} 次）：{layers} 层放到 GPU，上下文 {ctx} 个词元…",
-                    i=number, n=self.budget, layers=layers, ctx=ctx)
+        if n_cpu_moe > 0:
+            where = Placement(self.n_layer, layers, n_cpu_moe).describe()
+            message = T("Test load {i} of at most {n}: {where}, {ctx} tokens of context…",
+                        "第 {i} 次测试加载（最多 {n} 次）：{where_zh}，上下文 {ctx} 个词元…",
+                        i=number, n=self.budget, where=where.render("en"), where_zh=where.render("zh"), ctx=ctx)
+        else:
+            message = T("Test load {i} of at most {n}: {layers} GPU layers, {ctx} tokens of context…",
+                        "第 {i} 次测试加载（最多 {n} 次）：{layers} 层放到 GPU，上下文 {ctx} 个词元…",
+                        i=number, n=self.budget, layers=layers, ctx=ctx)
         self.progress(ProbeProgress(number, self.budget, phase, layers, ctx, message, last))
 
-    def run(self, phase: str, gpu_layers: int, ctx: int) -> bool:
-        if (gpu_layers, ctx) in self.failed:  # e.g. the ctx search's top at 0 layers, after the layer search
+    def run(self, phase: str, gpu_layers: int, ctx: int, n_cpu_moe: int | None = None) -> bool:
+        """One candidate (``n_cpu_moe`` None: the config's own); a failure not about memory is tried once more."""
+        n_cpu_moe = self.config.n_cpu_moe if n_cpu_moe is None else n_cpu_moe
+        settings = (gpu_layers, ctx, n_cpu_moe)
+        if settings in self.failed:  # e.g. the ctx search's top at 0 layers, after the layer search
             return False
         for _try in range(2):
             if is_cancelled(self.cancel):
                 raise ProbeCancelled()
-            self._announce(phase, gpu_layers, ctx, self.attempts[-1] if self.attempts else None)
+            self._announce(phase, gpu_layers, ctx, n_cpu_moe, self.attempts[-1] if self.attempts else None)
             if is_cancelled(self.cancel):
                 raise ProbeCancelled()
-            attempt = self.runner(self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx), self.limits, self.cancel)
+            candidate = self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx, n_cpu_moe=n_cpu_moe)
+            attempt = self.runner(candidate, self.limits, self.cancel)
             self.attempts.append(attempt)
             if attempt.ok or attempt.memory_related:
                 if not attempt.ok:
-                    self.failed.add((gpu_layers, ctx))
+                    self.failed.add(settings)
                 return attempt.ok
             if attempt.diagnosis is not None and not attempt.diagnosis.restartable:
                 raise UserError(attempt.reason or T("The server cannot start.", "服务器无法启动。"),
                                 attempt.diagnosis.next_step, attempt.diagnosis.evidence)
             if attempt.cause not in TRANSIENT_CAUSES:
-                self.failed.add((gpu_layers, ctx))
+                self.failed.add(settings)
                 return False  # a crash at these settings: too much for this machine
         return False
 
 
-def _layer_search(prober: _Prober, n_layer: int, ctx: int, seed: int | None) -> int | None:
-    result = search_highest(n_layer + 2, lambda i: prober.run("layers", i, ctx), seed=seed)
+def _layer_search(prober: _Prober, n_layer: int, ctx: int, seed: int | None,
+                  n_cpu_moe: int | None = None) -> int | None:
+    result = search_highest(n_layer + 2, lambda i: prober.run("layers", i, ctx, n_cpu_moe), seed=seed)
     return result.best
 
 
@@ -113,13 +132,15 @@ def _ctx_steps(max_ctx: int) -> int:
     return max(-(-max_ctx // KV_CELL_PADDING), 1)
 
 
-def _ctx_search(prober: _Prober, gpu_layers: int, max_ctx: int, seed_ctx: int | None) -> int | None:
+def _ctx_search(prober: _Prober, gpu_layers: int, max_ctx: int, seed_ctx: int | None,
+                n_cpu_moe: int | None = None) -> int | None:
     """Multiples of 256, the last one being the requested ctx itself (never more than was asked)."""
     def ctx_at(index: int) -> int:
         return min((index + 1) * KV_CELL_PADDING, max_ctx)
 
     seed = None if seed_ctx is None else max(seed_ctx // KV_CELL_PADDING - 1, 0)
-    result = search_highest(_ctx_steps(max_ctx), lambda i: prober.run("ctx", gpu_layers, ctx_at(i)), seed=seed)
+    result = search_highest(_ctx_steps(max_ctx), lambda i: prober.run("ctx", gpu_layers, ctx_at(i), n_cpu_moe),
+                            seed=seed)
     return None if result.best is None else ctx_at(result.best)
 
 
@@ -149,7 +170,9 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
     backend = backend or resolve_backend(config)
     plan = make_plan(info, config, hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
                      margins=options.margins)
-    key = cache.probe_key(info, config, backend, hw, ram_budget=options.ram_budget, vram_budget=options.vram_budget,
+    experts = expert_seeds(info, config, hw, options)
+    keyed = config.with_changes(n_cpu_moe=0) if experts is not None else config  # the probe chooses it then
+    key = cache.probe_key(info, keyed, backend, hw, ram_budget=options.ram_budget, vram_budget=options.vram_budget,
                           margins=options.margins.to_dict(),
                           rlimits={str(k): v for k, v in (options.rlimits or {}).items()},
                           **({"max_context": True} if options.max_context else {}))
@@ -163,7 +186,7 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
                            ram_budget=options.ram_budget, vram_budget=options.vram_budget, rlimits=options.rlimits,
                            logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
     result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,
-                     options.seeded, context_ceiling(info, config) if options.max_context else None)
+                     options.seeded, context_ceiling(info, config) if options.max_context else None, experts)
     result.wall_seconds = time.monotonic() - started
     cache.save_result(key, result)
     return result
@@ -179,33 +202,64 @@ def context_ceiling(info: ModelInfo, config: LaunchConfig) -> int:
     return max(int(info.context_length or 0), int(config.ctx))
 
 
+@dataclass(frozen=True)
+class ExpertSeeds:
+    """The plan's answers for a model with experts on llama-server: the fewest leading layers whose experts stay in
+    RAM with every layer on the GPU, and the most layers with every expert in RAM (None: the plan sees no fit)."""
+
+    fewest_in_ram: int | None
+    layers_all_in_ram: int | None
+
+
+def expert_seeds(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None,
+                 options: ProbeOptions) -> ExpertSeeds | None:
+    """None for a model without experts, or an engine that cannot place them."""
+    if not places_experts(info, config):
+        return None
+    budgets = device_budgets(hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
+                             margins=options.margins)
+    all_in_ram = config.with_changes(n_cpu_moe=int(info.block_count))
+    return ExpertSeeds(fewest_experts_on_cpu(info, config, config.ctx, budgets),
+                       highest_fitting_layers(info, all_in_ram, config.ctx, budgets))
+
+
 def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded,
-            ceiling: int | None = None) -> ProbeResult:
-    """``ceiling``: search the context up to it too (GPU: at the layers found at the requested ctx)."""
+            ceiling: int | None = None, experts: ExpertSeeds | None = None) -> ProbeResult:
+    """``ceiling``: search the context up to it too (GPU: at the placement found at the requested ctx).
+    ``experts``: the model has experts the engine can keep in RAM apart from their layers."""
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend)
+    moe = gpu and experts is not None
     top_ctx = max(ceiling or 0, config.ctx)
-    bound = (max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)
-    prober = _Prober(config, limits, progress, cancel, runner, bound)
+    bound = ((max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)
+             + (max_loads(n_layer + 1, True) + 1 if moe else 0))
+    prober = _Prober(config, limits, progress, cancel, runner, bound, n_layer)
     notes = []
     recommendation = None
-    if gpu:
-        seed = (plan.max_gpu_layers or 0) if seeded else None
-        layers = _layer_search(prober, n_layer, config.ctx, seed)
+    if moe:
+        recommendation = expert_recommendation(prober.run, prober.attempts, n_layer, config.ctx,
+                                               experts.fewest_in_ram if seeded else None)
+    if gpu and recommendation is None:
+        # with experts: not even every expert in RAM fits beside every layer, so fewer layers, experts still in RAM
+        n_cpu_moe = n_layer if moe else config.n_cpu_moe
+        seed_layers = (experts.layers_all_in_ram if moe else plan.max_gpu_layers) or 0
+        layers = _layer_search(prober, n_layer, config.ctx, seed_layers if seeded else None, n_cpu_moe)
         if layers is not None:
-            recommendation = Recommendation(gpu_layers=layers, ctx=config.ctx)
-            if top_ctx > config.ctx:  # the requested ctx fits at these layers: how much more does?
-                more = _ctx_search(prober, layers, top_ctx, config.ctx)
-                recommendation = Recommendation(gpu_layers=layers, ctx=max(more or 0, config.ctx))
-    elif plan.has_gpu and plan.recommended_gpu_layers:
+            recommendation = Recommendation(gpu_layers=layers, ctx=config.ctx, n_cpu_moe=n_cpu_moe)
+    if gpu and recommendation is not None and top_ctx > config.ctx:  # the requested ctx fits: how much more does?
+        more = _ctx_search(prober, recommendation.gpu_layers, top_ctx, config.ctx, recommendation.n_cpu_moe)
+        recommendation = replace(recommendation, ctx=max(more or 0, config.ctx))
+    if not gpu and plan.has_gpu and plan.recommended_gpu_layers:
         notes.append(T("No usable GPU here, so only the context was measured (on the CPU); the plan expects "
                        "{layers} layers to fit the VRAM budget.",
                        "这里没有可用的 GPU，所以只在 CPU 上测量了上下文；估算认为显存预算能放下 {layers} 层。",
                        layers=plan.recommended_gpu_layers))
+    if gpu and experts is None and expert_split(info).is_moe:
+        notes.append(EMBEDDED_NO_CPU_MOE)
     if recommendation is None:
         best_ctx = _ctx_search(prober, 0, top_ctx, (plan.recommended_ctx or 0) if seeded else None)
         if best_ctx is not None:
-            recommendation = Recommendation(gpu_layers=0, ctx=best_ctx)
+            recommendation = Recommendation(gpu_layers=0, ctx=best_ctx, n_cpu_moe=config.n_cpu_moe)
     if progress is not None:
         last = prober.attempts[-1] if prober.attempts else None
         done = len(prober.attempts)

@@ -6,13 +6,37 @@ a tiny "hello" would pass a load that the first long message then breaks (llama.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where a request is sent: reading a stored probe result must not load httpx
     import httpx
 
 CHUNK = "The quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches. "
-GENERATED_TOKENS = 4
+# enough generated tokens for a generation speed to mean something (the probe compares placements by it), few enough
+# to cost well under a second on the models the probe is for
+GENERATED_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What the test request proved: the prompt's token count, and the speeds the server measured (None when it does
+    not report them: llama-cpp-python's server has no timings)."""
+
+    prompt_tokens: int
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+
+
+def _rate(timings: Any, key: str) -> float | None:
+    value = timings.get(key) if isinstance(timings, dict) else None
+    return round(float(value), 2) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def read_speeds(answer: Any, prompt_tokens: int) -> Evaluation:
+    """llama-server's ``timings`` block (prompt_per_second, predicted_per_second) of a completion answer."""
+    timings = answer.get("timings") if isinstance(answer, dict) else None
+    return Evaluation(prompt_tokens, _rate(timings, "prompt_per_second"), _rate(timings, "predicted_per_second"))
 
 
 class RequestFailed(Exception):
@@ -64,8 +88,10 @@ def prompt_target(ubatch: int, ctx: int) -> int:
     return max(min(ubatch + 16, ctx - GENERATED_TOKENS - 8), 1)
 
 
-def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s: float) -> int:
-    """Send one long prompt and generate a few tokens; returns the prompt's token count."""
+def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s: float, *,
+                  ignore_eos: bool = False) -> Evaluation:
+    """Send one long prompt and generate a few tokens; returns the prompt's token count and the measured speeds.
+    ``ignore_eos`` (llama-server only) makes it generate all of them, so speeds compare like with like."""
     import httpx
 
     with httpx.Client(timeout=timeout_s, trust_env=False) as client:
@@ -73,7 +99,7 @@ def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s
             text, n_tokens = build_prompt(client, url, tokenize_path, prompt_target(ubatch, ctx))
             response = client.post(url + "/v1/completions", json={
                 "prompt": text, "max_tokens": GENERATED_TOKENS, "temperature": 0.0,
-            })
+            } | ({"ignore_eos": True} if ignore_eos else {}))
         except httpx.HTTPStatusError as error:  # the tokenizer answered with an error
             raise RequestFailed(f"HTTP {error.response.status_code}: {error.response.text[:300]}", kind="http",
                                 status=error.response.status_code,
@@ -86,9 +112,10 @@ def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s
         raise RequestFailed(f"HTTP {response.status_code}: {response.text[:300]}", kind="http",
                             status=response.status_code, server_message=_server_message(response))
     try:
-        choices = response.json()["choices"]
-    except (KeyError, ValueError) as error:
+        answer = response.json()
+        choices = answer["choices"]
+    except (KeyError, TypeError, ValueError) as error:
         raise RequestFailed(f"unexpected answer: {response.text[:300]}", kind="answer") from error
     if not choices:
         raise RequestFailed("the answer had no choices", kind="answer")
-    return n_tokens
+    return read_speeds(answer, n_tokens)

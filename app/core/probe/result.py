@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.plan.memory import MemoryPlan
+from app.core.plan.placement import Placement
 from app.core.probe.attempt import Attempt
 from app.core.text import T, Text, human_bytes
 
@@ -28,24 +29,34 @@ class ProbeProgress:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The settings the probe proved: the most GPU layers, then the most context, that really loaded and answered."""
+    """The settings the probe proved: the most GPU layers, then the most context, that really loaded and answered;
+    for a model with experts, the fastest placement that passed (``n_cpu_moe``: leading layers whose experts stay in
+    RAM)."""
 
     gpu_layers: int
     ctx: int
+    n_cpu_moe: int = 0
 
     def changes(self) -> dict[str, int]:
         """As LaunchConfig changes (what the Settings step applies)."""
-        return {"gpu_layers": self.gpu_layers, "ctx": self.ctx}
+        return {"gpu_layers": self.gpu_layers, "ctx": self.ctx, "n_cpu_moe": self.n_cpu_moe}
 
     def to_dict(self) -> dict[str, int]:
         return self.changes()
+
+    def placement(self, n_layer: int) -> Text:
+        """Where the model goes, in plain words."""
+        return Placement(n_layer, self.gpu_layers, self.n_cpu_moe).describe()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Recommendation | None:
         """None for a missing or unreadable one (a hand-edited profile must not crash the window)."""
         try:
-            return cls(int(data["gpu_layers"]), int(data["ctx"])) if data else None
-        except (KeyError, TypeError, ValueError):
+            if not data:
+                return None
+            n_cpu_moe = int(data.get("n_cpu_moe") or 0)  # results stored before experts were placed have none
+            return cls(int(data["gpu_layers"]), int(data["ctx"]), max(n_cpu_moe, 0))
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
 
@@ -66,7 +77,8 @@ class ProbeResult:
         rec = self.recommendation
         if rec is None:
             return None
-        matches = [a for a in self.attempts if a.ok and a.gpu_layers == rec.gpu_layers and a.ctx == rec.ctx]
+        matches = [a for a in self.attempts if a.ok and (a.gpu_layers, a.ctx, a.n_cpu_moe) ==
+                   (rec.gpu_layers, rec.ctx, rec.n_cpu_moe)]
         return matches[-1] if matches else None
 
     def summary(self) -> Text:
@@ -83,14 +95,28 @@ class ProbeResult:
             memory = T("peak RAM {rss}, no graphics memory used", "内存峰值 {rss}，未使用显存", rss=rss)
         else:  # on the GPU but not measured (no NVML): leave it out
             memory = T("peak RAM {rss}", "内存峰值 {rss}", rss=rss)
+        memory = _with_speed(memory, passing)
+        counts = {"n": len(self.attempts), "cached": ", from the cache" if self.cached else "",
+                  "cached_zh": "，来自缓存" if self.cached else "", "ctx": self.recommendation.ctx,
+                  "memory": memory.render("en"), "memory_zh": memory.render("zh")}
+        if self.recommendation.n_cpu_moe > 0 and self.n_layer:
+            where = self.recommendation.placement(self.n_layer)
+            return T("Safe settings, measured: {where} and {ctx} tokens of context ({memory}; {n} test loads{cached}).",
+                     "实测的安全设置：{where_zh}，上下文 {ctx} 个词元（{memory_zh}；共 {n} 次测试加载{cached_zh}）。",
+                     where=where.render("en"), where_zh=where.render("zh"), **counts)
         return T("Safe settings, measured: {layers} GPU layers and {ctx} tokens of context "
                  "({memory}; {n} test loads{cached}).",
                  "实测的安全设置：{layers} 层放到 GPU，上下文 {ctx} 个词元（{memory_zh}；"
                  "共 {n} 次测试加载{cached_zh}）。",
-                 layers=self.recommendation.gpu_layers, ctx=self.recommendation.ctx,
-                 memory=memory.render("en"), memory_zh=memory.render("zh"),
-                 n=len(self.attempts), cached=", from the cache" if self.cached else "",
-                 cached_zh="，来自缓存" if self.cached else "")
+                 layers=self.recommendation.gpu_layers, **counts)
+
+    @property
+    def n_layer(self) -> int:
+        """The model's layer count, from the plan (or the stored plan of a cached result); 0 when unknown."""
+        if self.plan is not None:
+            return int(self.plan.n_layer)
+        value = (self.plan_dict or {}).get("n_layer")
+        return int(value) if isinstance(value, int) else 0
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         plan = self.plan.to_dict(lang) if self.plan is not None else self.plan_dict
@@ -138,6 +164,18 @@ class ProbeResult:
         )
 
 
+def _with_speed(memory: Text, passing: Attempt | None) -> Text:
+    """The memory part of the summary, with the generation speed the passing load measured (when it did)."""
+    if passing is None or not passing.generation_tps:
+        return memory
+    return T("{memory}, {tps} tokens/s", "{memory_zh}，每秒 {tps} 个词元", memory=memory.render("en"),
+             memory_zh=memory.render("zh"), tps=f"{passing.generation_tps:.1f}")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _text_of(value: Any) -> Text:
     """A stored sentence: ``{"en", "zh"}`` (language-neutral) or a string rendered in one language."""
     if isinstance(value, Mapping):
@@ -155,7 +193,8 @@ def attempt_from_cache(entry: Mapping[str, Any]) -> Attempt:
         peak_rss_bytes=entry.get("peak_rss_bytes"), peak_vram_bytes=entry.get("peak_vram_bytes"),
         seconds=float(entry.get("seconds") or 0.0), load_seconds=entry.get("load_seconds"),
         cause=entry.get("cause"), reason=_text_of(reason) if reason else None,
-        prompt_tokens=entry.get("prompt_tokens"),
+        prompt_tokens=entry.get("prompt_tokens"), n_cpu_moe=int(entry.get("n_cpu_moe") or 0),
+        prompt_tps=_number(entry.get("prompt_tps")), generation_tps=_number(entry.get("generation_tps")),
     )
 
 

@@ -1,4 +1,5 @@
-"""The "Advanced" launch settings: KV cache types, flash attention, threads, load mode, engine, network, API key."""
+"""The "Advanced" launch settings: KV cache types, flash attention, threads, load mode, experts kept in RAM, engine,
+network, API key."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ class AdvancedForm(Retranslating, QWidget):
         self.threads.setRange(0, 512)
         self.load_mode = QComboBox(self)
         self.load_mode.addItems(["", "", ""])
+        self.experts_in_ram = QSpinBox(self)  # llama-server's --n-cpu-moe: layers whose experts stay in RAM
+        self.experts_in_ram.setRange(0, 999)
         self.backend = QComboBox(self)
         self.backend.addItems(["", ""])
         self.engine_own = QCheckBox(self)  # unticked: the engine is the app-wide choice, every model gets it
@@ -52,13 +55,15 @@ class AdvancedForm(Retranslating, QWidget):
         self.pick_free_port.addItems(["", ""])
         self.api_key = QLineEdit(self)
         self.api_key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
-        guard_wheel(self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.backend,
-                    self.port, self.pick_free_port)
+        guard_wheel(self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.experts_in_ram,
+                    self.backend, self.port, self.pick_free_port)
         self._labels: dict[str, QLabel] = {}
+        self._has_experts = False
         self._build_form()
         self._connect()
         self.retranslate()
         self._sync_backend()
+        self.show_experts(None)
 
     def _build_form(self) -> None:
         form = QFormLayout(self)
@@ -70,7 +75,8 @@ class AdvancedForm(Retranslating, QWidget):
         backend_row.addWidget(self.backend, 1)
         backend_row.addWidget(self.engine_own)
         rows = [("cache_k", self.cache_k), ("cache_v", self.cache_v), ("flash_attn", self.flash_attn),
-                ("threads", self.threads), ("load_mode", self.load_mode), ("backend", backend_row),
+                ("threads", self.threads), ("load_mode", self.load_mode), ("experts_in_ram", self.experts_in_ram),
+                ("backend", backend_row),
                 ("server_bin", server_row), ("host", self.host), ("port", self.port),
                 ("pick_free_port", self.pick_free_port), ("api_key", self.api_key)]
         for key, field in rows:
@@ -81,7 +87,7 @@ class AdvancedForm(Retranslating, QWidget):
     def _connect(self) -> None:
         for combo in (self.cache_k, self.cache_v, self.flash_attn, self.load_mode, self.backend, self.pick_free_port):
             combo.currentIndexChanged.connect(self.changed)
-        for spin in (self.threads, self.port):
+        for spin in (self.threads, self.experts_in_ram, self.port):
             spin.valueChanged.connect(self.changed)
         for edit in (self.server_bin, self.host, self.api_key):
             edit.editingFinished.connect(self.changed)
@@ -93,7 +99,8 @@ class AdvancedForm(Retranslating, QWidget):
         texts = {
             "cache_k": self.tr("KV cache type (K)"), "cache_v": self.tr("KV cache type (V)"),
             "flash_attn": self.tr("Flash attention"), "threads": self.tr("CPU threads"),
-            "load_mode": self.tr("Loading"), "backend": self.tr("Engine"),
+            "load_mode": self.tr("Loading"), "experts_in_ram": self.tr("Experts on the processor"),
+            "backend": self.tr("Engine"),
             "server_bin": self.tr("llama-server program"), "host": self.tr("Listen address"),
             "port": self.tr("Port"), "pick_free_port": self.tr("If the port is busy"), "api_key": self.tr("API key"),
         }
@@ -112,6 +119,13 @@ class AdvancedForm(Retranslating, QWidget):
         self.pick_free_port.setItemText(0, self.tr("use a free port"))
         self.pick_free_port.setItemText(1, self.tr("stop with an error"))
         self.threads.setSpecialValueText(self.tr("automatic"))
+        self.experts_in_ram.setSpecialValueText(self.tr("none"))
+        self.experts_in_ram.setSuffix(self.tr(" layers"))
+        self.experts_in_ram.setToolTip(self.tr("For a model with experts: the experts of this many layers stay in the "
+                                               "computer's memory while everything else runs on the graphics card. "
+                                               "Often much faster than putting fewer layers on the card. Only the "
+                                               "llama-server engine can do it; \"Find safe settings\" measures the "
+                                               "best number."))
         self.server_bin.setPlaceholderText(self.tr("found automatically"))
         self.browse.setText(self.tr("Browse…"))
         self.api_key.setPlaceholderText(self.tr("none (only this computer can connect)"))
@@ -120,6 +134,15 @@ class AdvancedForm(Retranslating, QWidget):
         is_server = self.backend.currentIndex() == 1
         self.server_bin.setEnabled(is_server)
         self.browse.setEnabled(is_server)
+        self.experts_in_ram.setEnabled(is_server)
+
+    def show_experts(self, n_layer: int | None) -> None:
+        """The experts row only for a model that has experts (``n_layer``: its layer count; None: no experts)."""
+        shown = self._has_experts = bool(n_layer)
+        self.experts_in_ram.setVisible(shown)
+        self._labels["experts_in_ram"].setVisible(shown)
+        if n_layer:
+            self.experts_in_ram.setMaximum(int(n_layer))
 
     def _browse_server(self) -> None:
         from PySide6.QtWidgets import QFileDialog  # imported when used: faster start-up
@@ -151,6 +174,7 @@ class AdvancedForm(Retranslating, QWidget):
             "cache_type_k": self.cache_k.currentText(), "cache_type_v": self.cache_v.currentText(),
             "flash_attn": flash, "threads": self.threads.value() or None,
             "load_mode": LOAD_MODES[self.load_mode.currentIndex()],
+            "n_cpu_moe": self.experts_in_ram.value() if self._has_experts else 0,
             "backend": (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER)[self.backend.currentIndex()],
             "server_bin": self.server_bin.text().strip() or None,
             "host": self.host.text().strip() or "127.0.0.1", "port": self.port.value(),
@@ -159,8 +183,8 @@ class AdvancedForm(Retranslating, QWidget):
         }
 
     def set_values(self, config: LaunchConfig) -> None:
-        widgets = (self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.backend,
-                   self.server_bin, self.host, self.port, self.pick_free_port, self.api_key)
+        widgets = (self.cache_k, self.cache_v, self.flash_attn, self.threads, self.load_mode, self.experts_in_ram,
+                   self.backend, self.server_bin, self.host, self.port, self.pick_free_port, self.api_key)
         for widget in widgets:
             widget.blockSignals(True)
         try:
@@ -169,6 +193,7 @@ class AdvancedForm(Retranslating, QWidget):
             self.flash_attn.setCurrentIndex({None: 0, True: 1, False: 2}[config.flash_attn])
             self.threads.setValue(config.threads or 0)
             self.load_mode.setCurrentIndex(LOAD_MODES.index(config.load_mode) if config.load_mode in LOAD_MODES else 0)
+            self.experts_in_ram.setValue(int(config.n_cpu_moe))
             self.backend.setCurrentIndex(1 if config.backend == BACKEND_LLAMA_SERVER else 0)
             self.server_bin.setText(config.server_bin or "")
             self.host.setText(config.host)

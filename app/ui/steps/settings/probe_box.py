@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.plan.placement import Placement
 from app.core.problem import UserError
 from app.core.text import human_bytes
 from app.ui.i18n import Retranslating
@@ -218,17 +219,32 @@ class ProbeBox(Retranslating, QWidget):
         failure that says nothing about memory), so a repeat says so instead of looking like the same row twice."""
         attempt = self._attempt_values[row]
         text = self.attempt_text(attempt)
-        if any((a.gpu_layers, a.ctx) == (attempt.gpu_layers, attempt.ctx) for a in self._attempt_values[:row]):
+        same = (attempt.gpu_layers, attempt.ctx, attempt.n_cpu_moe)
+        if any((a.gpu_layers, a.ctx, a.n_cpu_moe) == same for a in self._attempt_values[:row]):
             text += " " + self.tr("(the same settings again, to be sure)")
         return text
 
     def attempt_text(self, attempt: Attempt) -> str:
-        head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
+        if attempt.n_cpu_moe > 0 and self.info is not None:  # a model with experts: where they went, in words
+            where = Placement(int(self.info.block_count), attempt.gpu_layers, attempt.n_cpu_moe).describe().render()
+            head = self.tr("{where}, {ctx} tokens").format(where=where, ctx=attempt.ctx)
+        else:
+            head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
         if attempt.ok:
             return head + " — " + self.tr("works (loaded in {s} s, peak RAM {rss})").format(
-                s=f"{attempt.load_seconds or attempt.seconds:.1f}", rss=human_bytes(attempt.peak_rss_bytes))
+                s=f"{attempt.load_seconds or attempt.seconds:.1f}", rss=human_bytes(attempt.peak_rss_bytes)) + (
+                self._speed_text(attempt))
         reason = attempt.reason or (attempt.diagnosis.message if attempt.diagnosis is not None else None)
         return head + " — " + (reason.render() if reason is not None else self.tr("failed"))
+
+    def _speed_text(self, attempt: Attempt) -> str:
+        """The speeds the test request measured, when the engine reported them."""
+        if not attempt.generation_tps:
+            return ""
+        text = " · " + self.tr("{gen} tokens/s writing").format(gen=f"{attempt.generation_tps:.1f}")
+        if attempt.prompt_tps:
+            text += ", " + self.tr("{pp} tokens/s reading the prompt").format(pp=f"{attempt.prompt_tps:.0f}")
+        return text
 
     def _trained_ctx(self) -> int:
         return int(self.info.context_length or 0) if self.info is not None else 0
@@ -267,6 +283,9 @@ class ProbeBox(Retranslating, QWidget):
         if kind == "saved" and value is not None and value.recommendation is not None:
             rec = value.recommendation
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.saved_at or time.time()))
+            if rec.n_cpu_moe > 0 and self.info is not None:
+                return self.tr("Last measured on {when} (cached): {where}, {ctx} tokens.").format(
+                    when=when, where=rec.placement(int(self.info.block_count)).render(), ctx=rec.ctx)
             return self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
                 when=when, layers=rec.gpu_layers, ctx=rec.ctx)
         return self.tr("Not measured yet. The numbers above are an estimate; "

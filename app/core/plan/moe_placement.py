@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
-from app.core.plan.budget import DeviceBudget
+from app.core.plan.budget import DeviceBudget, device_budgets
 from app.core.plan.experts import expert_split
 from app.core.plan.memory import fits_all
+from app.core.plan.placement import Placement
 
 
 def places_experts(info: Any, config: LaunchConfig) -> bool:
@@ -42,3 +43,17 @@ def fewest_experts_on_cpu(info: Any, config: LaunchConfig, ctx: int, budgets: li
         else:
             lo = mid
     return hi
+
+
+def suggested_placement(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | None = None,
+                        ram_budget: int | None = None, margins: Any = None) -> Placement | None:
+    """The plan's expert placement for a model with experts on llama-server with a GPU (or a VRAM budget): every
+    layer on the GPU and the fewest layers' experts in RAM; None for other models, engines, or when none fits."""
+    if not places_experts(info, config):
+        return None
+    budgets = device_budgets(hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins)
+    if not any(b.kind == "gpu" for b in budgets):
+        return None
+    fewest = fewest_experts_on_cpu(info, config, config.ctx, budgets)
+    n_layer = int(info.block_count)
+    return None if fewest is None else Placement(n_layer, n_layer + 1, fewest)

@@ -27,11 +27,12 @@ from app.core.plan.moe_placement import fewest_experts_on_cpu, places_experts
 from app.core.plan.placement import Placement
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, AttemptLimits, ProbeCancelled, is_cancelled, run_attempt
+from app.core.probe.fit_seed import FitAnswer, ask_fit, fit_targets_mib
 from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
 from app.core.problem import UserError
-from app.core.text import T
+from app.core.text import T, Text
 
 GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
 # failures that say nothing about the candidate settings: tried once more before they count
@@ -157,11 +158,12 @@ def _cache_still_valid(stored: dict[str, Any], hw: HardwareReport | None) -> boo
 
 def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, options: ProbeOptions | None = None,
               *, progress: Callable[[ProbeProgress], None] | None = None, cancel: Cancel = None,
-              backend: BackendInfo | None = None, runner: AttemptRunner | None = None) -> ProbeResult:
+              backend: BackendInfo | None = None, runner: AttemptRunner | None = None,
+              fit: FitAnswer | None = None) -> ProbeResult:
     """Find the highest GPU layers and ctx that really load and answer; see the module doc.
 
     ``backend`` is the resolved engine (resolved from ``config`` when None); ``runner`` replaces the real
-    attempt (simulations).
+    attempt (simulations); ``fit`` replaces llama.cpp's dry run (asked only for real attempts).
     """
     from app.core.launch.backends import resolve_backend
 
@@ -185,11 +187,21 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
     limits = AttemptLimits(load_timeout_s=options.load_timeout_s, margins=options.margins,
                            ram_budget=options.ram_budget, vram_budget=options.vram_budget, rlimits=options.rlimits,
                            logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
+    if fit is None and runner is None:
+        fit = _ask_fit(info, config, hw, backend, options)
     result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,
-                     options.seeded, context_ceiling(info, config) if options.max_context else None, experts)
+                     options.seeded, context_ceiling(info, config) if options.max_context else None, experts, fit)
     result.wall_seconds = time.monotonic() - started
     cache.save_result(key, result)
     return result
+
+
+def _ask_fit(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, backend: BackendInfo,
+             options: ProbeOptions) -> FitAnswer | None:
+    """llama.cpp's own dry run, where a GPU is used and the llama-server build has the tool (fit_seed.py)."""
+    if not _uses_gpu(hw, backend):
+        return None
+    return ask_fit(info, config, backend.path, fit_targets_mib(hw, options.margins, options.vram_budget))
 
 
 def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Cancel) -> Attempt:
@@ -224,9 +236,11 @@ def expert_seeds(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | Non
 
 
 def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, seeded,
-            ceiling: int | None = None, experts: ExpertSeeds | None = None) -> ProbeResult:
+            ceiling: int | None = None, experts: ExpertSeeds | None = None,
+            fit: FitAnswer | None = None) -> ProbeResult:
     """``ceiling``: search the context up to it too (GPU: at the placement found at the requested ctx).
-    ``experts``: the model has experts the engine can keep in RAM apart from their layers."""
+    ``experts``: the model has experts the engine can keep in RAM apart from their layers. ``fit``: llama.cpp's
+    own dry run, the seed where the plan has none, and shown beside the measured answer."""
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend)
     moe = gpu and experts is not None
@@ -237,12 +251,14 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
     notes = []
     recommendation = None
     if moe:
+        seed = experts.fewest_in_ram if experts.fewest_in_ram is not None else _fit_experts(fit, n_layer)
         recommendation = expert_recommendation(prober.run, prober.attempts, n_layer, config.ctx,
-                                               experts.fewest_in_ram if seeded else None)
+                                               seed if seeded else None)
     if gpu and recommendation is None:
         # with experts: not even every expert in RAM fits beside every layer, so fewer layers, experts still in RAM
         n_cpu_moe = n_layer if moe else config.n_cpu_moe
-        seed_layers = (experts.layers_all_in_ram if moe else plan.max_gpu_layers) or 0
+        planned = experts.layers_all_in_ram if moe else plan.max_gpu_layers
+        seed_layers = planned if planned is not None else _fit_layers(fit, n_layer)
         layers = _layer_search(prober, n_layer, config.ctx, seed_layers if seeded else None, n_cpu_moe)
         if layers is not None:
             recommendation = Recommendation(gpu_layers=layers, ctx=config.ctx, n_cpu_moe=n_cpu_moe)
@@ -256,6 +272,8 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
                        layers=plan.recommended_gpu_layers))
     if gpu and experts is None and expert_split(info).is_moe:
         notes.append(EMBEDDED_NO_CPU_MOE)
+    if fit is not None and fit.gpu_layers is not None:
+        notes.append(_fit_note(fit, n_layer))
     if recommendation is None:
         best_ctx = _ctx_search(prober, 0, top_ctx, (plan.recommended_ctx or 0) if seeded else None)
         if best_ctx is not None:
@@ -265,3 +283,25 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
         done = len(prober.attempts)
         progress(ProbeProgress(done, done, "done", 0, 0, T("The probe finished.", "探测完成。"), last))
     return ProbeResult(recommendation, prober.attempts, plan, cached=False, backend=backend.to_dict(), notes=notes)
+
+
+def _fit_layers(fit: FitAnswer | None, n_layer: int) -> int:
+    """The dry run's GPU layers as the layer search counts them (-1: all of them and the output layer); 0 if none."""
+    if fit is None or fit.gpu_layers is None:
+        return 0
+    return n_layer + 1 if fit.gpu_layers < 0 else min(fit.gpu_layers, n_layer + 1)
+
+
+def _fit_experts(fit: FitAnswer | None, n_layer: int) -> int | None:
+    """The dry run's experts in RAM as a seed for the expert search, when it kept every layer on the GPU."""
+    if fit is None or _fit_layers(fit, n_layer) <= n_layer:
+        return None
+    return fit.n_cpu_moe()
+
+
+def _fit_note(fit: FitAnswer, n_layer: int) -> Text:
+    where = Placement(n_layer, _fit_layers(fit, n_layer), fit.n_cpu_moe()).describe()
+    return T("llama.cpp's own estimate (a dry run, nothing loaded) was: {where}. The settings above were measured "
+             "with real loads.",
+             "llama.cpp 自己的估算（只是预演，没有真正加载）是：{where_zh}。上面的设置是用真实加载测出来的。",
+             where=where.render("en"), where_zh=where.render("zh"))

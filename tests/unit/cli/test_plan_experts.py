@@ -33,3 +33,23 @@ def test_a_dense_model_has_no_experts_block_and_a_negative_count_is_a_usage_erro
     with pytest.raises(SystemExit) as exit_info:  # argparse usage error
         main(["plan", str(tiny_model), "--n-cpu-moe", "-2"])
     assert exit_info.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+
+
+def test_the_plan_suggests_every_layer_on_the_gpu_with_some_experts_in_ram(capsys, tmp_path):
+    from app.core.synthetic import SyntheticSpec
+
+    spec = SyntheticSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=2, n_expert=8, n_expert_used=2, n_ff_exp=512)
+    model = str(write_model("qwen3moe", tmp_path / "moe-100mb.gguf", spec))
+    args = ["plan", model, "--vram-budget", "560M", "--keep-vram", "1M", "--gpu-layers", "-1",
+            "--backend", "llama-server", "--ctx", "2048"]
+    main([*args, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    suggested = data["experts"]["suggested"]
+    assert suggested["gpu_layers"] == 9 and 0 < suggested["n_cpu_moe"] < 8  # all layers, some experts in RAM
+    assert data["max_gpu_layers"] < 8  # whole layers alone: fewer of them fit
+    main(args)
+    text = capsys.readouterr().out
+    assert (f"suggests: all 8 layers on the GPU, experts of {suggested['n_cpu_moe']} layers on the processor "
+            f"(--gpu-layers 9 --n-cpu-moe {suggested['n_cpu_moe']})") in text
+    main([*args[:-3], "embedded", "--ctx", "2048", "--json"])
+    assert json.loads(capsys.readouterr().out)["experts"]["suggested"] is None  # that engine cannot place experts

@@ -38,7 +38,7 @@ def test_the_experts_row_only_for_a_model_with_experts_and_its_value_round_trips
     form.set_values(config)
     assert form.values()["n_cpu_moe"] == 12 and form.experts_in_ram.isVisibleTo(form)
     assert form.experts_in_ram.maximum() == 48 and form.experts_in_ram.isEnabled()
-    form.set_values(config.with_changes(backend="llama-cpp-python"))
+    form.set_values(config.with_changes(backend="embedded"))
     assert not form.experts_in_ram.isEnabled()  # the built-in engine cannot keep experts apart
 
 

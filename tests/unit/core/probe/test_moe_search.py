@@ -133,7 +133,7 @@ def test_a_wrong_plan_still_lands_on_the_card_s_answer(error):
 def test_the_built_in_engine_is_told_it_cannot_split_experts():
     info = moe_info(QWEN3_30B_A3B)
     sim = SimCard(info, 8 * GiB)
-    result = probe(info, sim, backend="llama-cpp-python")
+    result = probe(info, sim, backend="embedded")
     assert result.recommendation.n_cpu_moe == 0 and all(a.n_cpu_moe == 0 for a in result.attempts)
     assert any("llama-server engine can" in note.render("en") for note in result.notes)
 

@@ -73,18 +73,30 @@ def overflow_from_error(error: dict[str, Any], request_id: str | None) -> Contex
 
 
 def classify_http(status: int, body: bytes | str, request_id: str | None,
-                  log_tail: LogTail | None = None) -> Exception:
-    """The exception to raise for a non-200 reply."""
+                  log_tail: LogTail | None = None, *, url: str | None = None, key_given: bool | None = None,
+                  retry_after: str | None = None) -> Exception:
+    """The exception to raise for a non-200 reply. ``url`` and ``key_given`` let a 401/403 say which server
+    wanted a key and whether one was sent; ``retry_after`` is a 429's Retry-After header."""
     error = parse_error_body(body)
     raw = json.dumps(error, ensure_ascii=False)[:1000]
     if status == 503:
         return ServerLoading(request_id, raw)
-    if status == 401:
-        return errors.auth(request_id, (raw,))
+    if status in (401, 403):
+        return errors.auth(request_id, (raw,), url=url, key_given=key_given, status=status)
+    if status == 429:
+        return errors.busy(request_id, _seconds(retry_after) or _seconds(error.get("retry_after")), (raw,))
     overflow = overflow_from_error(error, request_id)
     if overflow is not None:
         return overflow
     return server_error(status, str(error.get("message", "")), request_id, raw, log_tail)
+
+
+def _seconds(value: Any) -> int | None:
+    """Retry-After as whole seconds (the HTTP-date form is not used by the servers we meet)."""
+    try:
+        return max(1, int(float(str(value).strip())))
+    except (TypeError, ValueError):
+        return None
 
 
 def classify_stream_error(error: dict[str, Any], request_id: str | None,

@@ -54,8 +54,9 @@ class ChatClient:
     def __init__(self, base_url: str | Callable[[], str], *, api_key: str | None = None, backend: str | None = None,
                  ctx_per_slot: int | None = None, connect_timeout: float = 5.0, read_timeout: float = 120.0,
                  crash_info: CrashInfo | None = None, log_tail: LogTail | None = None,
-                 crash_wait_s: float = 3.0, mode: str = CHAT):
+                 crash_wait_s: float = 3.0, mode: str = CHAT, model: str | None = None):
         self._base_url = base_url
+        self.model = model  # sent as "model" (Ollama and LM Studio need it; a single-model llama-server ignores it)
         self.mode = mode
         self.api_key = api_key
         self.backend = backend
@@ -81,6 +82,10 @@ class ChatClient:
         """Ask the server again who it is on the next request (after a crash and restart)."""
         self._info = None
 
+    def failure_context(self, retry_after: str | None = None) -> dict[str, Any]:
+        """What ``classify_http`` needs to word a refusal: the address, whether a key was sent, Retry-After."""
+        return {"url": self.base_url, "key_given": bool(self.api_key), "retry_after": retry_after}
+
     def headers(self, request_id: str) -> dict[str, str]:
         headers = {"X-Request-Id": request_id}
         if self.api_key:
@@ -100,7 +105,8 @@ class ChatClient:
         except httpx.TransportError as exc:
             raise self.connection_failure(exc, request_id, connect=isinstance(exc, httpx.ConnectError)) from None
         if reply.status_code not in ok_statuses:
-            raise classify_http(reply.status_code, reply.content, request_id, self.log_tail)
+            raise classify_http(reply.status_code, reply.content, request_id, self.log_tail, **self.failure_context(
+                reply.headers.get("retry-after")))
         try:
             return reply.status_code, reply.json() if reply.status_code == 200 else None
         except ValueError:
@@ -132,6 +138,8 @@ class ChatClient:
 
     def _endpoint(self, messages: list[dict[str, str]], fields: dict[str, Any], stream: bool) -> tuple[str, dict]:
         """(path, body) of one reply in this client's mode."""
+        if self.model:
+            fields = {"model": self.model, **fields}
         if self.text_completion:
             return completion_request(self.server_info().backend == BACKEND_LLAMA_SERVER, messages, fields, stream)
         return "/v1/chat/completions", {"messages": messages, "stream": stream, **fields}

@@ -22,7 +22,8 @@ UNREACHABLE = "unreachable"
 TOO_SLOW = "too_slow"
 SERVER_ERROR = "server_error"
 MALFORMED = "malformed"
-KINDS = (CONTEXT_TOO_LONG, LOADING, AUTH, SERVER_CRASHED, UNREACHABLE, TOO_SLOW, SERVER_ERROR, MALFORMED)
+BUSY = "busy"
+KINDS = (CONTEXT_TOO_LONG, LOADING, AUTH, SERVER_CRASHED, UNREACHABLE, TOO_SLOW, SERVER_ERROR, MALFORMED, BUSY)
 
 
 @dataclass
@@ -110,13 +111,40 @@ def loading(request_id: str | None, waited_s: float, evidence: tuple[str, ...] =
     )
 
 
-def auth(request_id: str | None, evidence: tuple[str, ...] = ()) -> ChatError:
+def auth(request_id: str | None, evidence: tuple[str, ...] = (), *, url: str | None = None,
+         key_given: bool | None = None, status: int = 401) -> ChatError:
+    """HTTP 401/403. With the address known, the sentence says which server and whether a key was sent at all."""
+    details = {"status": status}
+    if url is not None and not key_given:
+        return ChatError(
+            AUTH, T("The server at {url} wants an API key.", "{url} 的服务器需要 API 密钥。", url=url),
+            T("Ask whoever runs that server for its API key and enter it, then connect again.",
+              "请向该服务器的管理者索取 API 密钥并填入，然后重新连接。"),
+            request_id=request_id, evidence=evidence, details=details)
+    if url is not None:
+        return ChatError(
+            AUTH, T("The server at {url} refused this API key.", "{url} 的服务器拒绝了这个 API 密钥。", url=url),
+            T("Check the key for typing mistakes (copy it again from where it was shown), then connect again.",
+              "请检查密钥是否有误（从显示它的地方重新复制），然后重新连接。"),
+            request_id=request_id, evidence=evidence, details=details)
     return ChatError(
         AUTH,
-        T("The server refused the API key (HTTP 401).", "服务器拒绝了 API 密钥（HTTP 401）。"),
+        T("The server refused the API key (HTTP {status}).", "服务器拒绝了 API 密钥（HTTP {status}）。", status=status),
         T("Use the same API key that the server was started with, or start it without one.",
           "请使用与服务器启动时相同的 API 密钥，或不设密钥重新启动。"),
-        request_id=request_id, evidence=evidence,
+        request_id=request_id, evidence=evidence, details=details,
+    )
+
+
+def busy(request_id: str | None, retry_after_s: int | None, evidence: tuple[str, ...] = ()) -> ChatError:
+    """HTTP 429: a shared server answers as many requests at once as it has slots and turns the rest away."""
+    seconds = max(1, int(retry_after_s or 5))
+    return ChatError(
+        BUSY,
+        T("The server is busy answering other requests; try again in {seconds} s.",
+          "服务器正忙于回答其他请求；请在 {seconds} 秒后重试。", seconds=seconds),
+        T("Your message is kept; send it again in a moment.", "您的消息已保留，稍后再发送即可。"),
+        request_id=request_id, evidence=evidence, details={"retry_after_s": seconds},
     )
 
 

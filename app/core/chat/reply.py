@@ -50,11 +50,12 @@ class ReplyStream:
     def open(self) -> None:
         self._started = time.perf_counter()
         try:
-            status, _ = self._transport.open()
+            status, headers = self._transport.open()
             if status != 200:
                 body = self._transport.read_body()
                 self._transport.close()
-                raise classify_http(status, body, self.request_id, self._client.log_tail)
+                raise classify_http(status, body, self.request_id, self._client.log_tail,
+                                    **self._client.failure_context(headers.get("retry-after")))
         except _CONNECTION_ERRORS + (httpcore.TimeoutException,) as exc:
             self._transport.close()
             if self.stopped:

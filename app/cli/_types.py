@@ -77,6 +77,17 @@ def tensor_split(text: str) -> tuple[float, ...]:
     return shares
 
 
+def rpc_workers(text: str) -> tuple[str, ...]:
+    """'192.168.1.20:50052,192.168.1.21' -> ('192.168.1.20:50052', '192.168.1.21:50052'): llama.cpp RPC workers."""
+    from app.core.problem import UserError
+    from app.core.rpc.worker import parse_workers
+
+    try:
+        return tuple(worker.address for worker in parse_workers(text))
+    except UserError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def port_number(text: str) -> int:
     return _whole_in(text, 1, 65535, "port numbers go from 1 to 65535")
 

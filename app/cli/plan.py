@@ -11,7 +11,15 @@ import argparse
 
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
-from app.cli._types import context_size, gpu_layers, non_negative_int, parse_bytes, positive_int, tensor_split
+from app.cli._types import (
+    context_size,
+    gpu_layers,
+    non_negative_int,
+    parse_bytes,
+    positive_int,
+    rpc_workers,
+    tensor_split,
+)
 from app.core.gguf.projector import find_projector
 from app.core.launch.backends import split_number
 from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, SPLIT_MODES, LaunchConfig
@@ -60,11 +68,23 @@ def add_gpu_split_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: %(default)s)")
     parser.add_argument("--main-gpu", type=non_negative_int, default=0, metavar="N",
                         help="the GPU for --split-mode none (and intermediate results with row) (default: 0)")
+    parser.add_argument("--rpc", type=rpc_workers, default=(), metavar="HOST:PORT[,...]",
+                        help="llama.cpp workers (rpc-server on other computers) that take a share of the layers "
+                             "like GPUs, listed before them in --tensor-split (llama-server built with RPC)")
 
 
 def split_from_args(args) -> dict:
     """The LaunchConfig fields of add_gpu_split_arguments."""
-    return {"tensor_split": tuple(args.tensor_split), "split_mode": args.split_mode, "main_gpu": args.main_gpu}
+    return {"tensor_split": tuple(args.tensor_split), "split_mode": args.split_mode, "main_gpu": args.main_gpu,
+            "rpc_workers": tuple(getattr(args, "rpc", ()) or ())}
+
+
+def worker_checks(config: LaunchConfig) -> list:
+    """Each worker of ``config`` as the plan saw it (its last check, app.core.rpc.check)."""
+    from app.core.rpc.check import last_check
+    from app.core.rpc.worker import parse_workers
+
+    return [last_check(worker) for worker in parse_workers(config.rpc_workers)]
 
 
 def margins_from_args(args):
@@ -197,8 +217,11 @@ def run(args) -> int:
         llama = None if report is None else {"side_by_side": side.to_dict() if side else None,
                                              "kv_mib": round(report.kv_mib, 2), "n_seq_max": report.n_seq_max}
         print_json(plan.to_dict() | {"projector": projector.to_dict() if projector is not None else None,
-                                     "llama_cpp": llama, "experts": _experts(info, config, suggested)})
+                                     "llama_cpp": llama, "experts": _experts(info, config, suggested),
+                                     "workers": [c.to_dict() for c in worker_checks(config)]})
     else:
+        for check in worker_checks(config):
+            print(check.sentence())
         _print_plan(plan, projector)
         _print_experts(suggested)
         if report is not None:

@@ -29,6 +29,7 @@ CAUSES = (
     "library_incompatible", "illegal_instruction", "assertion_failed", "python_error", "crashed", "bus_error",
     "stopped_externally", "exited_early", "unknown", "ready_timeout", "missing_binary", "permission_denied",
     "not_executable", "start_failed", "memory_watchdog", "gpu_offload_short",
+    "worker_lost", "worker_unreachable", "worker_version", "worker_out_of_memory", "worker_port_in_use",
 )
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable
 
-from app.core.diagnosis import causes_file, causes_memory, causes_runtime
+from app.core.diagnosis import causes_file, causes_memory, causes_runtime, causes_workers
 from app.core.diagnosis.log_facts import read_log_facts
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
@@ -15,10 +15,10 @@ from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, fix_from_dic
 from app.core.hardware.cgroup import memory_limit_bytes
 from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_status
 
-BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS}
+BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS, **causes_workers.BUILDERS}
 # Causes that mean "these settings need more memory than there is" (a probe moves down on these).
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed",
-                           "oom_killed", "killed"})
+                           "oom_killed", "killed", "worker_out_of_memory"})
 
 # What a crash amounts to when the log has no better explanation.
 _SIGNAL_CAUSES = {

@@ -70,6 +70,12 @@ SIGNATURES: list[Signature] = [
           r"(?:unable|failed) to allocate CPU\w* buffer", r"(?:unable|failed) to allocate \w+_Host buffer",
           r"ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate",
           r"\bout of memory\b"),
+    # --- llama.cpp RPC workers (ggml-rpc.cpp: GGML_ABORT / GGML_LOG_ERROR texts, llama-model.cpp buffer names)
+    *_sig("worker_lost", 3, r"Remote RPC server crashed or returned malformed response"),
+    *_sig("worker_unreachable", 3, r"Failed to connect to (?P<address>[^\s:]+:\d+)"),
+    *_sig("worker_version", 3, r"RPC handshake failed for (?P<address>[^\s:]+:\d+)",
+          r"RPC server version mismatch"),
+    *_sig("worker_out_of_memory", 4, r"(?:unable|failed) to allocate RPC\d*\[(?P<address>[^\]]+)\] buffer"),
     # --- network
     *_sig("port_in_use", 8, r"couldn't bind HTTP server socket", r"address already in use",
           r"Errno (?:98|48|10048)\b", r"only one usage of each socket address"),

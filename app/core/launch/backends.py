@@ -172,6 +172,8 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
         notes.append(EMBEDDED_NO_PROJECTOR)
     if config.n_cpu_moe > 0:  # llama-cpp-python's tensor_buft_overrides field is marked unused: nothing to pass
         notes.append(EMBEDDED_NO_CPU_MOE)
+    if config.rpc_workers:  # llama-cpp-python's server has no --rpc
+        notes.append(EMBEDDED_NO_WORKERS)
     return args, notes
 
 
@@ -201,6 +203,12 @@ EMBEDDED_NO_CPU_MOE = T(
     "llama-server engine can, and is often several times faster for such models on a small card.",
     "内置引擎无法把模型的专家权重留在内存中、其余部分放到显卡上运行；llama-server 引擎可以，"
     "在小显存显卡上运行这类模型时往往快好几倍。")
+
+
+EMBEDDED_NO_WORKERS = T(
+    "The built-in engine cannot use other computers (workers); the model runs on this computer only. "
+    "Choose the llama-server engine to use them.",
+    "内置引擎无法使用其他计算机（工作机）；模型只在本机运行。要使用工作机，请选择 llama-server 引擎。")
 
 
 def _unknown_cache_type(name: str) -> UserError:
@@ -261,6 +269,8 @@ def _split_args(config: LaunchConfig, add) -> None:
         add(("-sm", "--split-mode"), config.split_mode, required=True)
     if config.main_gpu:
         add(("-mg", "--main-gpu"), str(config.main_gpu), required=True)
+    if config.rpc_workers:  # only a build with RPC (-DGGML_RPC=ON) lists --rpc; the note says so otherwise
+        add(("--rpc",), ",".join(config.rpc_workers), required=True)
 
 
 def _gpu_layers_value(layers: int, backend: BackendInfo) -> str:

@@ -51,10 +51,13 @@ class LaunchConfig:
     tensor_split: tuple[float, ...] = ()
     split_mode: str = "layer"
     main_gpu: int = 0
+    # llama.cpp RPC workers ("host:port", llama-server --rpc): other computers' rpc-server, each one more device
+    # that takes a share of the offloaded layers (listed first in tensor_split, before the local GPUs)
+    rpc_workers: tuple[str, ...] = ()
 
     def with_changes(self, **changes: Any) -> "LaunchConfig":
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
-        for name in ("extra_args", "tensor_split"):
+        for name in ("extra_args", "tensor_split", "rpc_workers"):
             if name in changes:
                 changes[name] = tuple(changes[name])
         return replace(self, **changes)
@@ -63,6 +66,7 @@ class LaunchConfig:
         data = asdict(self)
         data["extra_args"] = list(self.extra_args)
         data["tensor_split"] = list(self.tensor_split)
+        data["rpc_workers"] = list(self.rpc_workers)
         return data
 
     @classmethod
@@ -91,7 +95,15 @@ def _split_fields(known: dict[str, Any]) -> dict[str, Any]:
         isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in split)
     return {"tensor_split": tuple(float(v) for v in split) if numbers else (),
             "split_mode": known.get("split_mode") if known.get("split_mode") in SPLIT_MODES else "layer",
-            "main_gpu": known["main_gpu"] if _is_count(known.get("main_gpu")) else 0}
+            "main_gpu": known["main_gpu"] if _is_count(known.get("main_gpu")) else 0,
+            "rpc_workers": _workers_field(known.get("rpc_workers"))}
+
+
+def _workers_field(value: Any) -> tuple[str, ...]:
+    """A stored profile's workers: addresses as text; missing or hand-edited wrong means none."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and ":" in v for v in value):
+        return ()
+    return tuple(v.strip() for v in value if v.strip())
 
 
 def fix_changes(changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -47,10 +47,17 @@ class DeviceBudget:
     keep_bytes: int
     simulated: bool = False
     uuid: str | None = None
+    address: str | None = None  # an RPC worker (host:port): planned like a GPU, listed before the local GPUs
 
     @property
     def label(self) -> str:
+        if self.address:
+            return f"worker {self.address}"
         return "RAM" if self.kind == "cpu" else f"GPU {self.index}"
+
+    @property
+    def is_worker(self) -> bool:
+        return self.address is not None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,8 +107,25 @@ def gpu_shares(config: "LaunchConfig", gpus: Sequence[DeviceBudget]) -> list[flo
     return [float(max(g.free_bytes, 1)) for g in gpus]
 
 
+def worker_budgets(addresses: Sequence[str], margins: Margins) -> list[DeviceBudget]:
+    """One budget per RPC worker with the memory it reported at its last check (app.core.rpc.check; a worker
+    that does not answer has none). llama.cpp puts RPC devices before the local GPUs (llama.cpp
+    ``llama_model_load_from_file_impl``: "add RPC servers at the front of the list"), so they come first here,
+    and the first numbers of a tensor split are theirs."""
+    from app.core.rpc.check import last_check  # the plan asks the network only through the check's cache
+    from app.core.rpc.worker import parse_worker
+
+    budgets = []
+    for position, address in enumerate(addresses):
+        check = last_check(parse_worker(address))
+        budgets.append(DeviceBudget("gpu", position, "llama.cpp worker", check.free_bytes if check.usable else 0,
+                                    margins.vram_keep(check.total_bytes), address=check.worker.address))
+    return budgets
+
+
 def device_budgets(hw: Any, *, vram_budget: int | None = None, ram_budget: int | None = None,
-                   margins: Margins | None = None) -> list[DeviceBudget]:
-    """GPU budgets first (in CUDA order, as a launch numbers them), then the RAM budget last."""
+                   margins: Margins | None = None, workers: Sequence[str] = ()) -> list[DeviceBudget]:
+    """RPC workers first, then GPU budgets (in CUDA order, as a launch numbers them), then the RAM budget last."""
     margins = margins or Margins()
-    return gpu_budgets(hw, vram_budget, margins) + [ram_budget_of(hw, ram_budget, margins)]
+    return (worker_budgets(workers, margins) + gpu_budgets(hw, vram_budget, margins)
+            + [ram_budget_of(hw, ram_budget, margins)])

@@ -117,8 +117,10 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
     used = bool(layers) or holds_output
     partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
     compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
+    # an RPC worker holds buffers only: no CUDA context on this side (its own, if any, is its computer's)
+    overhead = (0 if budget.is_worker else GPU_CONTEXT_BYTES) if used else 0
     return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),
-                      sum(kv_per_layer[i] for i in kv_layers), compute, GPU_CONTEXT_BYTES if used else 0,
+                      sum(kv_per_layer[i] for i in kv_layers), compute, overhead,
                       tuple(slot_ranges(assignment, position)))
 
 
@@ -154,7 +156,8 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
              for p, g in enumerate(gpus)]
     _add_projector(plans, config, assignment, weights)
     checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
-    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, bool(gpus), cells,
+    local_gpus = any(not g.is_worker for g in gpus)  # workers add no GPU driver's host memory here
+    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, local_gpus, cells,
                            checkpoints, cpu_runs_experts=experts_in_ram > 0))
     return assignment, tuple(plans)
 

@@ -175,7 +175,8 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
               ram_budget: int | None = None, margins: Margins | None = None) -> "MemoryPlan":
     """Estimate memory per device for ``config`` and the most layers / context expected to fit."""
     _require_shape(info)
-    budgets = device_budgets(hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins)
+    budgets = device_budgets(hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins,
+                             workers=config.rpc_workers)
     has_gpu = any(b.kind == "gpu" for b in budgets)
     n_layer = int(info.block_count)
     gpu_layers = normalize_gpu_layers(int(config.gpu_layers), n_layer) if has_gpu else 0

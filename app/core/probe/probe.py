@@ -32,6 +32,7 @@ from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
 from app.core.problem import UserError
+from app.core.rpc.worker import uses_workers
 from app.core.text import T, Text
 
 GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
@@ -242,7 +243,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
     ``experts``: the model has experts the engine can keep in RAM apart from their layers. ``fit``: llama.cpp's
     own dry run, the seed where the plan has none, and shown beside the measured answer."""
     n_layer = int(info.block_count)
-    gpu = _uses_gpu(hw, backend)
+    gpu = _uses_gpu(hw, backend) or uses_workers(config, backend)  # workers take layers as GPUs do
     moe = gpu and experts is not None
     top_ctx = max(ceiling or 0, config.ctx)
     bound = ((max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)

@@ -412,6 +412,11 @@ ONE_LINE_CASES = {
     "unknown": (99, "hello"),
     "oom_killed": (137, "srv  update_slots: all slots are idle"),
     "killed": (-9, "srv  update_slots: all slots are idle"),
+    "worker_lost": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:566: Remote RPC server crashed or returned malformed "
+                        "response"),
+    "worker_unreachable": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:547: Failed to connect to 192.0.2.7:50052"),
+    "worker_version": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:550: RPC handshake failed for 192.0.2.7:50052"),
+    "worker_out_of_memory": (1, "alloc_tensor_range: failed to allocate RPC0[192.0.2.7:50052] buffer of size 1048576"),
 }
 
 
@@ -442,7 +447,8 @@ def test_each_cause_renders_without_placeholders(cause, lang):
 def test_every_crash_cause_has_a_one_line_case():
     not_crashes = {"ready_timeout", "missing_binary", "permission_denied", "not_executable", "start_failed",
                    "memory_watchdog",  # a restart on purpose (app/core/server/crash.py), not read from a log
-                   "gpu_offload_short"}  # a server that runs, slower than planned (app/core/diagnosis/offload.py)
+                   "gpu_offload_short",  # a server that runs, slower than planned (app/core/diagnosis/offload.py)
+                   "worker_port_in_use"}  # the shared worker's own bind failure (app/core/rpc/share.py)
     assert set(CAUSES) - not_crashes == set(ONE_LINE_CASES)
 
 

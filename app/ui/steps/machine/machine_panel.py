@@ -27,6 +27,7 @@ from app.ui.steps.machine.engine_rebuild import (
 from app.ui.steps.machine.gpu_cards import GpuCards
 from app.ui.steps.machine.gpu_notice import GpuEngineNotice
 from app.ui.steps.machine.rebuild_box import RebuildBox
+from app.ui.steps.machine.worker_devices import WorkerDevices
 from app.ui.widgets import look
 from app.ui.widgets.check_list import CheckList
 from app.ui.widgets.memory_bar import MemoryBar, Segment
@@ -142,13 +143,14 @@ class MachinePanel(Retranslating, QWidget):
         self.ram_label = QLabel(self)
         self.ram_bar = MemoryBar(self)
         self.gpu_box = GpuCards(self)
+        self.worker_devices = WorkerDevices(self)  # the Settings step's workers, as devices
         self.notes = QLabel(self)
         self.notes.setWordWrap(True)
         look.hint(self.notes)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.summary, self.engine_status, self.engine_checks, self.engine_note, self.gpu_notice,
-                       self.rebuild_box, self.ram_label, self.ram_bar, self.gpu_box, self.notes):
+                       self.rebuild_box, self.ram_label, self.ram_bar, self.gpu_box, self.worker_devices, self.notes):
             layout.addWidget(widget)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)

@@ -32,6 +32,7 @@ from app.ui.steps.settings import settings_preview as preview
 from app.ui.steps.settings.advanced_form import AdvancedForm
 from app.ui.steps.settings.plan_bars import PlanBars
 from app.ui.steps.settings.probe_box import ProbeBox
+from app.ui.steps.settings.workers_box import WorkersBox
 from app.ui.widgets import look
 from app.ui.widgets.collapsible import Collapsible
 from app.ui.widgets.wheel_guard import guard_wheel
@@ -93,6 +94,8 @@ class SettingsPanel(Retranslating, QWidget):
         self.probe.finished.connect(self._on_probe_finished)
         self.advanced = AdvancedForm(self)
         self.advanced_box = Collapsible("", self.advanced, self)
+        self.workers = WorkersBox(self)
+        self.workers_box = Collapsible("", self.workers, self)
         self.command = QLineEdit(self)
         self.command.setReadOnly(True)
         look.monospace(self.command)
@@ -106,6 +109,8 @@ class SettingsPanel(Retranslating, QWidget):
             spin.valueChanged.connect(self._edited)
         self.gpu_layers.valueChanged.connect(self._edited)
         self.advanced.changed.connect(self._edited)
+        self.workers.changed.connect(self._sync_layer_range)
+        self.workers.changed.connect(self._edited)
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -133,6 +138,7 @@ class SettingsPanel(Retranslating, QWidget):
         layout.addLayout(plan_row)
         layout.addWidget(self.probe)
         layout.addWidget(self.advanced_box)
+        layout.addWidget(self.workers_box)
         layout.addLayout(command_row)
         layout.addWidget(self.command_notes)
 
@@ -147,6 +153,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.parallel.setToolTip(self.tr("Each parallel request gets its own share of the context."))
         self.use_plan.setText(self.tr("Use these"))
         self.advanced_box.set_title(self.tr("Advanced"))
+        self.workers_box.set_title(self.tr("Workers (other computers)"))
         self.command_label.setText(self.tr("Command:"))
         self.copy_command.setText(self.tr("Copy"))
         self.probe.retranslate()
@@ -209,12 +216,13 @@ class SettingsPanel(Retranslating, QWidget):
             for widget in (self.ctx, self.gpu_layers, self.parallel):
                 widget.blockSignals(False)
         self.advanced.set_values(config)
+        self.workers.set_addresses(config.rpc_workers)
         self._render_layers_label()
         self._emit_engine()
 
     def _sync_layer_range(self) -> None:
         n_layer = int(self.info.block_count or 0) if self.info is not None else 0
-        has_gpu = self.hardware is not None and bool(self.hardware.gpus)
+        has_gpu = (self.hardware is not None and bool(self.hardware.gpus)) or bool(self.workers.addresses())
         self.gpu_layers.setRange(0, n_layer + 1 if has_gpu else 0)
         self.gpu_layers.setEnabled(has_gpu)
 
@@ -224,7 +232,8 @@ class SettingsPanel(Retranslating, QWidget):
         if self.session.config is None:
             return None
         return self.session.config.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
-                                       parallel=self.parallel.value(), **self.advanced.values())
+                                       parallel=self.parallel.value(), **self.advanced.values(),
+                                       rpc_workers=self.workers.addresses())
 
     def apply_changes(self, changes: dict) -> None:
         """Apply a recommendation or a diagnosis fix, e.g. {"ctx": 2048, "gpu_layers": 12}."""
@@ -278,6 +287,7 @@ class SettingsPanel(Retranslating, QWidget):
         engine = self.engine()
         if engine != self._engine:
             self._engine = engine
+            self.workers.server_bin = engine[1]  # its rpc-server is the one shared
             self.gpu_notice.look_up(self.hardware, *engine)
             self.engineChanged.emit(*engine)
 

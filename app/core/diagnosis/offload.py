@@ -98,7 +98,8 @@ def offload_diagnosis(lines: Iterable[str], asked: int, *, backends: tuple[str, 
     wanted = None if total is None else (total if asked < 0 else min(asked, total))
     done = offload.on_gpu
     evidence = offload.evidence
-    if backends is not None and not has_gpu_backend(backends):
+    workers = any(name.startswith("RPC") for name in offload.gpu_buffers_mib)  # RPC0[host:port]: a worker holds them
+    if backends is not None and not has_gpu_backend(backends) and not workers:
         done = 0  # whatever it printed: nothing can be on a GPU
         evidence += (f"engine backends: {', '.join(backends) or 'CPU'}",)
     if done is None or (wanted is not None and done >= wanted) or (wanted is None and done > 0):

@@ -52,3 +52,14 @@ def test_the_shared_worker_cannot_bind():
     assert diagnosis.cause == "worker_port_in_use" and "50053" in diagnosis.next_step.render("en")
     assert {"worker_lost", "worker_unreachable", "worker_version", "worker_out_of_memory",
             "worker_port_in_use"} <= set(CAUSES)
+
+
+def test_layers_on_workers_are_no_short_gpu_offload_on_a_cpu_only_engine():
+    from app.core.diagnosis.offload import offload_diagnosis
+
+    lines = ["load_tensors: offloaded 9/9 layers to GPU",
+             "load_tensors: RPC0[127.0.0.1:50052] model buffer size =    37.50 MiB",
+             "load_tensors: RPC0[127.0.0.1:50053] model buffer size =    18.75 MiB",
+             "load_tensors:   CPU_Mapped model buffer size =     4.00 MiB"]
+    assert offload_diagnosis(lines, -1, backends=("CPU", "RPC")) is None
+    assert offload_diagnosis(lines[:1] + lines[3:], -1, backends=("CPU", "RPC")).cause == "gpu_offload_short"

@@ -120,7 +120,7 @@ class AdvancedForm(Retranslating, QWidget):
         self.pick_free_port.setItemText(1, self.tr("stop with an error"))
         self.threads.setSpecialValueText(self.tr("automatic"))
         self.experts_in_ram.setSpecialValueText(self.tr("none"))
-        self.experts_in_ram.setSuffix(self.tr(" layers"))
+        self.experts_in_ram.setSuffix(" " + self.tr("layers"))
         self.experts_in_ram.setToolTip(self.tr("For a model with experts: the experts of this many layers stay in the "
                                                "computer's memory while everything else runs on the graphics card. "
                                                "Often much faster than putting fewer layers on the card. Only the "

@@ -58,12 +58,24 @@ def run(args) -> int:
 
 
 def _with_url(args, progress) -> SelftestReport:
-    client = ChatClient(args.url, api_key=args.api_key, backend=args.backend, ctx_per_slot=args.ctx)
+    """A server someone else started: ask it who it is and its real context first (``app.core.remote``)."""
+    from app.core.remote import client_for_remote, connect
+
+    remote = connect(args.url, args.api_key)
+    if not args.json:
+        print(remote.summary())
+    client = client_for_remote(remote)
+    if args.backend:
+        client.backend = args.backend
+    if args.ctx:
+        client.ctx_per_slot = args.ctx
     try:
         _check_reachable(client)
-        return run_selftest(client, rounds=args.rounds, progress=progress)
+        report = run_selftest(client, rounds=args.rounds, progress=progress)
     finally:
         client.close()
+    report.remote = remote.to_dict()
+    return report
 
 
 def _with_model(args, progress) -> SelftestReport:

@@ -59,6 +59,7 @@ class SelftestReport:
     ctx_per_slot: int | None
     rounds: list[RoundReport]
     skipped_rounds: int = 0  # rounds not run because the server was gone
+    remote: dict[str, Any] | None = None  # what a server this app did not start said about itself (--url)
 
     @property
     def passed(self) -> bool:
@@ -72,7 +73,7 @@ class SelftestReport:
     def to_dict(self) -> dict[str, Any]:
         return {"url": self.url, "backend": self.backend, "ctx_per_slot": self.ctx_per_slot, "passed": self.passed,
                 "naive_overflowed": self.naive_overflowed, "skipped_rounds": self.skipped_rounds,
-                "rounds": [asdict(r) for r in self.rounds]}
+                "rounds": [asdict(r) for r in self.rounds], "remote": self.remote}
 
 
 def server_pid_for(url: str) -> int | None:

@@ -79,6 +79,7 @@ class Supervisor:
         self.offload_diagnosis = None  # the last load put fewer layers on the GPU than asked (diagnosis.offload)
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
+        self._closers: list[Callable[[], None]] = []  # what lives exactly as long as this supervisor (add_closer)
         # the memory watchdog (app/core/server/watchdog.py) for servers people chat with; probes and self-tests
         # measure on purpose and run without one
         self.watchdog = MemoryWatchdog(self, memory_watchdog) if memory_watchdog is not None else None
@@ -425,7 +426,16 @@ class Supervisor:
             self._block_count = None
         self._config = config
 
+    def add_closer(self, close: Callable[[], None]) -> None:
+        """Something that must not outlive this supervisor (the LAN share's proxy): ``close()`` calls it first."""
+        self._closers.append(close)
+
     def close(self) -> None:
+        for closer in self._closers:
+            try:
+                closer()
+            except Exception:  # one broken helper must not leave the server running
+                logger.warning("a helper of the supervisor failed to close", exc_info=True)
         if self.watchdog is not None:
             self.watchdog.close()
         self.stop()

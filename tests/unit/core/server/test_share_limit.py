@@ -1,0 +1,33 @@
+"""The share's request limit: as many answers as slots, then a Retry-After from how long answers take."""
+
+from __future__ import annotations
+
+from app.core.chat import errors
+from app.core.chat.classify import classify_http
+from app.core.server.share_proxy import DEFAULT_RETRY_S, RequestLimit
+
+
+def test_beyond_the_slots_nobody_enters():
+    limit = RequestLimit(2)
+    first, second = limit.try_enter(), limit.try_enter()
+    assert first and second and limit.try_enter() is None and limit.refused == 1
+    limit.leave(first)
+    assert limit.try_enter() is not None and limit.active == 2
+
+
+def test_retry_after_follows_recent_answers(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("app.core.server.share_proxy.time.monotonic", lambda: clock[0])
+    limit = RequestLimit(1)
+    assert limit.retry_after_s() == DEFAULT_RETRY_S  # nothing measured yet
+    ticket = limit.try_enter()
+    clock[0] += 12.0
+    limit.leave(ticket)
+    limit.try_enter()
+    clock[0] += 4.0
+    assert limit.retry_after_s() == 8  # a 12 s answer, 4 s in
+
+
+def test_429_is_a_busy_sentence_with_the_seconds():
+    error = classify_http(429, '{"error":{"code":429,"message":"busy"}}', "r", retry_after="7")
+    assert error.kind == errors.BUSY and "try again in 7 s" in error.message.render("en")

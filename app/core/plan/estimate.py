@@ -108,6 +108,31 @@ def engine_ctx(info: Any, ctx: int) -> int:
     return int(ctx) if int(ctx) > 0 else int(getattr(info, "context_length", 0) or 4096)
 
 
+PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's input copies with pipeline parallelism
+
+
+def pipeline_extra_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Any, first: bool) -> int:
+    """What pipeline parallelism adds to one RPC worker's compute buffer (llama-context.cpp: on when the layers
+    are split over several devices, every layer and the output offloaded, split mode layer, and every device
+    has async compute and events, as ggml-rpc's have): the scheduler keeps PIPELINE_COPIES copies of each
+    split's inputs. Measured here (llama.cpp b11434, two CPU workers, -fa auto, ub 512, n_embd 512): the masks
+    and one hidden state per extra copy on a later device, the masks and four on the first (it takes the
+    micro-batch from the processor): 33.05 and 24.04 MiB against 15.01 on one worker; -c 512: 27.05 and 18.04."""
+    ub = cells.ubatch
+    full, swa = layout.kv_layers(swa=False), layout.kv_layers(swa=True)
+    mask = (2 if flash_attention_on(config) else 4) * ub * ((cells.full if full else 0) + (cells.swa if swa else 0))
+    hidden = 4 * ub * int(info.embedding_length)
+    return (PIPELINE_COPIES - 1) * (mask + (4 if first else 1) * hidden)
+
+
+def _pipeline_parallel(config: LaunchConfig, assignment: LayerAssignment, gpus: Sequence[DeviceBudget]) -> bool:
+    """llama.cpp's condition for pipeline parallelism, planned where workers take part (their devices always
+    have async compute and events; for local GPUs alone the plan does not model it yet)."""
+    used = sum(1 for p in range(len(gpus)) if assignment.layers_on(p) or assignment.output_device == p)
+    return (any(g.is_worker for g in gpus) and used > 1 and assignment.gpu_layers > assignment.n_layer
+            and config.split_mode == "layer" and kv_offloaded(config) and not config.n_cpu_moe)
+
+
 def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer, compute_full) -> DevicePlan:
     layers = assignment.layers_on(position)
     kv_layers = layers if kv_offloaded(config) else []
@@ -154,6 +179,10 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     compute_full = compute_buffer_bytes(info, config, layout, cells)
     plans = [_gpu_plan(info, config, g, p, assignment, weights, kv_per_layer, compute_full)
              for p, g in enumerate(gpus)]
+    if _pipeline_parallel(config, assignment, gpus):
+        used = [i for i, plan in enumerate(plans) if plan.compute_bytes]
+        plans = [replace(plan, compute_bytes=plan.compute_bytes + pipeline_extra_bytes(
+            info, config, layout, cells, first=i == used[0])) if i in used else plan for i, plan in enumerate(plans)]
     _add_projector(plans, config, assignment, weights)
     checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
     local_gpus = any(not g.is_worker for g in gpus)  # workers add no GPU driver's host memory here

@@ -122,8 +122,12 @@ class ChildProcess:
 
     def __init__(self, argv: list[str], *, on_line: LineCallback, on_exit: ExitCallback,
                  env: dict[str, str] | None = None, cwd: str | None = None,
-                 rlimits: dict[int, tuple[int, int] | int] | None = None, register: bool = True):
+                 rlimits: dict[int, tuple[int, int] | int] | None = None, register: bool = True,
+                 ignore_sigpipe: bool = False):
         self.argv = list(argv)
+        # POSIX: a child that writes to a socket whose peer went away dies of SIGPIPE unless it ignores it; the
+        # app's Python ignores it, and keeping that (no restore_signals) lets such a child see EPIPE instead
+        self._restore_signals = not ignore_sigpipe
         self._on_line = on_line
         self._on_exit = on_exit
         self._exited = threading.Event()
@@ -153,6 +157,7 @@ class ChildProcess:
             self._job = child_windows.put_in_kill_on_close_job(popen, rlimits)
             return popen
         kwargs["start_new_session"] = True
+        kwargs["restore_signals"] = self._restore_signals
         kwargs["preexec_fn"] = _posix_preexec(os.getpid(), rlimits)
         return subprocess.Popen(self.argv, **kwargs)
 

@@ -16,12 +16,18 @@ sources this app builds), little-endian, structs packed:
 
 An rpc-server serves ONE connection at a time (accept, serve until it closes, accept the next): while a model
 server uses the worker, a second connection is accepted by the kernel but not answered. Such a worker is busy.
+Its HELLO then waits in the worker's queue; hanging up would make the worker answer a closed socket later, and
+rpc-server does not ignore SIGPIPE (seen here: the worker died when the first client left). So a busy check's
+connection is kept by a background thread until the answer comes, read, and closed after it; a worker with such
+a connection pending is reported busy without asking again.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
+import threading
 from dataclasses import dataclass
 
 from app.core.rpc.worker import Worker
@@ -30,6 +36,7 @@ CMD_GET_DEVICE_MEMORY = 11
 CMD_HELLO = 14
 CMD_DEVICE_COUNT = 15
 CONN_CAPS_SIZE = 24
+logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = (7, 0, 0)  # RPC_PROTO_{MAJOR,MINOR,PATCH}_VERSION of the llama.cpp this app builds
 _HELLO_ANSWER = struct.Struct(f"<BBBB{CONN_CAPS_SIZE}s")
 _SIZE = struct.Struct("<Q")
@@ -97,23 +104,53 @@ def compatible(version: tuple[int, int, int], ours: tuple[int, int, int] = PROTO
     return version[0] == ours[0] and version[1] <= ours[1]
 
 
+_pending: set[Worker] = set()  # workers whose queued HELLO a background thread still waits on
+_pending_lock = threading.Lock()
+PENDING_WAIT_S = 24 * 3600.0
+
+
+def _answer_later(worker: Worker, sock: socket.socket) -> None:
+    """Keep a queued HELLO's connection until the worker answers it, then hang up cleanly."""
+    def wait() -> None:
+        try:
+            sock.settimeout(PENDING_WAIT_S)
+            _recv_exact(sock, _SIZE.size + _HELLO_ANSWER.size)
+        except (OSError, RpcError):
+            logger.debug("queued HELLO to %s ended without an answer", worker.address, exc_info=True)
+        finally:
+            sock.close()
+            with _pending_lock:
+                _pending.discard(worker)
+
+    with _pending_lock:
+        _pending.add(worker)
+    threading.Thread(target=wait, name=f"rpc-hello-{worker.address}", daemon=True).start()
+
+
 def ask(worker: Worker, *, timeout_s: float = 2.0) -> WorkerAnswer:
     """Connect, HELLO, and the memory of every device. Raises RpcError: refused (nothing listens there),
     unreachable (no route, no such host, no answer to the connection), busy (connected but not answered: it
     serves another model server), closed (it hung up: another protocol version), bad_answer."""
+    with _pending_lock:
+        if worker in _pending:
+            raise RpcError("busy", "an earlier HELLO is still queued there")
     try:
         sock = socket.create_connection((worker.host, worker.port), timeout=timeout_s)
     except ConnectionRefusedError as error:
         raise RpcError("refused", str(error)) from error
     except (socket.timeout, OSError) as error:  # gaierror, no route, timeout: the computer is not reachable
         raise RpcError("unreachable", str(error)) from error
+    try:
+        version = hello(sock)
+    except socket.timeout as error:
+        _answer_later(worker, sock)  # owns the socket now
+        raise RpcError("busy", "connected, no answer to HELLO") from error
+    except (OSError, RpcError) as error:
+        sock.close()
+        if isinstance(error, RpcError):
+            raise
+        raise RpcError("closed", str(error)) from error
     with sock:
-        try:
-            version = hello(sock)
-        except socket.timeout as error:
-            raise RpcError("busy", "connected, no answer to HELLO") from error
-        except (ConnectionResetError, BrokenPipeError) as error:
-            raise RpcError("closed", str(error)) from error
         if not compatible(version):  # its other commands may differ: ask nothing more
             return WorkerAnswer(version, ())
         try:

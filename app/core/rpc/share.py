@@ -129,7 +129,9 @@ class SharedWorker:
     def start(self) -> None:
         argv = self.argv()
         self.log.append("app", "starting: " + " ".join(argv))
-        self.child = ChildProcess(argv, on_line=self.log.append, on_exit=self._on_exit)
+        # rpc-server does not ignore SIGPIPE: a client that hangs up while it answers (a model server that
+        # crashed, a check that gave up) would kill it; ignoring it, the worker serves the next one instead
+        self.child = ChildProcess(argv, on_line=self.log.append, on_exit=self._on_exit, ignore_sigpipe=True)
 
     def _on_exit(self, child: ChildProcess, returncode: int) -> None:
         if not child.stop_requested:

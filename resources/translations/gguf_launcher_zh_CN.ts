@@ -166,8 +166,8 @@
         <translation>无</translation>
     </message>
     <message>
-        <source> layers</source>
-        <translation> 层</translation>
+        <source>layers</source>
+        <translation>层</translation>
     </message>
     <message>
         <source>For a model with experts: the experts of this many layers stay in the computer's memory while everything else runs on the graphics card. Often much faster than putting fewer layers on the card. Only the llama-server engine can do it; "Find safe settings" measures the best number.</source>
@@ -199,6 +199,10 @@
     <message>
         <source>Parameters</source>
         <translation>参数</translation>
+    </message>
+    <message>
+        <source>Connect to a server…</source>
+        <translation>连接到服务器…</translation>
     </message>
     <message>
         <source>Type a message. Enter sends, Shift+Enter starts a new line.</source>
@@ -265,6 +269,49 @@
     <message>
         <source>Show details</source>
         <translation>显示详情</translation>
+    </message>
+</context>
+<context>
+    <name>ConnectDialog</name>
+    <message>
+        <source>Connect to a server</source>
+        <translation>连接到服务器</translation>
+    </message>
+    <message>
+        <source>Chat with a model that runs elsewhere: another computer running this app, llama.cpp, Ollama or LM Studio.</source>
+        <translation>与在别处运行的模型对话：运行本应用的另一台电脑、llama.cpp、Ollama 或 LM Studio。</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <source>Chat with it</source>
+        <translation>与它对话</translation>
+    </message>
+    <message>
+        <source>Address</source>
+        <translation>地址</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Asking the server…</source>
+        <translation>正在询问服务器…</translation>
+    </message>
+    <message>
+        <source>The server could not be asked: {error}</source>
+        <translation>无法询问服务器：{error}</translation>
     </message>
 </context>
 <context>
@@ -1277,6 +1324,10 @@
         <translation>高级</translation>
     </message>
     <message>
+        <source>Workers (other computers)</source>
+        <translation>工作机（其他电脑）</translation>
+    </message>
+    <message>
         <source>Command:</source>
         <translation>命令：</translation>
     </message>
@@ -1295,6 +1346,45 @@
     <message>
         <source>{n} of {top}</source>
         <translation>{n} / {top} 层</translation>
+    </message>
+</context>
+<context>
+    <name>ShareBox</name>
+    <message>
+        <source>Share with other devices on this network</source>
+        <translation>与本网络中的其他设备共享</translation>
+    </message>
+    <message>
+        <source>This computer only</source>
+        <translation>仅本机</translation>
+    </message>
+    <message>
+        <source>All networks of this computer</source>
+        <translation>本机的所有网络</translation>
+    </message>
+    <message>
+        <source>Only the network of {address}</source>
+        <translation>仅 {address} 所在的网络</translation>
+    </message>
+    <message>
+        <source>Port other devices connect to</source>
+        <translation>其他设备连接的端口</translation>
+    </message>
+    <message>
+        <source>Anyone on the network who has the key can use this model. Share only on a network you trust; answers beyond what the model can handle at once are asked to retry.</source>
+        <translation>网络中任何持有密钥的人都能使用这个模型。请只在您信任的网络中共享；超出模型同时处理能力的请求会被告知稍后重试。</translation>
+    </message>
+    <message>
+        <source>Copy key</source>
+        <translation>复制密钥</translation>
+    </message>
+    <message>
+        <source>The key is shown only now. Copy it to the other device; turning sharing off and on again makes a new one.</source>
+        <translation>密钥只在此时显示。请把它复制到另一台设备；关闭后再次打开共享会生成新的密钥。</translation>
+    </message>
+    <message>
+        <source>Start the model first; it is shared as soon as it runs.</source>
+        <translation>请先启动模型；它一运行就会被共享。</translation>
     </message>
 </context>
 <context>
@@ -1481,6 +1571,56 @@
 Runs a local GGUF model with llama.cpp: checks the file, plans the memory, measures safe settings, keeps the server running and lets you chat with it.</source>
         <translation>GGUF Launcher {version}
 用 llama.cpp 运行本地 GGUF 模型：检查文件、估算内存、实测安全设置、保持服务器运行，并让你与模型对话。</translation>
+    </message>
+</context>
+<context>
+    <name>WorkerDevices</name>
+    <message>
+        <source>Other computers (workers)</source>
+        <translation>其他电脑（工作机）</translation>
+    </message>
+</context>
+<context>
+    <name>WorkersBox</name>
+    <message>
+        <source>Other computers (workers) that lend their memory to this model</source>
+        <translation>把内存借给这个模型的其他电脑（工作机）</translation>
+    </message>
+    <message>
+        <source>Address, e.g. 192.168.1.20:50052</source>
+        <translation>地址，例如 192.168.1.20:50052</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>再检查一次</translation>
+    </message>
+    <message>
+        <source>Stop sharing</source>
+        <translation>停止共享</translation>
+    </message>
+    <message>
+        <source>Share this computer as a worker</source>
+        <translation>将这台电脑共享为工作机</translation>
+    </message>
+    <message>
+        <source>Checking the workers…</source>
+        <translation>正在检查工作机…</translation>
+    </message>
+    <message>
+        <source>Sharing now.</source>
+        <translation>正在共享。</translation>
+    </message>
+    <message>
+        <source>The worker did not start.</source>
+        <translation>工作机没有启动。</translation>
     </message>
 </context>
 </TS>

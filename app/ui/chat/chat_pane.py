@@ -46,7 +46,9 @@ from app.core.chat.conversation import (
 from app.core.chat.hooks import ChatServer, client_for_supervisor
 from app.core.chat.params import FINISH_STOPPED
 from app.core.problem import Fix
+from app.core.remote import RemoteServer, client_for_remote
 from app.core.server.events import State
+from app.ui.chat.connect_dialog import ask_for_remote
 from app.ui.chat.context_meter import ContextMeter
 from app.ui.chat.params_box import ParamsBox
 from app.ui.chat.saved_picker import SavedPicker
@@ -96,6 +98,7 @@ class ChatPane(Retranslating, QWidget):
         self.params_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
         self.params_toggle.setArrowType(Qt.RightArrow)
         self.params_toggle.toggled.connect(self._show_params)
+        self.remote_button = QPushButton(self, clicked=lambda: ask_for_remote(self, self.use_remote))
         self.params_box = ParamsBox(self)
         self.params_box.hide()
         self.mode_note = QLabel(self, objectName="chat-mode-note", wordWrap=True)  # a base model: text completion
@@ -113,7 +116,7 @@ class ChatPane(Retranslating, QWidget):
         self.stop_button = QPushButton(self, clicked=self.stop)
 
         top = QHBoxLayout()
-        for widget in (self.new_button, self.saved_combo, self.params_toggle):
+        for widget in (self.new_button, self.saved_combo, self.params_toggle, self.remote_button):
             top.addWidget(widget)
         top.setStretch(1, 1)
         compose = QHBoxLayout()
@@ -134,6 +137,7 @@ class ChatPane(Retranslating, QWidget):
     def retranslate(self) -> None:
         self.new_button.setText(self.tr("New chat"))
         self.params_toggle.setText(self.tr("Parameters"))
+        self.remote_button.setText(self.tr("Connect to a server…"))
         self.input.setPlaceholderText(self.tr("Type a message. Enter sends, Shift+Enter starts a new line."))
         self.send_button.setText(self.tr("Send"))
         self.stop_button.setText(self.tr("Stop"))
@@ -190,6 +194,12 @@ class ChatPane(Retranslating, QWidget):
             self._show_conversation(Conversation(params=self.params_box.params()))
             self.transcript.add_notice(new_model_notice(old, model_name(model_path)))
         self.conversation.set_model(model_path)
+
+    def use_remote(self, remote: RemoteServer) -> None:
+        """Chat with a server this app did not start (until the next model's server replaces it)."""
+        self.set_client(client_for_remote(remote))
+        self.follow_model(remote.model)
+        self.set_server_state(State.READY)  # it answered just now; its failures are classified like any other
 
     def set_memory_short(self, short: bool) -> None:
         """The memory watchdog's warning: while memory is short, older turns are sent only within half the budget

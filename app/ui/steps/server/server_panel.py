@@ -36,6 +36,7 @@ from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
 from app.core.server.watchdog import Level, MemoryReading, VramGrab, level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
+from app.ui.steps.server.share_box import ShareBox
 from app.ui.widgets.problem_view import problem_text
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.applyFixRequested.connect(self._on_apply_fix)
         self.crash_card.rebuildRequested.connect(self._on_rebuild)
         self.crash_card.hide()
+        self.share_box = ShareBox(self)  # other devices on the network (off, and loopback, unless chosen)
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.badge)
@@ -138,6 +140,7 @@ class ServerPanel(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addLayout(facts)
+        layout.addWidget(self.share_box)
         layout.addWidget(self.error_label)
         layout.addWidget(self.memory_label)
         layout.addWidget(self.crash_card)
@@ -200,6 +203,7 @@ class ServerPanel(Retranslating, QWidget):
         bridge.actionFailed.connect(self._on_action_failed)
         bridge.supervisorChanged.connect(self._on_supervisor_changed)
         self._on_supervisor_changed(bridge.supervisor)
+        self.share_box.set_bridge(bridge)
 
     def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Follow the window's engine rebuild (``EngineRebuild``): the crash card shows it, Start waits for it."""

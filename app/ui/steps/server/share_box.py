@@ -1,0 +1,146 @@
+"""Share the running model with other devices on this network: where to listen, the key (shown once), the address.
+
+Core does the work (``app.core.server.lan_share``: a proxy with the key and a request limit in front of the
+server, which stays on this computer only); this box asks for the choice and shows the result. The share follows
+the bridge's supervisor: a new model's server is shared with the same key, and it stops with its supervisor."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from app.core.problem import UserError
+from app.core.server.lan_share import (
+    ALL_NETWORKS,
+    DEFAULT_SHARE_PORT,
+    LOOPBACK,
+    LanShare,
+    ShareSettings,
+    lan_addresses,
+)
+from app.ui.i18n import Retranslating
+from app.ui.widgets.problem_view import problem_text, render
+
+if TYPE_CHECKING:
+    from app.core.server.supervisor import Supervisor
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+
+
+class ShareBox(Retranslating, QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.share: LanShare | None = None
+        self._settings: ShareSettings | None = None
+        self._supervisor: Supervisor | None = None
+        self.enabled = QCheckBox(self)
+        self.enabled.toggled.connect(self._on_toggled)
+        self.where = QComboBox(self)
+        self.port = QSpinBox(self, minimum=1, maximum=65535, value=DEFAULT_SHARE_PORT)
+        self.warning = QLabel(self, wordWrap=True)
+        self.warning.setStyleSheet("color: #8a5a00;")
+        self.addresses = QLabel(self, wordWrap=True)
+        self.addresses.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key = QLineEdit(self, readOnly=True)
+        self.copy_button = QPushButton(self, clicked=self._copy_key)
+        self.key_note = QLabel(self, wordWrap=True)
+        layout = QGridLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.enabled, 0, 0, 1, 3)
+        layout.addWidget(self.where, 1, 0, 1, 2)
+        layout.addWidget(self.port, 1, 2)
+        layout.addWidget(self.warning, 2, 0, 1, 3)
+        layout.addWidget(self.addresses, 3, 0, 1, 3)
+        layout.addWidget(self.key, 4, 0, 1, 2)
+        layout.addWidget(self.copy_button, 4, 2)
+        layout.addWidget(self.key_note, 5, 0, 1, 3)
+        layout.setColumnStretch(0, 1)
+        self.retranslate()
+        self._render()
+
+    def retranslate(self) -> None:
+        self.enabled.setText(self.tr("Share with other devices on this network"))
+        current = self.where.currentData()
+        self.where.clear()
+        self.where.addItem(self.tr("This computer only"), LOOPBACK)
+        self.where.addItem(self.tr("All networks of this computer"), ALL_NETWORKS)
+        for address in lan_addresses():
+            self.where.addItem(self.tr("Only the network of {address}").format(address=address), address)
+        index = self.where.findData(current if current is not None else LOOPBACK)  # loopback unless chosen
+        self.where.setCurrentIndex(max(0, index))
+        self.port.setToolTip(self.tr("Port other devices connect to"))
+        self.warning.setText(self.tr("Anyone on the network who has the key can use this model. Share only on a "
+                                     "network you trust; answers beyond what the model can handle at once are asked "
+                                     "to retry."))
+        self.copy_button.setText(self.tr("Copy key"))
+        self.key_note.setText(self.tr("The key is shown only now. Copy it to the other device; turning sharing off "
+                                      "and on again makes a new one."))
+        self._render()
+
+    def set_bridge(self, bridge: SupervisorBridge) -> None:
+        bridge.supervisorChanged.connect(self.set_supervisor)
+        self.set_supervisor(bridge.supervisor)
+
+    @Slot(object)
+    def set_supervisor(self, supervisor: Supervisor | None) -> None:
+        """Another model's server: share it too (same key), or stop sharing when there is none."""
+        self._supervisor = supervisor
+        if self.share is not None:
+            self.share.close()  # the old supervisor may live on unused; its share must not
+            self.share = None
+        if self.enabled.isChecked():
+            self._start_share()
+        self._render()
+
+    def _on_toggled(self, on: bool) -> None:
+        if on:
+            self._settings = ShareSettings(host=self.where.currentData() or LOOPBACK, port=self.port.value())
+            self._start_share()
+        else:
+            if self.share is not None:
+                self.share.close()
+            self.share, self._settings = None, None  # the key goes with it
+        self._render()
+
+    def _start_share(self) -> None:
+        if self._supervisor is None or self._settings is None:
+            self.addresses.setText(self.tr("Start the model first; it is shared as soon as it runs."))
+            return
+        share = LanShare(self._supervisor, self._settings)
+        try:
+            share.start()
+        except UserError as error:
+            self.addresses.setText(problem_text(error))
+            self.enabled.blockSignals(True)
+            self.enabled.setChecked(False)
+            self.enabled.blockSignals(False)
+            self._settings = None
+            return
+        self.share = share
+
+    def _render(self) -> None:
+        sharing = self.share is not None and self.share.running
+        self.where.setEnabled(not self.enabled.isChecked())
+        self.port.setEnabled(not self.enabled.isChecked())
+        self.warning.setVisible(self.enabled.isChecked() or self.where.currentData() != LOOPBACK)
+        self.key.setText(self._settings.api_key if sharing and self._settings else "")
+        for widget in (self.key, self.copy_button, self.key_note):
+            widget.setVisible(sharing)
+        if sharing:
+            self.addresses.setText(render(self.share.summary()))
+        self.addresses.setVisible(self.enabled.isChecked())
+
+    def _copy_key(self) -> None:
+        if self._settings is not None:
+            QGuiApplication.clipboard().setText(self._settings.api_key)

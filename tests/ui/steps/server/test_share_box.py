@@ -1,0 +1,54 @@
+"""The Server step's sharing box: off and loopback by default; on, it shows the address and the key once, and the
+share stops with the supervisor or when turned off."""
+
+from __future__ import annotations
+
+import httpx
+
+from app.core.launch.config import LaunchConfig
+from app.core.launch.ports import find_free_port
+from app.core.server.lan_share import LOOPBACK
+from app.core.server.supervisor import Supervisor
+from app.ui.steps.server.share_box import ShareBox
+
+
+def test_sharing_shows_the_address_and_key_and_stops_with_the_supervisor(qtbot, tiny_model):
+    box = ShareBox()
+    qtbot.addWidget(box)
+    assert not box.enabled.isChecked() and box.where.currentData() == LOOPBACK
+    supervisor = Supervisor(LaunchConfig(model=str(tiny_model), port=find_free_port()))
+    box.set_supervisor(supervisor)
+    box.port.setValue(find_free_port())
+    box.enabled.setChecked(True)
+    assert box.share is not None and box.share.running
+    key = box.key.text()
+    assert key.startswith("k") and box.copy_button.isVisibleTo(box)
+    url = box.share.urls[0]
+    assert url in box.addresses.text()
+    assert httpx.get(url + "/props").status_code == 401  # the key is wanted
+    assert httpx.get(url + "/props", headers={"Authorization": f"Bearer {key}"}).status_code == 503  # not started
+    box.copy_button.click()
+    from PySide6.QtGui import QGuiApplication
+
+    assert QGuiApplication.clipboard().text() == key
+    supervisor.close()
+    assert not box.share.running
+    box.enabled.setChecked(False)
+    assert box.share is None and box.key.text() == ""
+
+
+def test_a_port_in_use_is_a_sentence(qtbot, tiny_model):
+    import socket
+
+    box = ShareBox()
+    qtbot.addWidget(box)
+    supervisor = Supervisor(LaunchConfig(model=str(tiny_model), port=find_free_port()))
+    box.set_supervisor(supervisor)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        box.port.setValue(taken.getsockname()[1])
+        box.enabled.setChecked(True)
+    assert box.share is None and not box.enabled.isChecked()
+    assert "Sharing cannot listen on 127.0.0.1 port" in box.addresses.text()
+    supervisor.close()

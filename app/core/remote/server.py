@@ -63,9 +63,13 @@ class RemoteServer:
                  kind=self.kind_name, url=self.url, model=model, guard=self.guard_ctx)
 
     def with_model(self, model: str) -> RemoteServer:
+        """Another of its models. Ollama and LM Studio said the context of the loaded one only: for another it is
+        not known (guarded low) until asked again."""
         from dataclasses import replace
 
-        return replace(self, model=model)
+        if model == self.model or self.kind not in (OLLAMA, LM_STUDIO):
+            return replace(self, model=model)
+        return replace(self, model=model, ctx=None, ctx_source=None, trained_ctx=None)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, without the key (only whether there is one)."""

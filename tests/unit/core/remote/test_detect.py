@@ -56,7 +56,7 @@ def serve(routes: dict, *, key: str | None = None, unknown_200: bool = False):
         do_GET = do_POST = answer
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server
 
 
@@ -134,3 +134,8 @@ def test_addresses_are_normalized(text, url):
 def test_what_is_no_address_is_said(text):
     with pytest.raises(UserError):
         normalize_url(text)
+
+
+def test_another_model_of_ollama_has_no_known_context(stand_in):
+    remote = connect(stand_in(OLLAMA_ROUTES)).with_model("llama3:8b")
+    assert remote.model == "llama3:8b" and remote.ctx is None and remote.guard_ctx == UNKNOWN_CTX_GUARD

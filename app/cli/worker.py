@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     _say(T("Sharing this computer as a worker at {address} ({free} of memory offered). Other computers add "
            "this address to their workers. Press Ctrl-C to stop.",
            "正在把这台电脑共享为工作机，地址 {address}（提供 {free} 内存）。其他电脑把这个地址加入它们的工作机列表。"
-           "按 Ctrl-C 停止。", address=check.worker.address, free=_mib(check.free_bytes)), args.json, "ready")
+           "按 Ctrl-C 停止。", address=check.worker.address, free=_mib(check.free_bytes)), args.json, "ready",
+         address=check.worker.address, pid=shared.child.pid if shared.child else None, check=check.to_dict())
     try:
         while not shared.wait(0.5):
             pass
@@ -76,9 +77,9 @@ def _mib(n: int) -> str:
     return human_bytes(n)
 
 
-def _say(text, json_mode: bool, event: str) -> None:
+def _say(text, json_mode: bool, event: str, **facts) -> None:
     if json_mode:
-        print_json_line({"event": event, "message": text.render()})
+        print_json_line({"event": event, "message": text.render(), **facts})
     else:
         print(text, flush=True)
 

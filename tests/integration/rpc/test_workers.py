@@ -154,3 +154,12 @@ def test_tokens_per_second_local_only_and_over_two_workers(model, llama_server_b
     print(f"tokens/s: local {speeds['local']:.1f}, two workers on loopback {speeds['two workers']:.1f}")
     record_property("tokens_per_second", speeds)
     assert speeds["local"] > 0 and speeds["two workers"] > 0
+
+
+def test_the_probe_proves_the_split_over_workers_with_real_loads(model, llama_server_bin, workers):
+    from app.core.probe.probe import ProbeOptions, run_probe
+
+    config = _config(model, llama_server_bin, workers)
+    result = run_probe(read_model_info(model), config, scan_hardware(), ProbeOptions(use_cache=False))
+    assert result.recommendation is not None and result.recommendation.gpu_layers == SPEC.n_layers + 1
+    assert result.attempts and all(a.ok for a in result.attempts)  # seeded by the plan: every layer on the workers

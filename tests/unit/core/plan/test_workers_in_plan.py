@@ -57,3 +57,16 @@ def test_a_worker_that_does_not_answer_has_no_memory_to_offer():
     _reported(B, 0, REFUSED)
     plan = make_plan(make_info(n_layer=8), _config(tensor_split=(1, 1)), _cpu_only())
     assert plan.devices[1].budget.free_bytes == 0 and not plan.devices[1].fits and not plan.fits
+
+
+def test_pipeline_parallelism_only_with_every_layer_over_several_workers():
+    from app.core.plan.estimate import PIPELINE_COPIES
+
+    _reported(A, 16 * GiB)
+    _reported(B, 16 * GiB)
+    info = make_info(n_layer=8)
+    hidden = 4 * 512 * info.embedding_length  # one micro-batch of hidden states, f32
+    every = make_plan(info, _config(), _cpu_only()).devices
+    assert every[0].compute_bytes - every[1].compute_bytes == (PIPELINE_COPIES - 1) * 3 * hidden  # the first: 4
+    partial = make_plan(info, _config().with_changes(gpu_layers=6), _cpu_only()).devices
+    assert partial[0].compute_bytes == partial[1].compute_bytes  # no copies: llama.cpp turns it off

@@ -17,6 +17,7 @@ import psutil
 
 from app.core.launch.ports import is_loopback, new_api_key
 from app.core.problem import UserError
+from app.core.server.events import ACTIVE_STATES
 from app.core.server.share_proxy import ShareProxy
 from app.core.text import T, Text
 
@@ -68,7 +69,8 @@ class LanShare:
         slots = config.parallel if config.backend == "llama-server" and config.parallel > 0 else 1
         self.proxy = ShareProxy(lambda: supervisor.url, api_key=settings.api_key, host=settings.host,
                                 port=settings.port, max_active=settings.max_active or slots,
-                                upstream_key=config.api_key)
+                                upstream_key=config.api_key,
+                                available=lambda: supervisor.state in ACTIVE_STATES)
         supervisor.add_closer(self.close)
 
     @property

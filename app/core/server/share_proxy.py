@@ -37,6 +37,7 @@ UNLIMITED_POSTS = frozenset({"/tokenize", "/detokenize", "/apply-template", "/ex
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                         "transfer-encoding", "upgrade", "host", "content-length", "authorization"})
 DEFAULT_RETRY_S, MAX_RETRY_S = 5, 120
+MAX_CONNECTIONS = 64  # beyond this many open connections a newcomer is told to retry, not given a thread to wait in
 IDLE_READ_S = 30.0
 MAX_BODY = 64 * 1024 * 1024
 
@@ -113,7 +114,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _proxy(self) -> None:
         self.close_connection = True  # one request per connection: nothing idles between requests
         path = self.path.split("?", 1)[0]
+        if not path.startswith("/"):  # an absolute URL would send the request somewhere else
+            self.reply(400, _error_body(400, "invalid_request_error", "Ask for a path, like /v1/models."))
+            return
         if path not in PUBLIC_PATHS and not self._key_ok():
+            return
+        if self.server.connection_count > MAX_CONNECTIONS:
+            self._refuse_busy()
+            return
+        if not self.server.available():
+            self.reply(502, _error_body(502, "unavailable_error", "The model on this computer is not running; "
+                                        "whoever shares it has to start it."))
             return
         body = self._read_body()
         if body is None:
@@ -175,15 +186,20 @@ class _ProxyServer(ThreadingHTTPServer):
     block_on_close = True
 
     def __init__(self, address: tuple[str, int], upstream: Callable[[], str], api_key: str, limit: RequestLimit,
-                 upstream_key: str | None):
+                 upstream_key: str | None, available: Callable[[], bool]):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, _Handler)
         self.upstream, self.api_key, self.limit, self.upstream_key = upstream, api_key, limit, upstream_key
+        self.available = available
         self.http = httpx.Client(timeout=httpx.Timeout(3600.0, connect=5.0))
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._streams: set[httpx.Response] = set()
         self.closing = False
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
 
     def track(self, connection: socket.socket, add: bool) -> None:
         with self._lock:
@@ -259,12 +275,15 @@ class ShareProxy:
     """Listen on ``host:port`` (0: any free port) and pass requests with the key to ``upstream()``'s server."""
 
     def __init__(self, upstream: str | Callable[[], str], *, api_key: str, host: str = "127.0.0.1", port: int = 0,
-                 max_active: int = 1, upstream_key: str | None = None):
+                 max_active: int = 1, upstream_key: str | None = None, available: Callable[[], bool] | None = None):
+        """``available()``: whether the server is running or on its way (else a request gets 502 at once, not a
+        503 that clients would wait on)."""
         if not api_key:
             raise ValueError("a shared server needs an API key")
         self._upstream = upstream if callable(upstream) else (lambda: upstream)
         self.host, self.port, self.api_key, self.upstream_key = host, port, api_key, upstream_key
         self.limit = RequestLimit(max_active)
+        self._available = available or (lambda: True)
         self._server: _ProxyServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -280,7 +299,8 @@ class ShareProxy:
         """Bind and serve; OSError when the address cannot be used (taken, not this computer's)."""
         if self._server is not None:
             return
-        server = _ProxyServer((self.host, self.port), self._upstream, self.api_key, self.limit, self.upstream_key)
+        server = _ProxyServer((self.host, self.port), self._upstream, self.api_key, self.limit, self.upstream_key,
+                              self._available)
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name=f"share-proxy-{self.bound_port}", daemon=True)

@@ -26,7 +26,9 @@ def test_sharing_shows_the_address_and_key_and_stops_with_the_supervisor(qtbot, 
     url = box.share.urls[0]
     assert url in box.addresses.text()
     assert httpx.get(url + "/props").status_code == 401  # the key is wanted
-    assert httpx.get(url + "/props", headers={"Authorization": f"Bearer {key}"}).status_code == 503  # not started
+    stopped = httpx.get(url + "/props", headers={"Authorization": f"Bearer {key}"})
+    assert stopped.status_code == 502 and "not running" in stopped.json()["error"]["message"]  # never started
+    assert httpx.get(url + "/health").status_code == 502
     box.copy_button.click()
     from PySide6.QtGui import QGuiApplication
 

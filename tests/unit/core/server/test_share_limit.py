@@ -31,3 +31,18 @@ def test_retry_after_follows_recent_answers(monkeypatch):
 def test_429_is_a_busy_sentence_with_the_seconds():
     error = classify_http(429, '{"error":{"code":429,"message":"busy"}}', "r", retry_after="7")
     assert error.kind == errors.BUSY and "try again in 7 s" in error.message.render("en")
+
+
+def test_an_absolute_url_is_not_forwarded_anywhere():
+    import socket
+
+    from app.core.server.share_proxy import ShareProxy
+
+    proxy = ShareProxy("http://127.0.0.1:9", api_key="k", port=0)
+    proxy.start()
+    try:
+        with socket.create_connection(("127.0.0.1", proxy.bound_port)) as sock:
+            sock.sendall(b"GET http://example.org/v1/models HTTP/1.1\r\nHost: example.org\r\n\r\n")
+            assert sock.recv(200).startswith(b"HTTP/1.1 400")
+    finally:
+        proxy.close()

@@ -3,7 +3,9 @@
 llama.cpp's RPC client aborts the whole server when a worker's answer does not come (ggml-rpc.cpp
 ``RPC_STATUS_ASSERT``: "Remote RPC server crashed or returned malformed response", then SIGABRT), and that line
 does not name the worker: the workers of the launch are asked once more here, and the ones that do not answer
-are named. The fixes: wait for it and restart as it was (the diagnosis is restartable), or restart without it.
+are named. The fixes: wait for it and restart as it was (the Restart button), or restart without it (the fix). A
+worker that is gone is not restarted on its own (the same start would fail to connect); a hiccup after which every
+worker answers again is.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def worker_lost(s: Situation) -> Parts:
                  "then runs on this computer, more slowly or with fewer layers if it does not fit).",
                  "等那台电脑上的工作机重新运行后再重新启动，或者不用它重新启动（模型将在本机运行，"
                  "可能更慢；放不下时层数会更少）。")
-        return message, hint, _without(s, gone), True
+        # not restarted on its own: the same start would only fail to connect; the user waits or goes without it
+        return message, hint, _without(s, gone), False
     everyone = _workers(s)
     if not everyone:
         return (T("A worker (another computer lending its memory) stopped answering, so the model server stopped.",
@@ -76,7 +79,7 @@ def worker_unreachable(s: Situation) -> Parts:
               "or restart without it.",
               "请在那台电脑上启动工作机（在 GGUF Launcher 中：将这台电脑共享为工作机）后重新启动，"
               "或者不用它重新启动。"),
-            _without(s, [address]), True)
+            _without(s, [address]), False)
 
 
 def worker_version(s: Situation) -> Parts:

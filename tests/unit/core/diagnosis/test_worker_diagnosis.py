@@ -20,7 +20,7 @@ def _config(*workers: str) -> LaunchConfig:
 def test_a_worker_gone_mid_chat_is_named_and_the_fix_leaves_it_out():
     gone = f"127.0.0.1:{closed_port()}"
     diagnosis = diagnose(-6, LOST, _config(gone))
-    assert diagnosis.cause == "worker_lost" and diagnosis.restartable  # wait and retry = restart as it was
+    assert diagnosis.cause == "worker_lost" and not diagnosis.restartable  # not on its own: wait, or go without
     assert diagnosis.message.render("en") == f"The worker at {gone} stopped answering, so the model server stopped too."
     assert diagnosis.action.changes == {"rpc_workers": []}  # restart without it
     assert "Remote RPC server" in diagnosis.evidence[0]

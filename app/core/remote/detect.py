@@ -41,12 +41,12 @@ def normalize_url(text: str) -> str:
     text = text.strip()
     if text and "://" not in text:
         text = "http://" + text
-    parts = urlsplit(text)
     try:
+        parts = urlsplit(text)
         port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+    except ValueError:  # a port that is no number, an unclosed [IPv6 bracket
+        parts, port_ok = urlsplit(""), False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or any(c.isspace() for c in text):
         raise UserError(T("{text} is not a server address.", "{text} 不是服务器地址。", text=text or "-"),
                         T("Enter it like http://192.168.1.20:8080 (the address the server shows).",
                           "请按 http://192.168.1.20:8080 这样的格式输入（即服务器显示的地址）。"))
@@ -71,7 +71,7 @@ class _Asker:
             reply = self.http.request(method, self.url + path, json=body, headers=headers)
         except httpx.TimeoutException:
             raise errors.unreachable(request_id, self.url, (f"{method} {path}: no answer in time",)) from None
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.InvalidURL) as exc:
             raise errors.unreachable(request_id, self.url, (f"{type(exc).__name__}: {exc}",)) from None
         if reply.status_code in (401, 403, 503) or (required and reply.status_code != 200):
             raise classify_http(reply.status_code, reply.content, request_id, url=self.url,

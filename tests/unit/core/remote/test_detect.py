@@ -130,7 +130,8 @@ def test_addresses_are_normalized(text, url):
     assert normalize_url(text) == url
 
 
-@pytest.mark.parametrize("text", ["", "ftp://x", "http://", "http://host:99999"])
+@pytest.mark.parametrize("text", ["", "ftp://x", "http://", "http://host:99999", "my server:8080",
+                                  "http://[::1"])
 def test_what_is_no_address_is_said(text):
     with pytest.raises(UserError):
         normalize_url(text)

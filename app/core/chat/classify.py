@@ -19,6 +19,10 @@ LogTail = Callable[[int], list[str]]
 _LCP_OVERFLOW = re.compile(r"maximum context length is (\d+) tokens.*?\((\d+) in the messages", re.S)
 _LCP_RAW_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 _LS_OVERFLOW = re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)")
+# LM Studio (its tracker, #237 #546): "Trying to keep the first 10136 tokens when context the overflows. However, the
+# model is loaded with context length of only 7866 tokens, which is not enough."
+_LMS_OVERFLOW = re.compile(r"keep the first (\d+) tokens when context the overflows.*?context length of only (\d+) "
+                           r"tokens", re.S)
 
 
 class ContextOverflow(Exception):
@@ -65,7 +69,7 @@ def overflow_from_error(error: dict[str, Any], request_id: str | None) -> Contex
         match = _LCP_OVERFLOW.search(message)
         if match:
             return ContextOverflow(int(match.group(2)), int(match.group(1)), request_id, raw)
-    for pattern in (_LS_OVERFLOW, _LCP_RAW_OVERFLOW):
+    for pattern in (_LS_OVERFLOW, _LCP_RAW_OVERFLOW, _LMS_OVERFLOW):
         match = pattern.search(message)
         if match:
             return ContextOverflow(int(match.group(1)), int(match.group(2)), request_id, raw)

@@ -77,8 +77,13 @@ class SelftestReport:
 
 
 def server_pid_for(url: str) -> int | None:
-    """The pid listening on the URL's port, when the OS lets us see it."""
-    port = urlsplit(url).port
+    """The pid listening on the URL's port, when the OS lets us see it; None for a server on another computer."""
+    from app.core.launch.ports import is_loopback
+
+    parts = urlsplit(url)
+    port = parts.port
+    if not is_loopback(parts.hostname or ""):
+        return None  # a local process on the same port number is not that server
     try:
         for conn in psutil.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:

@@ -95,9 +95,16 @@ class LanShare:
 
     def summary(self) -> Text:
         """What other devices need, without the key (it is shown once, by whoever created it)."""
-        return T("Shared at {urls}: at most {n} answer(s) at once, the rest are asked to retry.",
-                 "已共享于 {urls}：最多同时回答 {n} 个请求，其余的会被告知稍后重试。",
-                 urls=", ".join(self.urls), n=self.proxy.limit.max_active)
+        shared = T("Shared at {urls}: at most {n} answer(s) at once, the rest are asked to retry.",
+                   "已共享于 {urls}：最多同时回答 {n} 个请求，其余的会被告知稍后重试。",
+                   urls=", ".join(self.urls), n=self.proxy.limit.max_active)
+        host = self.supervisor.config.host
+        if is_loopback(host):
+            return shared
+        return T("{shared} The model server itself also listens on {host}, where other devices reach it without "
+                 "this limit: set its address to 127.0.0.1 in the advanced settings.",
+                 "{shared} 模型服务器本身也在 {host} 上监听，其他设备可以绕过这个限制直接访问它："
+                 "请在高级设置中把它的地址设为 127.0.0.1。", shared=shared, host=host)
 
     def close(self) -> None:
         self.proxy.close()

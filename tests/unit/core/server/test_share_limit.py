@@ -46,3 +46,21 @@ def test_an_absolute_url_is_not_forwarded_anywhere():
             assert sock.recv(200).startswith(b"HTTP/1.1 400")
     finally:
         proxy.close()
+
+
+def test_a_server_that_listens_on_the_network_itself_is_said(tiny_model):
+    from app.core.launch.config import LaunchConfig
+    from app.core.server.lan_share import LanShare, ShareSettings
+    from app.core.server.supervisor import Supervisor
+
+    for host, said in (("127.0.0.1", False), ("0.0.0.0", True)):
+        supervisor = Supervisor(LaunchConfig(model=str(tiny_model), host=host))
+        share = LanShare(supervisor, ShareSettings(port=0))
+        assert ("without this limit" in share.summary().render("en")) is said
+        supervisor.close()
+
+
+def test_memory_of_a_server_elsewhere_is_not_a_local_process():
+    from app.core.chat.selftest import server_pid_for
+
+    assert server_pid_for("http://192.0.2.7:8080") is None

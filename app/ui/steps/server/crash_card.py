@@ -160,6 +160,7 @@ class CrashCard(QFrame):
             "backend": self.tr("Backend"),
             "extra_args": self.tr("Extra arguments"),
             "host": self.tr("Host"),
+            "rpc_workers": self.tr("Workers"),
         }
         return names.get(key, key)
 
@@ -173,6 +174,8 @@ class CrashCard(QFrame):
             if key == "port" and new == 0:
                 new = self.tr("any free port")
             old = current.get(key)
+            if key == "rpc_workers":  # addresses, not a Python list; none left: this computer alone
+                old, new = (", ".join(v) or self.tr("none") if v is not None else None for v in (old, new))
             arrow = f"{old} → {new}" if old is not None else str(new)
             changes.append(f"{self._field_name(key)}: {arrow}")
         text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""

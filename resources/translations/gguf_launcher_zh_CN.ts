@@ -448,8 +448,16 @@
         <translation>主机</translation>
     </message>
     <message>
+        <source>Workers</source>
+        <translation>工作机</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意空闲端口</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
     </message>
     <message>
         <source>The fix changes: {changes}</source>

@@ -98,3 +98,30 @@ def test_the_proxy_stops_with_the_supervisor(shared):
         assert probe.connect_ex(("127.0.0.1", port)) != 0
     names = [t.name for t in threading.enumerate()]
     assert not [n for n in names if "share-proxy" in n or "process_request" in n], names
+
+
+def test_closing_mid_answer_cuts_the_stream_and_leaves_no_thread(shared):
+    supervisor, share, url = shared
+    first = threading.Event()
+    ended: list[str] = []
+
+    def long_answer() -> None:
+        try:
+            with httpx.stream("POST", url + "/v1/chat/completions", json=LONG,
+                              headers=bearer(share.settings.api_key), timeout=60) as reply:
+                for line in reply.iter_lines():
+                    if "content" in line:
+                        first.set()
+            ended.append("complete")
+        except httpx.HTTPError as exc:
+            ended.append(type(exc).__name__)
+
+    thread = threading.Thread(target=long_answer)
+    thread.start()
+    assert first.wait(60)
+    started = time.monotonic()
+    supervisor.close()
+    thread.join(30)
+    assert not thread.is_alive() and ended and time.monotonic() - started < 10
+    names = [t.name for t in threading.enumerate()]
+    assert not [n for n in names if "share-proxy" in n or "process_request" in n], names

@@ -112,12 +112,11 @@ def worker_budgets(addresses: Sequence[str], margins: Margins) -> list[DeviceBud
     that does not answer has none). llama.cpp puts RPC devices before the local GPUs (llama.cpp
     ``llama_model_load_from_file_impl``: "add RPC servers at the front of the list"), so they come first here,
     and the first numbers of a tensor split are theirs."""
-    from app.core.rpc.check import last_check  # the plan asks the network only through the check's cache
+    from app.core.rpc.check import last_checks  # the plan asks the network only through the check's cache
     from app.core.rpc.worker import parse_worker
 
     budgets = []
-    for position, address in enumerate(addresses):
-        check = last_check(parse_worker(address))
+    for position, check in enumerate(last_checks([parse_worker(a) for a in addresses])):
         budgets.append(DeviceBudget("gpu", position, "llama.cpp worker", check.free_bytes if check.usable else 0,
                                     margins.vram_keep(check.total_bytes), address=check.worker.address))
     return budgets

@@ -130,3 +130,14 @@ def last_check(worker: Worker, *, max_age_s: float = CHECK_TTL_S, timeout_s: flo
     check_worker(worker, timeout_s=timeout_s)
     with _lock:
         return _last[worker]
+
+
+def last_checks(workers: tuple[Worker, ...] | list[Worker], *, max_age_s: float = CHECK_TTL_S,
+                timeout_s: float = 2.0) -> tuple[WorkerCheck, ...]:
+    """``last_check`` of each worker; the stale ones are checked again all at once."""
+    now = time.time()
+    with _lock:
+        stale = [w for w in workers if w not in _last or now - _last[w].checked_at > max_age_s]
+    check_workers(stale, timeout_s=timeout_s)
+    with _lock:
+        return tuple(_last[w] for w in workers)

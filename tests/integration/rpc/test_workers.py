@@ -163,3 +163,19 @@ def test_the_probe_proves_the_split_over_workers_with_real_loads(model, llama_se
     result = run_probe(read_model_info(model), config, scan_hardware(), ProbeOptions(use_cache=False))
     assert result.recommendation is not None and result.recommendation.gpu_layers == SPEC.n_layers + 1
     assert result.attempts and all(a.ok for a in result.attempts)  # seeded by the plan: every layer on the workers
+
+
+def test_a_worker_that_is_not_running_at_start_is_named(model, llama_server_bin):
+    gone = f"127.0.0.1:{find_free_port()}"
+    config = LaunchConfig(model=str(model), backend="llama-server", server_bin=llama_server_bin, ctx=512, threads=1,
+                          gpu_layers=-1, port=find_free_port(), rpc_workers=(gone,))
+    supervisor = Supervisor(config)  # auto-restart on: it still stops, the same start cannot help
+    try:
+        supervisor.start()
+        assert supervisor.wait_for(State.FAILED, READY_S) is State.FAILED
+        diagnosis = supervisor.last_diagnosis
+        assert diagnosis.cause == "worker_unreachable", (diagnosis, supervisor.tail(10))
+        assert diagnosis.message.render("en") == f"The model server could not connect to the worker at {gone}."
+        assert diagnosis.action.changes == {"rpc_workers": []} and supervisor.restart_count == 0
+    finally:
+        supervisor.close()

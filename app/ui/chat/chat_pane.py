@@ -77,6 +77,7 @@ class ChatPane(Retranslating, QWidget):
         self.conversation = Conversation()
         self.server_state: State | None = None  # None: no supervisor told us (a client given directly)
         self.server_model: str | None = None  # the model the server runs (None: not known, e.g. a bare client)
+        self.remote: RemoteServer | None = None  # chatting with a server this app did not start (use_remote)
         self._task: Task | None = None
         self._reply_entry: Entry | None = None
         self._pending_entry: Entry | None = None
@@ -179,6 +180,7 @@ class ChatPane(Retranslating, QWidget):
 
     def set_supervisor(self, supervisor: ChatServer | None) -> None:
         """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
+        self.remote = None
         self.set_client(client_for_supervisor(supervisor) if supervisor is not None else None)
         config = getattr(supervisor, "config", None)
         self.follow_model(getattr(config, "model", None))
@@ -200,6 +202,7 @@ class ChatPane(Retranslating, QWidget):
         self.set_client(client_for_remote(remote))
         self.follow_model(remote.model)
         self.set_server_state(State.READY)  # it answered just now; its failures are classified like any other
+        self.remote = remote  # from now on the local server's states are not this server's
 
     def set_memory_short(self, short: bool) -> None:
         """The memory watchdog's warning: while memory is short, older turns are sent only within half the budget
@@ -220,6 +223,8 @@ class ChatPane(Retranslating, QWidget):
 
     @Slot(object, dict)
     def set_server_state(self, state: State, data: dict | None = None) -> None:
+        if self.remote is not None:
+            return
         self.server_state = State(state)
         if self.server_state is State.READY:  # after a crash: its sentences in the transcript are history now
             self.transcript.resolve_server_errors()

@@ -53,6 +53,8 @@ def test_the_chat_pane_chats_with_a_keyed_remote_llama_server(qtbot, tiny_model,
         with qtbot.waitSignal(pane.replyFinished, timeout=LONG) as done:
             assert pane.send("Hello")
         assert done.args[0] is not None and pane.session.client.ctx_per_slot == 512
+        pane.set_server_state(State.STOPPED)  # the local server's states do not stop the remote chat
+        assert pane.server_state is State.READY
         qtbot.waitUntil(lambda: not pane.is_streaming(), timeout=LONG)
         pane.shutdown()
     finally:

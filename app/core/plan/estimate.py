@@ -141,7 +141,10 @@ def _gpu_plan(info, config, budget, position, assignment, weights, kv_per_layer,
     # still run with the GPU hidden from the engine
     used = bool(layers) or holds_output
     partial = assignment.offloaded_layers < assignment.n_layer and assignment.offloaded_layers > 0
-    compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if partial else 1.0)) if used else 0
+    # the partial-offload growth is CUDA's; a CPU worker's buffer stayed below the full size here (13 and 6 MiB
+    # against 15 with -ngl 4 over two workers), so a worker is planned at the full size
+    grows = partial and not budget.is_worker
+    compute = int(compute_full * (PARTIAL_OFFLOAD_FACTOR if grows else 1.0)) if used else 0
     # an RPC worker holds buffers only: no CUDA context on this side (its own, if any, is its computer's)
     overhead = (0 if budget.is_worker else GPU_CONTEXT_BYTES) if used else 0
     return DevicePlan(budget, len(layers), holds_output, weights.get(position, 0),

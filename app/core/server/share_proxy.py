@@ -117,7 +117,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not path.startswith("/"):  # an absolute URL would send the request somewhere else
             self.reply(400, _error_body(400, "invalid_request_error", "Ask for a path, like /v1/models."))
             return
-        if path not in PUBLIC_PATHS and not self._key_ok():
+        # a browser's CORS preflight carries no key (llama-server lets it pass too); it generates nothing
+        if path not in PUBLIC_PATHS and self.command != "OPTIONS" and not self._key_ok():
             return
         if self.server.connection_count > MAX_CONNECTIONS:
             self._refuse_busy()
@@ -260,6 +261,11 @@ def _pass_through(handler: _Handler, response: httpx.Response) -> None:
     for name, value in response.headers.multi_items():
         if name.lower() not in HOP_BY_HOP:
             handler.send_header(name, value)
+    bodiless = handler.command == "HEAD" or response.status_code in (204, 304) or response.status_code < 200
+    if bodiless:  # no body, so no chunk framing either
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        return
     handler.send_header("Transfer-Encoding", "chunked")
     handler.send_header("Connection", "close")
     handler.end_headers()

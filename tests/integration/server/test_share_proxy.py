@@ -125,3 +125,12 @@ def test_closing_mid_answer_cuts_the_stream_and_leaves_no_thread(shared):
     assert not thread.is_alive() and ended and time.monotonic() - started < 10
     names = [t.name for t in threading.enumerate()]
     assert not [n for n in names if "share-proxy" in n or "process_request" in n], names
+
+
+def test_a_browser_preflight_needs_no_key_and_head_has_no_body(shared):
+    _, share, url = shared
+    preflight = httpx.options(url + "/v1/chat/completions", headers={"Origin": "http://192.0.2.9",
+                                                                       "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code != 401
+    head = httpx.head(url + "/v1/models", headers=bearer(share.settings.api_key))
+    assert head.status_code < 500 and head.content == b""

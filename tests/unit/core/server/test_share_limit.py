@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.core.chat import errors
 from app.core.chat.classify import classify_http
-from app.core.server.share_proxy import DEFAULT_RETRY_S, RequestLimit
+from app.core.server.request_limit import DEFAULT_RETRY_S, RequestLimit
 
 
 def test_beyond_the_slots_nobody_enters():
@@ -17,7 +17,7 @@ def test_beyond_the_slots_nobody_enters():
 
 def test_retry_after_follows_recent_answers(monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("app.core.server.share_proxy.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("app.core.server.request_limit.time.monotonic", lambda: clock[0])
     limit = RequestLimit(1)
     assert limit.retry_after_s() == DEFAULT_RETRY_S  # nothing measured yet
     ticket = limit.try_enter()

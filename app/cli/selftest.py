@@ -59,9 +59,10 @@ def run(args) -> int:
 
 def _with_url(args, progress) -> SelftestReport:
     """A server someone else started: ask it who it is and its real context first (``app.core.remote``)."""
+    from app.core.chat.selftest import LOADING_WAIT_S
     from app.core.remote import client_for_remote, connect
 
-    remote = connect(args.url, args.api_key)
+    remote = connect(args.url, args.api_key, wait_loading_s=LOADING_WAIT_S)  # a model still loading is waited for
     if not args.json:
         print(remote.summary())
     client = client_for_remote(remote)

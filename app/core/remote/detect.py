@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+import time
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -88,24 +89,36 @@ class _Asker:
         self.http.close()
 
 
-def connect(url: str, api_key: str | None = None, *, timeout_s: float = 10.0) -> rs.RemoteServer:
+def connect(url: str, api_key: str | None = None, *, timeout_s: float = 10.0, wait_loading_s: float = 0.0,
+            sleep: Callable[[float], None] = time.sleep) -> rs.RemoteServer:
     """Who answers at ``url``, its models and its real context. Raises ChatError (unreachable, ``auth``: wants a
-    key / refused this key, loading) or UserError (not an address)."""
+    key / refused this key, ``loading`` once ``wait_loading_s`` has passed) or UserError (not an address)."""
     url = normalize_url(url)
     api_key = (api_key or "").strip() or None
+    waited, delay = 0.0, 0.25
+    while True:
+        try:
+            remote = _ask_all(url, api_key, timeout_s)
+            break
+        except ServerLoading as loading:  # HTTP 503 while the model loads: wait as a chat does, within a bound
+            if waited >= wait_loading_s:
+                raise errors.loading(loading.request_id, waited, (loading.raw,)) from None
+            sleep(delay)
+            waited, delay = waited + delay, min(delay * 2, 2.0)
+    logger.info("remote server %s: %s, ctx %s (%s), %d model(s)", url, remote.kind, remote.ctx, remote.ctx_source,
+                len(remote.models))
+    return remote
+
+
+def _ask_all(url: str, api_key: str | None, timeout_s: float) -> rs.RemoteServer:
     asker = _Asker(url, api_key, timeout_s)
     try:
         listing = asker.ask("GET", "/v1/models", required=True)
         models = _model_ids(listing)
-        remote = (_llama_server(asker, listing, models) or _lm_studio(asker, models) or _ollama(asker, models)
-                  or rs.RemoteServer(url, api_key, rs.GENERIC, models=models, model=models[0] if models else None))
-    except ServerLoading as loading:
-        raise errors.loading(loading.request_id, 0.0, (loading.raw,)) from None
+        return (_llama_server(asker, listing, models) or _lm_studio(asker, models) or _ollama(asker, models)
+                or rs.RemoteServer(url, api_key, rs.GENERIC, models=models, model=models[0] if models else None))
     finally:
         asker.close()
-    logger.info("remote server %s: %s, ctx %s (%s), %d model(s)", url, remote.kind, remote.ctx, remote.ctx_source,
-                len(remote.models))
-    return remote
 
 
 def _model_ids(listing: Any) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ OLLAMA_ROUTES = {
 }
 
 
-def serve(routes: dict, *, key: str | None = None, unknown_200: bool = False):
+def serve(routes: dict, *, key: str | None = None, unknown_200: bool = False, loading: bool = False):
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -39,7 +39,9 @@ def serve(routes: dict, *, key: str | None = None, unknown_200: bool = False):
         def answer(self):
             if self.command == "POST":
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if key and self.headers.get("Authorization") != f"Bearer {key}":
+            if loading:
+                status, body = 503, {"error": {"message": "Loading model", "type": "unavailable_error", "code": 503}}
+            elif key and self.headers.get("Authorization") != f"Bearer {key}":
                 status, body = 401, {"error": {"message": "Invalid API Key"}}
             elif (self.command, self.path) in routes:
                 status, body = 200, routes[(self.command, self.path)]
@@ -140,3 +142,12 @@ def test_what_is_no_address_is_said(text):
 def test_another_model_of_ollama_has_no_known_context(stand_in):
     remote = connect(stand_in(OLLAMA_ROUTES)).with_model("llama3:8b")
     assert remote.model == "llama3:8b" and remote.ctx is None and remote.guard_ctx == UNKNOWN_CTX_GUARD
+
+
+def test_a_model_still_loading_is_waited_for_within_a_bound(stand_in):
+    url = stand_in(OLLAMA_ROUTES)
+    slept: list[float] = []
+    with pytest.raises(errors.ChatError) as caught:
+        connect(stand_in({}, loading=True), wait_loading_s=1.0, sleep=slept.append)
+    assert caught.value.kind == errors.LOADING and sum(slept) >= 1.0
+    assert connect(url, wait_loading_s=1.0, sleep=slept.append).kind == OLLAMA

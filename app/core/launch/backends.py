@@ -25,6 +25,7 @@ from app.core.launch.config import (
     SPLIT_MODES,
     LaunchConfig,
 )
+from app.core.launch.gpu_servers import GPU_BACKENDS
 from app.core.problem import UserError
 from app.core.text import T, Text
 
@@ -177,6 +178,21 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
     return args, notes
 
 
+VERBOSITY_FLAGS = frozenset({"-lv", "--log-verbosity", "-v", "--verbose", "--log-verbose"})
+def has_gpu_backend(backend: BackendInfo) -> bool:
+    """Whether the engine was built with a graphics-card backend (its reported compiled backends)."""
+    compiled = {name.upper() for name in backend.compiled_backends}
+    return any(name.upper() in compiled for name in (*GPU_BACKENDS, "HIP"))
+
+
+def _wants_offload_lines(config: LaunchConfig, backend: BackendInfo) -> bool:
+    """Debug verbosity for a GPU build asked to offload: new builds print "offloaded N/M layers to GPU" and the
+    device buffers only at -lv 4, and those lines are how a short offload is caught (diagnosis/offload.py). About
+    30 more log lines per request; CPU-only launches and a verbosity the user chose are left alone."""
+    return (has_gpu_backend(backend) and config.gpu_layers != 0 and bool(backend.pick("-lv", "--log-verbosity"))
+            and not VERBOSITY_FLAGS & set(config.extra_args))
+
+
 def _embedded_split_args(config: LaunchConfig) -> list[str]:
     """Several GPUs, only where they differ from the defaults (``--tensor_split`` takes its numbers as words)."""
     args = ["--tensor_split", *map(split_number, config.tensor_split)] if config.tensor_split else []
@@ -241,6 +257,8 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
         add(("-cram", "--cache-ram"), str(config.cache_ram_mib))
     if backend.pick("-fit", "--fit"):  # --fit would silently override the values we chose
         add(("-fit", "--fit"), "off")
+    if _wants_offload_lines(config, backend):
+        add(("-lv", "--log-verbosity"), "4")
     _split_args(config, add)
     add(("-np", "--parallel"), str(config.parallel))
     add(("-b", "--batch-size"), str(config.batch))

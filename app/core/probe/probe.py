@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from app.core.launch.backends import EMBEDDED_NO_CPU_MOE
+from app.core.launch.backends import EMBEDDED_NO_CPU_MOE, has_gpu_backend
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.compute import keeps_all_logits
@@ -35,7 +35,6 @@ from app.core.problem import UserError
 from app.core.rpc.worker import uses_workers
 from app.core.text import T, Text
 
-GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Vulkan", "Metal", "SYCL")
 # failures that say nothing about the candidate settings: tried once more before they count
 TRANSIENT_CAUSES = frozenset({"port_in_use", "host_unavailable", "request", "failed", "stopped_externally"})
 if TYPE_CHECKING:
@@ -66,8 +65,7 @@ class ProbeOptions:
 
 
 def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
-    compiled = {name.upper() for name in getattr(backend, "compiled_backends", ())}
-    return bool(getattr(hw, "gpus", None)) and any(name.upper() in compiled for name in GPU_BACKENDS)
+    return bool(getattr(hw, "gpus", None)) and has_gpu_backend(backend)
 
 
 class _Prober:

@@ -219,3 +219,15 @@ def test_the_prompt_cache_in_ram_is_capped_where_the_build_has_one():
     assert "--cache-ram" not in old and "-cram" not in old
     for bad in (-1, "big", True):
         assert LaunchConfig.from_dict({"model": "/m/a.gguf", "cache_ram_mib": bad}).cache_ram_mib == 0
+
+
+def test_a_gpu_build_asked_to_offload_logs_what_it_really_offloaded():
+    from dataclasses import replace
+
+    cuda = replace(server_backend(NEW_HELP), compiled_backends=("CPU", "CUDA"))
+    argv = build_argv(CONFIG, cuda)  # -ngl 10 on a CUDA build: the offload lines are printed only at -lv 4
+    assert value_after(argv, "-lv", "--log-verbosity") == "4"
+    assert not {"-lv", "--log-verbosity"} & set(build_argv(CONFIG, server_backend(NEW_HELP)))  # CPU-only build
+    assert not {"-lv", "--log-verbosity"} & set(build_argv(CONFIG.with_changes(gpu_layers=0), cuda))  # nothing asked
+    chosen = build_argv(CONFIG.with_changes(extra_args=("-lv", "2")), cuda)
+    assert chosen.count("-lv") == 1 and value_after(chosen, "-lv") == "2"  # the user's own verbosity stays

@@ -56,6 +56,7 @@ class GpuEngineNotice(Retranslating, QFrame):
         self.rebuild: EngineRebuild | None = None
         self.buttons: list[QPushButton] = []
         self._wanted: tuple[HardwareReport, str, str | None] | None = None
+        self._asked = 0  # counts the wishes; an answer to an older one is never shown
         self._task: Task | None = None
         self.setObjectName("gpuEngineNotice")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -74,20 +75,27 @@ class GpuEngineNotice(Retranslating, QFrame):
 
     # --- inputs ------------------------------------------------------------------------------------
 
-    def look_up(self, report: HardwareReport | None, engine: str, server_bin: str | None = None) -> None:
-        """Ask core (in a worker) whether ``engine`` can use this machine's NVIDIA GPU; no GPU: nothing to say."""
+    def look_up(self, report: HardwareReport | None, engine: str, server_bin: str | None = None, *,
+                again: bool = False) -> None:
+        """Ask core (in a worker) whether ``engine`` can use this machine's NVIDIA GPU; no GPU: nothing to say.
+
+        ``again``: the same wish asked anew (the engine was rebuilt), so an answer on its way is from before."""
         if report is None:
             return
-        self._wanted = (report, engine, server_bin or None)
+        wanted = (report, engine, server_bin or None)
+        if wanted == self._wanted and not again:
+            return  # asked already: its answer is on its way or shown
+        self._wanted = wanted
+        self._asked += 1
         if not report.has_nvidia_gpu:
             self.set_warning(None)
         elif self._task is None:
             self._start_look_up()
-        # else: the running look-up sees that the wish changed and looks again
+        # else: the running look-up's answer is older than this wish; it is dropped and core is asked again
 
     def look_again(self) -> None:
         if self._wanted is not None:
-            self.look_up(*self._wanted)
+            self.look_up(*self._wanted, again=True)
 
     def follow_rebuild(self, rebuild: EngineRebuild) -> None:
         """Start rebuilds on the window's one ``EngineRebuild``; look again when one is done."""
@@ -99,22 +107,26 @@ class GpuEngineNotice(Retranslating, QFrame):
         rebuild.finished.connect(lambda _check: self._after_rebuild())
 
     def _start_look_up(self) -> None:
-        wanted = self._wanted
-        self._task = run_task(look_up, *wanted, owner=self, on_done=lambda warning: self._looked_up(wanted, warning),
-                              on_error=lambda error: self._look_up_failed(wanted, error))
+        asked = self._asked
+        self._task = run_task(look_up, *self._wanted, owner=self,
+                              on_done=lambda warning: self._looked_up(asked, warning),
+                              on_error=lambda error: self._look_up_failed(asked, error))
 
-    def _looked_up(self, wanted: tuple, warning: GpuEngineWarning | None) -> None:
+    def _stale(self, asked: int) -> bool:
+        """True when a newer wish came meanwhile: then core is asked again (no GPU here: nothing to ask)."""
         self._task = None
-        if wanted != self._wanted:
+        if asked == self._asked:
+            return False
+        if self._wanted is not None and self._wanted[0].has_nvidia_gpu:
             self._start_look_up()
-            return
-        self.set_warning(warning)
+        return True
 
-    def _look_up_failed(self, wanted: tuple, error: BaseException) -> None:
-        self._task = None
-        if wanted != self._wanted:
-            self._start_look_up()
-        # else: the other rows say what is wrong with the engine; this notice stays as it was
+    def _looked_up(self, asked: int, warning: GpuEngineWarning | None) -> None:
+        if not self._stale(asked):
+            self.set_warning(warning)
+
+    def _look_up_failed(self, asked: int, error: BaseException) -> None:
+        self._stale(asked)  # the current wish failed: the other rows say what is wrong; this notice stays as it was
 
     def _after_rebuild(self) -> None:
         self._render_buttons()

@@ -45,7 +45,10 @@ def gpu_home(tmp_path, monkeypatch):
 
 
 def _click(qtbot, button) -> None:
+    """Click as a user does, on the button as it is on screen: the window lays the notice out in the event loop
+    after it appears, and until then its buttons have no height, so a click there lands beside them."""
     assert button.isVisibleTo(button.window()) and button.isEnabled(), button.text()
+    qtbot.waitUntil(lambda: button.height() >= button.minimumSizeHint().height(), timeout=LONG)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
@@ -118,3 +121,45 @@ def test_no_gpu_engine_and_no_fix_here_still_says_so_without_buttons(qtbot, monk
     qtbot.waitUntil(lambda: panel.gpu_notice.isVisible(), timeout=LONG)
     assert _visible_buttons(panel.gpu_notice) == []
     assert "llama.cpp release built for your graphics card" in panel.gpu_notice.problem.next_step.text()
+
+
+@pytest.mark.parametrize("newer", ["the engine was rebuilt", "another engine was chosen"])
+def test_an_answer_to_an_older_wish_is_never_shown(qtbot, monkeypatch, tmp_path, newer):
+    """Core's answer comes from a worker; the one asked before the rebuild (or for the engine chosen before) may
+    come after the wish changed: it is dropped and core is asked again."""
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setattr("app.core.engine.gpu_build.available_gpu_builds", lambda: [])
+    from app.core.engine.gpu_engine import engine_gpu_warning
+    from app.core.hardware.scan import scan_hardware
+
+    report = _with_gpu(scan_hardware())
+    before, after = engine_gpu_warning(report, "embedded", None), engine_gpu_warning(report, "embedded", None)
+    assert before is not None and after is not None
+    asked, may_answer = [], threading.Event()
+
+    def look_up(report, engine, server_bin):  # the worker's look-up: the first answer waits for the test
+        asked.append((engine, server_bin))
+        if len(asked) == 1:
+            may_answer.wait(30)
+            return before
+        return after
+
+    monkeypatch.setattr("app.ui.steps.machine.gpu_notice.look_up", look_up)
+    notice = GpuEngineNotice()
+    qtbot.addWidget(notice)
+    shown = []
+    monkeypatch.setattr(notice, "set_warning", lambda warning, show=notice.set_warning: (shown.append(warning),
+                                                                                         show(warning)))
+    notice.look_up(report, "embedded")
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=LONG)
+    if newer == "the engine was rebuilt":
+        notice.look_again()
+    else:
+        notice.look_up(report, "llama-server", "/opt/llama/llama-server")
+    may_answer.set()
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=LONG)
+    assert shown[0] is after, "the answer to the older wish was shown"
+    assert asked[1] == (("embedded", None) if newer == "the engine was rebuilt"
+                        else ("llama-server", "/opt/llama/llama-server"))
+    notice.look_up(report, *asked[1])
+    assert len(asked) == 2, "the same wish again: its answer is shown already, nothing to ask"

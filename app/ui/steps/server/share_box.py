@@ -32,6 +32,7 @@ from app.core.server.lan_share import (
 )
 from app.ui.i18n import Retranslating
 from app.ui.widgets.problem_view import problem_text, render
+from app.ui.widgets.wheel_guard import guard_wheel
 
 if TYPE_CHECKING:
     from app.core.server.supervisor import Supervisor
@@ -48,6 +49,7 @@ class ShareBox(Retranslating, QWidget):
         self.enabled.toggled.connect(self._on_toggled)
         self.where = QComboBox(self)
         self.port = QSpinBox(self, minimum=1, maximum=65535, value=DEFAULT_SHARE_PORT)
+        guard_wheel(self.where, self.port)  # scrolling the Server step passes over them without changing them
         self.warning = QLabel(self, wordWrap=True)
         self.warning.setStyleSheet("color: #8a5a00;")
         self.addresses = QLabel(self, wordWrap=True)

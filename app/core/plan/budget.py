@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from app.core.hardware.device_order import cuda_order
+from app.core.rpc.check import last_checks  # the plan asks the network only through the check's cache
+from app.core.rpc.worker import parse_worker
 
 if TYPE_CHECKING:
     from app.core.launch.config import LaunchConfig
@@ -112,9 +114,6 @@ def worker_budgets(addresses: Sequence[str], margins: Margins) -> list[DeviceBud
     that does not answer has none). llama.cpp puts RPC devices before the local GPUs (llama.cpp
     ``llama_model_load_from_file_impl``: "add RPC servers at the front of the list"), so they come first here,
     and the first numbers of a tensor split are theirs."""
-    from app.core.rpc.check import last_checks  # the plan asks the network only through the check's cache
-    from app.core.rpc.worker import parse_worker
-
     budgets = []
     for position, check in enumerate(last_checks([parse_worker(a) for a in addresses])):
         budgets.append(DeviceBudget("gpu", position, "llama.cpp worker", check.free_bytes if check.usable else 0,

@@ -96,6 +96,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.advanced_box = Collapsible("", self.advanced, self)
         self.workers = WorkersBox(self)
         self.workers_box = Collapsible("", self.workers, self)
+        self.workers_box.hide()  # shown with the llama-server engine (_emit_engine)
         self.command = QLineEdit(self)
         self.command.setReadOnly(True)
         look.monospace(self.command)
@@ -288,6 +289,7 @@ class SettingsPanel(Retranslating, QWidget):
         if engine != self._engine:
             self._engine = engine
             self.workers.server_bin = engine[1]  # its rpc-server is the one shared
+            self.workers_box.setVisible(engine[0] == BACKEND_LLAMA_SERVER)  # the built-in engine cannot use them
             self.gpu_notice.look_up(self.hardware, *engine)
             self.engineChanged.emit(*engine)
 

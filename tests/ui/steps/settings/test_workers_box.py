@@ -36,3 +36,14 @@ def test_the_share_warning_follows_the_address(qtbot):
     assert "Only programs on this computer" in box.share_warning.text()
     box.share_address.setText("192.168.1.20:50052")
     assert "anyone who can reach this computer" in box.share_warning.text()
+
+
+def test_the_settings_step_lists_workers_only_for_the_engine_that_can_use_them(qtbot):
+    from app.ui.steps.settings.settings_panel import SettingsPanel
+
+    panel = SettingsPanel()
+    qtbot.addWidget(panel)
+    panel.show_engine("embedded", None)
+    assert panel.workers_box.isHidden()
+    panel.show_engine("llama-server", None)
+    assert not panel.workers_box.isHidden()

@@ -117,9 +117,12 @@ class ChatPane(Retranslating, QWidget):
         self.stop_button = QPushButton(self, clicked=self.stop)
 
         top = QHBoxLayout()
-        for widget in (self.new_button, self.saved_combo, self.params_toggle, self.remote_button):
+        for widget in (self.new_button, self.saved_combo, self.params_toggle):
             top.addWidget(widget)
         top.setStretch(1, 1)
+        remote_row = QHBoxLayout()  # its own row: beside the others it cut the saved-conversations list at 1024 px
+        remote_row.addStretch(1)
+        remote_row.addWidget(self.remote_button)
         compose = QHBoxLayout()
         compose.addWidget(self.input, 1)
         buttons = QVBoxLayout()
@@ -128,6 +131,7 @@ class ChatPane(Retranslating, QWidget):
         compose.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(remote_row)
         layout.addWidget(self.params_box)
         layout.addWidget(self.mode_note)
         layout.addWidget(self.transcript, 1)

@@ -27,6 +27,10 @@ from tests.paths import ROOT
 
 pytestmark = pytest.mark.slow
 
+# greedy answers of a 135M model flip with the processor's kernels: on an AVX-512 Xeon the bare question gets
+# "L'Étoile, la Cité, …" from both engines (an F16 copy of the same weights says Paris), the one-word version
+# gets "The capital of France is Paris." on it and on AVX2 machines
+QUESTION = "What is the capital of France? Answer in one word."
 MODELS = ("gemma3-Q4_K_M", "smollm2")
 ENGINES = ("embedded", "llama-server")
 CLI_TIMEOUT_S = 300
@@ -121,7 +125,7 @@ def test_serve_and_chat_with_the_files_template(request, model, engine):
         ready = events[-1] if events else {}
         assert ready.get("state") == "ready", (events[-20:], proc.stderr.read() if proc.poll() is not None else "")
         url = ready["url"]
-        reply, outcome = _chat(url, engine, "What is the capital of France?")
+        reply, outcome = _chat(url, engine, QUESTION)
         assert getattr(outcome, "finish_reason", None) in ("stop", "length"), (outcome, reply)
         if label == "smollm2":
             assert "Paris" in reply, reply  # a real model answers in words

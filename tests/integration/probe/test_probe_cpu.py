@@ -164,7 +164,7 @@ def test_probe_cli_json_with_the_embedded_engine(tiny_model, capsys):
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert code == 0, captured.err
-    assert set(data["recommendation"]) == {"gpu_layers", "ctx"} and data["recommendation"]["ctx"] == 512
+    assert set(data["recommendation"]) == {"gpu_layers", "ctx", "n_cpu_moe"} and data["recommendation"]["ctx"] == 512
     assert data["cached"] is False and data["plan"]["n_layer"] == 2
     attempt = data["attempts"][0]
     assert {"gpu_layers", "ctx", "ok", "peak_rss_bytes", "peak_vram_bytes", "seconds", "diagnosis"} <= set(attempt)

@@ -20,6 +20,11 @@ from app.core.server.supervisor import State, Supervisor
 
 pytestmark = pytest.mark.slow
 
+# greedy answers of a 135M model flip with the processor's kernels: on an AVX-512 Xeon the bare question gets
+# "L'Étoile, la Cité, …" from both engines (an F16 copy of the same weights says Paris), the one-word version
+# gets "The capital of France is Paris." on it and on AVX2 machines
+QUESTION = "What is the capital of France? Answer in one word."
+
 
 @pytest.fixture(scope="module")
 def real_demo(tmp_path_factory):
@@ -47,7 +52,7 @@ def test_the_demo_model_answers_in_words(real_demo):
         state = supervisor.wait_for({State.READY, State.FAILED}, 120)
         assert state is State.READY, f"{supervisor.last_diagnosis}; {supervisor.tail(20)}"
         client = ChatClient(supervisor.url)
-        reply = client.stream([{"role": "user", "content": "What is the capital of France?"}],
+        reply = client.stream([{"role": "user", "content": QUESTION}],
                               ChatParams(temperature=0, seed=0, max_tokens=64))
         answer = "".join(reply)
     finally:

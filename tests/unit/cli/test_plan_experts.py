@@ -35,6 +35,7 @@ def test_a_dense_model_has_no_experts_block_and_a_negative_count_is_a_usage_erro
     assert exit_info.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # writes and plans a 100 MB model (about 2 s)
 def test_the_plan_suggests_every_layer_on_the_gpu_with_some_experts_in_ram(capsys, tmp_path):
     from app.core.synthetic import SyntheticSpec
 

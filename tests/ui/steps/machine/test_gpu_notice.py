@@ -60,15 +60,22 @@ def _visible_buttons(notice: GpuEngineNotice) -> list[str]:
     return [b.text() for b in notice.buttons if b.isVisibleTo(notice)]
 
 
+def _say_it_with_a_gpu(qtbot, window) -> None:
+    """The Machine step's scan, now with the card: both notices look up in their own workers, in either order."""
+    window.machine._on_scanned(_with_gpu(window.machine.report))
+    for notice in (window.machine.gpu_notice, window.settings_panel.gpu_notice):
+        qtbot.waitUntil(lambda n=notice: n.isVisibleTo(window), timeout=LONG)
+
+
+@pytest.mark.slow  # the whole window with its real workers: the model's checks, the engine's, the finder's
 def test_the_machine_step_says_it_and_offers_the_found_server_and_a_cuda_rebuild(qtbot, window, gpu_home,
                                                                                 tiny_model):
     machine, settings = window.machine, window.settings_panel
     open_and_wait(qtbot, window, tiny_model)
     qtbot.waitUntil(lambda: machine.report is not None and settings.config() is not None, timeout=LONG)
     assert not machine.gpu_notice.isVisibleTo(window), "no GPU here: nothing to say"
-    machine._on_scanned(_with_gpu(machine.report))
+    _say_it_with_a_gpu(qtbot, window)
     for notice in (machine.gpu_notice, settings.gpu_notice):
-        qtbot.waitUntil(lambda n=notice: n.isVisibleTo(window), timeout=LONG)
         text = notice.problem.message.text()
         assert "NVIDIA graphics card (NVIDIA GeForce RTX 2080)" in text and "built-in engine" in text
         assert "--" not in text + notice.problem.next_step.text()
@@ -82,6 +89,7 @@ def test_the_machine_step_says_it_and_offers_the_found_server_and_a_cuda_rebuild
     assert settings.engine() == ("llama-server", str(gpu_home))
 
 
+@pytest.mark.slow  # the whole window with its real workers
 def test_the_rebuild_button_rebuilds_with_cuda_and_shows_progress_in_settings(qtbot, window, gpu_home, tiny_model):
     machine, settings = window.machine, window.settings_panel
     open_and_wait(qtbot, window, tiny_model)
@@ -94,8 +102,7 @@ def test_the_rebuild_button_rebuilds_with_cuda_and_shows_progress_in_settings(qt
         raise UserError(T("Rebuilding the engine failed.", "重新构建引擎失败。"), T("Try again.", "请重试。"))
 
     window.control.rebuild_step = rebuild_step
-    machine._on_scanned(_with_gpu(machine.report))
-    qtbot.waitUntil(lambda: settings.gpu_notice.isVisibleTo(window), timeout=LONG)
+    _say_it_with_a_gpu(qtbot, window)  # the Machine step's buttons are asserted on too
     _click(qtbot, settings.gpu_notice.buttons[1])
     qtbot.waitUntil(lambda: asked == ["cuda"], timeout=LONG)
     box = settings.gpu_notice.progress_box

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from app.core.engine import cpu_isa
 from app.core.engine.amx_compiler import build_compiler, miscompiles_amx, with_compiler_verdict
 from app.core.engine.build_flags import choose
@@ -44,6 +46,7 @@ def test_a_compiler_that_cannot_compile_amx_code_says_so(tmp_path):
     assert miscompiles_amx(str(broken)) == "toy-cc 1.0 cannot compile AMX code"
 
 
+@pytest.mark.slow  # the real processor probe and the real compiler build and run test programs (about 2 s)
 def test_the_real_compiler_here_gets_the_verdict_the_processor_and_its_version_call_for():
     compiler = build_compiler()
     assert compiler is not None  # the set-up needs one to build the engines at all

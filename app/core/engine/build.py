@@ -193,9 +193,7 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
     backend the built-in engine was built with before is kept (a set-up never quietly goes back to CPU-only)."""
     report, amx_left_out = with_compiler_verdict(report or cpu_isa.probe())
     choice = choose(report)
-    say(summary_line(choice))
-    if amx_left_out:
-        say(f"  (AMX is left out because {amx_left_out}.)")
+    say(summary_line(choice, amx_left_out))
     jobs = build_jobs()
     for spec in pinned_engines(with_test=with_test):
         if only and spec.package != only:

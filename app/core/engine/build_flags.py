@@ -52,13 +52,17 @@ def portable() -> BuildChoice:
     return BuildChoice(cpu_args=("-DGGML_NATIVE=OFF",), uses=(), left_out=(), native=False)
 
 
-def summary_line(choice: BuildChoice) -> str:
-    """One line for the set-up's output (English: the set-up runs before the app and its language exist)."""
+def summary_line(choice: BuildChoice, compiler_reason: str | None = None) -> str:
+    """One line for the set-up's output (English: the set-up runs before the app and its language exist);
+    ``compiler_reason``: why AMX is left out although the processor runs it (amx_compiler.py)."""
     if choice.native:
         line = "Engine build: native for this processor (its instruction sets could not be tested here)."
     else:
         line = f"Engine build for this processor: {', '.join(choice.uses) or 'baseline x86-64'}."
-    if choice.left_out:
-        line += (f" This processor advertises {', '.join(choice.left_out)} but cannot run it here, "
+    faulting = [label for label in choice.left_out if not (compiler_reason and label.startswith("AMX"))]
+    if faulting:
+        line += (f" This processor advertises {', '.join(faulting)} but cannot run it here, "
                  "so the engines are built without it.")
+    if compiler_reason:
+        line += f" AMX is left out because {compiler_reason}."
     return line

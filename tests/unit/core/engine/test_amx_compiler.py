@@ -10,7 +10,7 @@ import pytest
 
 from app.core.engine import cpu_isa
 from app.core.engine.amx_compiler import build_compiler, miscompiles_amx, with_compiler_verdict
-from app.core.engine.build_flags import choose
+from app.core.engine.build_flags import choose, summary_line
 from app.core.engine.cpu_isa import FEATURES, IsaReport, Verdict
 
 AVX512_AND_AMX = {"sse42", "avx", "f16c", "fma", "avx2", "bmi2", "avx512", "avx512_vnni", "avx512_bf16", "amx_tile",
@@ -29,6 +29,8 @@ def test_a_compiler_that_breaks_amx_turns_amx_off_and_keeps_avx512():
     assert report.reasons["amx_int8"] == reason
     args = choose(report).cmake_args()
     assert "-DGGML_AMX_INT8=OFF" in args and "-DGGML_AMX_TILE=OFF" in args and "-DGGML_AVX512_VNNI=ON" in args
+    line = summary_line(choose(report), reason)
+    assert line.endswith("AMX is left out because GCC 12 builds it wrongly.") and "cannot run it here" not in line
 
 
 def test_a_good_compiler_or_no_amx_changes_nothing_and_no_amx_costs_no_compile():

@@ -53,6 +53,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="memory in use at which the watchdog restarts the server (default: %(default)s)")
     parser.add_argument("--kill-stale", action="store_true",
                         help="first stop servers left running by an earlier app session that crashed")
+    parser.add_argument("--share", type=share_address, metavar="HOST[:PORT]",
+                        help="share the server with other devices through a proxy on HOST (0.0.0.0: every network) "
+                             "that wants a generated key and turns away what the slots cannot take (HTTP 429); "
+                             "the server itself stays on 127.0.0.1 (port default 8090, 0 = any free one)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
     parser.add_argument("--logs", action="store_true", help="also print the server's own output lines")
     return parser
@@ -108,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
     try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()
+        if args.share is not None:
+            _start_share(supervisor, args.share, args.json)
         final = supervisor.wait_for(State.FAILED)
         while final is not State.FAILED:  # wait in short slices so Ctrl-C is handled promptly on every OS
             final = supervisor.wait_for(State.FAILED, timeout=0.5)
@@ -120,6 +126,33 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         supervisor.close()
+
+
+def share_address(text: str) -> tuple[str, int]:
+    """``HOST`` or ``HOST:PORT`` for --share (IPv4 or a name; the port 0 to 65535)."""
+    from app.core.server.lan_share import DEFAULT_SHARE_PORT
+
+    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
+    host = host if sep else text
+    if not host or (sep and not port.isdigit()) or (port and not 0 <= int(port) <= 65535):
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST or HOST:PORT (for example 0.0.0.0:8090)")
+    return host, int(port) if port else DEFAULT_SHARE_PORT
+
+
+def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bool) -> None:
+    """The LAN share in front of the server; its key is printed this once (the user gives it to the other devices)."""
+    from app.core.server.lan_share import LanShare, ShareSettings
+
+    share = LanShare(supervisor, ShareSettings(host=address[0], port=address[1]))
+    share.start()
+    with _print_lock:
+        if json_mode:
+            print_json_line({"event": "share", "urls": share.urls, "api_key": share.settings.api_key,
+                             "max_active": share.proxy.limit.max_active, "message": share.summary().render()})
+        else:
+            print(share.summary(), flush=True)
+            print(T("Key for the other devices (shown only now): {key}", "给其他设备的密钥（只在此时显示）：{key}",
+                    key=share.settings.api_key), flush=True)
 
 
 def _handle_stale_children(kill: bool, json_mode: bool) -> None:

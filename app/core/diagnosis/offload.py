@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from app.core.diagnosis.value import Diagnosis, trim_evidence
-from app.core.launch.gpu_servers import GPU_BACKENDS
+from app.core.launch.gpu_servers import has_gpu_backend
 from app.core.problem import change_settings
 from app.core.text import T, Text
 
@@ -35,10 +35,6 @@ _HOST_BUFFERS = ("CPU", "CPU_Mapped", "CPU_REPACK", "CUDA_Host", "Metal_Mapped",
 def is_offload_line(text: str) -> bool:
     """Cheap test for the line that settles it (the supervisor asks for every log line)."""
     return "layers to GPU" in text
-
-
-def has_gpu_backend(backends: Iterable[str]) -> bool:
-    return any(name in GPU_BACKENDS for name in backends)
 
 
 @dataclass(frozen=True)

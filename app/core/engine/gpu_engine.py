@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from app.core.engine.gpu_build import GpuBuild
 from app.core.hardware.report import HardwareReport
-from app.core.launch.gpu_servers import GPU_BACKENDS, GpuServer
+from app.core.launch.gpu_servers import GpuServer, has_gpu_backend
 from app.core.problem import Check, Fix, FixAction, Status, fix_action
 from app.core.text import T, Text
 
@@ -46,10 +46,6 @@ class GpuEngineWarning:
 
     def to_dict(self, lang: str | None = None) -> dict:
         return self.check().to_dict(lang) | {"fixes": [fix.to_dict() for fix in self.fixes]}
-
-
-def has_gpu_backend(compiled_backends: tuple[str, ...] | list[str]) -> bool:
-    return any(name in GPU_BACKENDS for name in compiled_backends)
 
 
 def use_server_fix(server: GpuServer) -> FixAction:

@@ -25,7 +25,7 @@ from app.core.launch.config import (
     SPLIT_MODES,
     LaunchConfig,
 )
-from app.core.launch.gpu_servers import GPU_BACKENDS
+from app.core.launch.gpu_servers import has_gpu_backend
 from app.core.problem import UserError
 from app.core.text import T, Text
 
@@ -179,18 +179,12 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
 
 
 VERBOSITY_FLAGS = frozenset({"-lv", "--log-verbosity", "-v", "--verbose", "--log-verbose"})
-def has_gpu_backend(backend: BackendInfo) -> bool:
-    """Whether the engine was built with a graphics-card backend (its reported compiled backends)."""
-    compiled = {name.upper() for name in backend.compiled_backends}
-    return any(name.upper() in compiled for name in (*GPU_BACKENDS, "HIP"))
-
-
 def _wants_offload_lines(config: LaunchConfig, backend: BackendInfo) -> bool:
     """Debug verbosity for a GPU build asked to offload: new builds print "offloaded N/M layers to GPU" and the
     device buffers only at -lv 4, and those lines are how a short offload is caught (diagnosis/offload.py). About
     30 more log lines per request; CPU-only launches and a verbosity the user chose are left alone."""
-    return (has_gpu_backend(backend) and config.gpu_layers != 0 and bool(backend.pick("-lv", "--log-verbosity"))
-            and not VERBOSITY_FLAGS & set(config.extra_args))
+    return (has_gpu_backend(backend.compiled_backends) and config.gpu_layers != 0
+            and bool(backend.pick("-lv", "--log-verbosity")) and not VERBOSITY_FLAGS & set(config.extra_args))
 
 
 def _embedded_split_args(config: LaunchConfig) -> list[str]:

@@ -28,6 +28,12 @@ from app.core.problem import UserError
 logger = logging.getLogger(__name__)
 
 GPU_BACKENDS = ("CUDA", "Vulkan", "ROCm", "Metal", "SYCL", "MUSA")
+_GPU_NAMES = frozenset(name.upper() for name in (*GPU_BACKENDS, "HIP"))  # HIP: ROCm's older name in build lines
+
+
+def has_gpu_backend(compiled_backends: Iterable[str]) -> bool:
+    """Whether an engine's compiled backends include a graphics-card one (any spelling's case)."""
+    return any(name.upper() in _GPU_NAMES for name in compiled_backends)
 _LIBRARY_HINTS = {"cuda": "CUDA", "vulkan": "Vulkan", "hip": "ROCm", "metal": "Metal", "sycl": "SYCL"}
 MAX_CANDIDATES = 40  # each unknown one is run twice; never let a crowded Downloads folder stall a scan
 

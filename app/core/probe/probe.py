@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from app.core.launch.backends import EMBEDDED_NO_CPU_MOE, has_gpu_backend
+from app.core.launch.backends import EMBEDDED_NO_CPU_MOE
 from app.core.launch.config import LaunchConfig
+from app.core.launch.gpu_servers import has_gpu_backend
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.compute import keeps_all_logits
 from app.core.plan.experts import expert_split
@@ -65,7 +66,7 @@ class ProbeOptions:
 
 
 def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
-    return bool(getattr(hw, "gpus", None)) and has_gpu_backend(backend)
+    return bool(getattr(hw, "gpus", None)) and has_gpu_backend(getattr(backend, "compiled_backends", ()))
 
 
 class _Prober:

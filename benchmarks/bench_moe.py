@@ -24,23 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.hardware.scan import GpuInfo, HardwareReport
-from app.core.launch.backends import BackendInfo
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
 from app.core.probe import AttemptLimits, ProbeOptions, run_attempt, run_probe
 from app.core.synthetic.moe_shapes import SHAPES, moe_info
-from app.core.synthetic.sim_card import SimCard
+from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, SimCard, simulated_gpu_report
 
 GiB, MiB = 1024**3, 1024**2
-SIM_BACKEND = BackendInfo("llama-server", ("llama-server",), "version: 9999 (sim)", 9999, ("CPU", "CUDA"),
-                          frozenset(), "/health", "/tokenize", True, "/sim/llama-server")
-
-
-def _card(vram: int) -> HardwareReport:
-    gpu = GpuInfo(0, "Sim GPU", "GPU-sim", vram, vram, 0, [], "999.9", "12.4", "8.9")
-    return HardwareReport("Linux", "6", False, False, False, None, 64 * GiB, 64 * GiB, "sim", 8, 16, [], [gpu], [])
 
 
 def _config(info) -> LaunchConfig:
@@ -58,7 +49,8 @@ def _linear_loads(info, sim: SimCard) -> int:
 
 def _probe(info, sim: SimCard, seeded: bool):
     options = ProbeOptions(vram_budget=sim.vram, use_cache=False, seeded=seeded)
-    return run_probe(info, _config(info), _card(sim.vram), options, backend=SIM_BACKEND, runner=sim)
+    return run_probe(info, _config(info), simulated_gpu_report(sim.vram), options, backend=SIM_CUDA_BACKEND,
+                     runner=sim)
 
 
 def loads_to_answer() -> list[tuple]:

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.hardware.gpu import GpuInfo
+from app.core.hardware.report import HardwareReport
+from app.core.launch.backends import BackendInfo
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.estimate import estimate_devices
@@ -21,6 +24,16 @@ from app.core.plan.layers import CPU
 from app.core.probe.attempt import Attempt
 
 GB = 1000**3
+GiB = 1024**3
+# a llama-server build with a CUDA backend, for run_probe(backend=...) with a simulated runner
+SIM_CUDA_BACKEND = BackendInfo("llama-server", ("llama-server",), "version: 9999 (sim)", 9999, ("CPU", "CUDA"),
+                               frozenset(), "/health", "/tokenize", True, "/sim/llama-server")
+
+
+def simulated_gpu_report(vram: int) -> HardwareReport:
+    """A machine with one empty card of ``vram`` bytes and 64 GiB of RAM."""
+    gpu = GpuInfo(0, "Sim GPU", "GPU-sim", vram, vram, 0, [], "999.9", "12.4", "8.9")
+    return HardwareReport("Linux", "6", False, False, False, None, 64 * GiB, 64 * GiB, "sim", 8, 16, [], [gpu], [])
 
 
 @dataclass

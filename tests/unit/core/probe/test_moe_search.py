@@ -7,8 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.hardware.scan import GpuInfo, HardwareReport
-from app.core.launch.backends import BackendInfo
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import device_budgets
 from app.core.plan.moe_placement import fewest_experts_on_cpu
@@ -17,11 +15,11 @@ from app.core.probe import ProbeOptions, Recommendation, run_probe
 from app.core.probe.moe_search import SPEED_NOISE
 from app.core.probe.result import ProbeResult
 from app.core.synthetic.moe_shapes import GPT_OSS_20B, QWEN3_30B_A3B, SHAPES, moe_info
+from app.core.synthetic.sim_card import SIM_CUDA_BACKEND as CUDA
 from app.core.synthetic.sim_card import SimCard
+from app.core.synthetic.sim_card import simulated_gpu_report as card
 
 GiB = 1024**3
-CUDA = BackendInfo("llama-server", ("llama-server",), "version: 9999 (sim)", 9999, ("CPU", "CUDA"), frozenset(),
-                   "/health", "/tokenize", True, "/sim/llama-server")
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +27,6 @@ def _in_tmp(tmp_path, monkeypatch):
     """The probe's cache key reads the model file's identity: the simulated model gets a (tiny) file."""
     (tmp_path / "simulated-moe.gguf").write_bytes(b"GGUF")
     monkeypatch.chdir(tmp_path)
-
-
-def card(vram: int) -> HardwareReport:
-    gpu = GpuInfo(0, "Sim GPU", "GPU-sim", vram, vram, 0, [], "999.9", "12.4", "8.9")
-    return HardwareReport("Linux", "6", False, False, False, None, 64 * GiB, 64 * GiB, "sim", 8, 16, [], [gpu], [])
 
 
 def probe(info, sim: SimCard, ctx=4096, backend="llama-server", **options) -> ProbeResult:

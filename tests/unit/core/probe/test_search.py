@@ -14,18 +14,16 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.hardware.scan import GpuInfo, HardwareReport
-from app.core.launch.backends import BackendInfo
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.estimate import estimate_devices
 from app.core.probe import Attempt, ProbeCancelled, ProbeOptions, Recommendation, max_loads, run_probe, search_highest
+from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, simulated_gpu_report
 from tests.unit.core.plan.test_plan import make_info
 
 GiB = 1024**3
 MiB = 1024**2
-CUDA_BACKEND = BackendInfo("llama-server", ("llama-server",), "version: 9999 (sim)", 9999, ("CPU", "CUDA"),
-                           frozenset(), "/health", "/tokenize", True, "/sim/llama-server")
+CUDA_BACKEND = SIM_CUDA_BACKEND
 
 
 # -- the pure search ----------------------------------------------------------------------------------------
@@ -110,9 +108,7 @@ class SimDevice:
                        cause=None if ok else "gpu_out_of_memory")
 
 
-def gpu_report(vram: int) -> HardwareReport:
-    gpu = GpuInfo(0, "Sim GPU", "GPU-sim", vram, vram, 0, [], "999.9", "12.4", "8.9")
-    return HardwareReport("Linux", "6", False, False, False, None, 64 * GiB, 64 * GiB, "sim", 8, 16, [], [gpu], [])
+gpu_report = simulated_gpu_report
 
 
 SHAPES = [  # (n_layer, n_head, n_head_kv, head_dim, layer MiB, vocab)

@@ -2,6 +2,8 @@
 
 Reading and hashing overlap: the main thread reads the next block while a worker hashes the
 previous one (hashlib releases the GIL on large buffers), two reused buffers, no per-block allocation.
+The same pass finds the file's long zero runs (``zero_runs.ZeroScanner``, a byte comparison per 64 KiB
+while the worker hashes), which are cached with the digest.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from app.core.atomic import write_json_atomic
+from app.core.gguf.zero_runs import ZeroRun, ZeroScanner
 from app.core.paths import cache_dir
 from app.core.problem import UserError
 from app.core.text import T
@@ -25,6 +28,7 @@ _HEX64 = re.compile(r"\b([0-9a-fA-F]{64})\b")
 
 ProgressFn = Callable[[int, int], None]  # (bytes done, bytes total)
 CancelFn = Callable[[], bool]
+ObserveFn = Callable[[bytearray, int], None]  # (buffer, bytes in it): each block in file order
 
 
 @dataclass
@@ -53,22 +57,39 @@ def _cache_key(path: Path) -> tuple[str, int, int]:
     return str(path.resolve()), st.st_size, st.st_mtime_ns
 
 
-def cached_sha256(path: str | os.PathLike[str]) -> str | None:
-    """The digest stored for this file if its size and modification time are unchanged."""
+def _cached_entry(path: str | os.PathLike[str]) -> dict | None:
     try:
         key, size, mtime_ns = _cache_key(Path(path))
     except OSError:
         return None
     entry = _load_cache().get(key)
     if isinstance(entry, dict) and entry.get("size") == size and entry.get("mtime_ns") == mtime_ns:
-        digest = entry.get("sha256")
-        return digest if isinstance(digest, str) else None
+        return entry
     return None
 
 
-def _store(key: str, size: int, mtime_ns: int, digest: str) -> None:
+def cached_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The digest stored for this file if its size and modification time are unchanged."""
+    digest = (_cached_entry(path) or {}).get("sha256")
+    return digest if isinstance(digest, str) else None
+
+
+def cached_zero_runs(path: str | os.PathLike[str]) -> list[ZeroRun] | None:
+    """The zero runs the last full read of this unchanged file found; None when no full read is on record."""
+    runs = (_cached_entry(path) or {}).get("zero_runs")
+    if not isinstance(runs, list):
+        return None
+    try:
+        return [ZeroRun(int(start), int(end)) for start, end in runs]
+    except (TypeError, ValueError):
+        return None
+
+
+def _store(key: str, size: int, mtime_ns: int, digest: str, zero_runs: list[ZeroRun] | None = None) -> None:
     cache = _load_cache()
     cache[key] = {"size": size, "mtime_ns": mtime_ns, "sha256": digest}
+    if zero_runs is not None:
+        cache[key]["zero_runs"] = [run.to_list() for run in zero_runs]
     try:
         write_json_atomic(_cache_file(), cache)
     except OSError:
@@ -86,8 +107,9 @@ def remember_sha256(path: str | os.PathLike[str], digest: str) -> None:
 
 
 def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None,
-                cancel: CancelFn | None = None, chunk_size: int = CHUNK) -> str:
-    """SHA-256 hex digest of a file, uncached. Raises HashCancelled when ``cancel()`` turns true."""
+                cancel: CancelFn | None = None, chunk_size: int = CHUNK, observe: ObserveFn | None = None) -> str:
+    """SHA-256 hex digest of a file, uncached. Raises HashCancelled when ``cancel()`` turns true.
+    ``observe(buffer, n)`` sees each block while the previous one is hashed."""
     digest = hashlib.sha256()
     buffers = [bytearray(chunk_size), bytearray(chunk_size)]
     with open(path, "rb", buffering=0) as stream, ThreadPoolExecutor(1, "sha256") as pool:
@@ -103,6 +125,8 @@ def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None
                 raise _cancelled()
             buffer = buffers[which]
             n = stream.readinto(buffer)  # overlaps with the hash of the other buffer
+            if n and observe is not None:
+                observe(buffer, n)
             if pending is not None:
                 pending.result()
             if not n:
@@ -118,6 +142,14 @@ def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None
 def file_sha256(path: str | os.PathLike[str], progress: ProgressFn | None = None,
                 cancel: CancelFn | None = None, use_cache: bool = True) -> str:
     """SHA-256 of ``path``, from the cache when the file is unchanged since it was last hashed."""
+    return hash_and_scan(path, progress, cancel, use_cache)[0]
+
+
+def hash_and_scan(path: str | os.PathLike[str], progress: ProgressFn | None = None,
+                  cancel: CancelFn | None = None, use_cache: bool = True) -> tuple[str, list[ZeroRun] | None]:
+    """(SHA-256 of ``path``, its zero runs of at least ``zero_runs.MIN_RUN`` bytes), from the cache when the
+    file is unchanged since it was last hashed; the runs are None when the cached digest came without a full
+    read (``remember_sha256``)."""
     file = Path(path)
     key, size, mtime_ns = _cache_key(file)
     if use_cache:
@@ -125,11 +157,13 @@ def file_sha256(path: str | os.PathLike[str], progress: ProgressFn | None = None
         if hit:
             if progress is not None:
                 progress(size, size)
-            return hit
-    digest = hash_stream(file, progress, cancel)
+            return hit, cached_zero_runs(file)
+    scanner = ZeroScanner()
+    digest = hash_stream(file, progress, cancel, observe=scanner.feed)
+    runs = scanner.finish()
     if _cache_key(file) == (key, size, mtime_ns):  # not modified while we hashed it
-        _store(key, size, mtime_ns, digest)
-    return digest
+        _store(key, size, mtime_ns, digest, runs)
+    return digest, runs
 
 
 def _digest_for_name(text: str, name: str | None) -> str | None:

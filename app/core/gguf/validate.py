@@ -10,6 +10,7 @@ from typing import Any
 from app.core.gguf.checks import content_checks
 from app.core.gguf.errors import GGUFError
 from app.core.gguf.model_info import ModelInfo
+from app.core.gguf.origin_hash import origin_sha256
 from app.core.gguf.path_checks import path_checks
 from app.core.gguf.reader import read_model_info
 from app.core.gguf.sha256 import (
@@ -17,13 +18,16 @@ from app.core.gguf.sha256 import (
     HashCancelled,
     ProgressFn,
     cached_sha256,
+    cached_zero_runs,
     expected_sha256_for,
-    file_sha256,
+    hash_and_scan,
     normalize_digest,
 )
 from app.core.gguf.split import split_checks
+from app.core.gguf.zero_check import zero_data_check
+from app.core.gguf.zero_runs import ZeroRun
 from app.core.problem import Check, Fix, FixAction, Status, worst_status
-from app.core.text import T
+from app.core.text import T, Text
 
 
 @dataclass
@@ -57,48 +61,83 @@ def _error_check(error: GGUFError) -> Check:
     return Check(error.check_id, Status.ERROR, error.message, error.next_step, evidence + error.evidence)
 
 
-def _sha256_check(path: Path, expected: str | None, compute: bool, progress: ProgressFn | None,
-                  cancel: CancelFn | None) -> tuple[Check | None, str | None]:
-    source = T("you", "您")
-    if expected is not None:
-        normalized = normalize_digest(expected)
+@dataclass
+class _Hashed:
+    check: Check | None = None
+    digest: str | None = None
+    zero_runs: list[ZeroRun] | None = None  # from a full read of the file
+
+
+def _expected(path: Path, typed: str | None) -> tuple[str | None, Text, bool] | Check:
+    """(expected digest, where it comes from, whether it asks for a hash pass) or the row for a mistyped one.
+    The user's value and a checksum file beside the model ask for the pass; the name the file is stored under
+    (Hugging Face's cache, Ollama) is compared whenever a pass runs."""
+    if typed is not None:
+        normalized = normalize_digest(typed)
         if normalized is None:
             return Check("sha256", Status.ERROR, T("'{value}' is not a SHA-256 checksum (64 hex characters).",
                                                    "“{value}”不是 SHA-256 校验值（64 个十六进制字符）。",
-                                                   value=expected),
-                         T("Copy the checksum again from the download page.", "请从下载页面重新复制校验值。")), None
-        expected = normalized
-    else:
-        sibling = expected_sha256_for(path)
-        if sibling:
-            expected, source = sibling[0], T("{file}", "{file}", file=Path(sibling[1]).name)
-    digest = cached_sha256(path)
-    if digest is None and (compute or expected is not None):
+                                                   value=typed),
+                         T("Copy the checksum again from the download page.", "请从下载页面重新复制校验值。"))
+        return normalized, T("you", "您"), True
+    sibling = expected_sha256_for(path)
+    if sibling:
+        return sibling[0], T("{file}", "{file}", file=Path(sibling[1]).name), True
+    origin = origin_sha256(path)
+    if origin:
+        return origin[0], origin[1], False
+    return None, T("you", "您"), False
+
+
+def _hash(path: Path, typed: str | None, compute: bool, progress: ProgressFn | None,
+          cancel: CancelFn | None) -> _Hashed:
+    expected = _expected(path, typed)
+    if isinstance(expected, Check):
+        return _Hashed(expected)
+    digest, source, asks = expected
+    found = _Hashed(None, cached_sha256(path), cached_zero_runs(path))
+    if found.digest is None and (compute or asks):
         try:
-            digest = file_sha256(path, progress, cancel)
+            found.digest, found.zero_runs = hash_and_scan(path, progress, cancel)
         except HashCancelled:
-            return Check("sha256", Status.WARNING, T("The checksum was cancelled.", "校验已取消。")), None
+            return _Hashed(Check("sha256", Status.WARNING, T("The checksum was cancelled.", "校验已取消。")))
         except OSError as exc:
-            return Check("sha256", Status.ERROR, T("Reading the file for its checksum failed: {error}",
-                                                   "读取文件计算校验值失败：{error}",
-                                                   error=exc.strerror or str(exc))), None
-    if digest is None:
-        return None, None
+            return _Hashed(Check("sha256", Status.ERROR, T("Reading the file for its checksum failed: {error}",
+                                                           "读取文件计算校验值失败：{error}",
+                                                           error=exc.strerror or str(exc))))
+    if found.digest is not None:
+        found.check = _verdict(found.digest, digest, source)
+    return found
+
+
+def _verdict(digest: str, expected: str | None, source: Text) -> Check:
     if expected is None:
         return Check("sha256", Status.OK, T("SHA-256 {digest} (no expected value to compare with).",
                                             "SHA-256 为 {digest}（没有可对比的预期值）。", digest=digest),
-                     evidence=(digest,)), digest
+                     evidence=(digest,))
     if digest == expected:
         return Check("sha256", Status.OK, T("SHA-256 matches the value from {source}.",
                                             "SHA-256 与 {source} 提供的值一致。", source=source),
-                     evidence=(digest,)), digest
+                     evidence=(digest,))
     return Check("sha256", Status.ERROR,
                  T("SHA-256 does not match: the file is {digest}, expected {expected} (from {source}). The file is "
                    "damaged or a different one.",
                    "SHA-256 不一致：文件为 {digest}，预期为 {expected}（来自 {source}）。文件已损坏或不是同一个文件。",
                    digest=digest, expected=expected, source=source),
                  T("Download the file again.", "请重新下载该文件。"), evidence=(digest, expected),
-                 action=FixAction(Fix.REDOWNLOAD)), digest
+                 action=FixAction(Fix.REDOWNLOAD))
+
+
+def _with_zero_row(checks: list[Check], info: ModelInfo, runs: list[ZeroRun] | None) -> list[Check]:
+    """The zero-data row after the layout rows; none while the layout itself is broken (those rows say so)."""
+    layout_ids = ("truncation", "tensor_offsets", "tensor_sizes")
+    if any(c.is_error for c in checks if c.id in layout_ids):
+        return checks
+    row = zero_data_check(info, runs)
+    if row is None:
+        return checks
+    after = max((i for i, c in enumerate(checks) if c.id in layout_ids), default=len(checks) - 1)
+    return checks[:after + 1] + [row] + checks[after + 1:]
 
 
 def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None = None,
@@ -108,7 +147,8 @@ def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None =
 
     ``supported_types``: type ids the selected backend build loads (None = any current type).
     The sha256 is computed when asked to, or when an expected value is given; a cached value is
-    always used. ``progress(done, total)`` and ``cancel()`` apply to that hashing.
+    always used. ``progress(done, total)`` and ``cancel()`` apply to that hashing. The zero-data row uses
+    the zero runs that hashing found (the whole file read), else reads a few KiB per tensor.
     """
     file = Path(path)
     report = ValidationReport(info=None, checks=path_checks(file))
@@ -119,9 +159,10 @@ def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None =
     except GGUFError as error:
         report.checks.append(_error_check(error))
         return report
-    report.checks += content_checks(report.info, supported_types)
+    hashed = _hash(file, expected_sha256, compute_sha256, progress, cancel)
+    report.sha256 = hashed.digest
+    report.checks += _with_zero_row(content_checks(report.info, supported_types), report.info, hashed.zero_runs)
     report.checks += split_checks(file, report.info)
-    sha_check, report.sha256 = _sha256_check(file, expected_sha256, compute_sha256, progress, cancel)
-    if sha_check is not None:
-        report.checks.append(sha_check)
+    if hashed.check is not None:
+        report.checks.append(hashed.check)
     return report

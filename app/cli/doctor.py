@@ -14,6 +14,7 @@ from app.cli._output import print_check, print_json, report_user_error
 from app.core.engine.gpu_engine import CHECK_ID as GPU_CHECK_ID
 from app.core.engine.gpu_engine import engine_gpu_warning
 from app.core.gguf import validate
+from app.core.gguf.check_order import failed_summary, failures_first
 from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.projector import found_projector
@@ -114,7 +115,10 @@ def _print_text(hw_lines: list[str], backend: dict[str, Any], report, gpu_warnin
         print(f"  tensor types: {types}")
     build = f" b{backend['build']}" if backend.get("build") else ""
     print(str(T("Checks (engine: {kind}{build})", "检查（引擎：{kind}{build}）", kind=backend["kind"], build=build)))
-    for check in report.checks:
+    failed = failed_summary(report.checks)
+    if failed is not None:  # the bad news leads, as in the window
+        print(f"  {failed}")
+    for check in failures_first(report.checks):
         if gpu_warning is not None and check.id == GPU_CHECK_ID:  # every fix, each with its own command line
             print_check(replace(check, action=None))
             _print_gpu_fixes(gpu_warning)

@@ -33,10 +33,10 @@ def truncation_check(info: ModelInfo) -> Check:
     missing = info.data_end - info.file_size
     return Check(
         "truncation", Status.ERROR,
-        T("tensor '{name}' data is not within the file bounds: the file is {size} but needs {needed} "
-          "({missing} missing). It is truncated or incomplete.",
-          "张量“{name}”的数据不在文件范围内（data is not within the file bounds）："
-          "文件大小为 {size}，但需要 {needed}（缺少 {missing}）。文件被截断或不完整。",
+        T("This file is incomplete: it is {size}, but its data needs {needed} ({missing} missing). "
+          "(llama.cpp: tensor '{name}' data is not within the file bounds.)",
+          "该文件不完整：文件大小为 {size}，但其数据需要 {needed}（缺少 {missing}）。"
+          "（llama.cpp：张量“{name}”的数据不在文件范围内，data is not within the file bounds。）",
           name=first.name, size=human_bytes(info.file_size), needed=human_bytes(info.data_end),
           missing=human_bytes(missing)),
         REDOWNLOAD,
@@ -51,14 +51,17 @@ def offsets_check(info: ModelInfo) -> Check:
     for tensor in info.tensors:
         if tensor.offset % info.alignment:
             return Check("tensor_offsets", Status.ERROR,
-                         T("Tensor '{name}' starts at offset {offset}, which is not a multiple of the alignment "
-                           "{align}.", "张量“{name}”的起始偏移 {offset} 不是对齐值 {align} 的倍数。",
+                         T("This file is damaged: one of its parts does not start where llama.cpp can read it "
+                           "(tensor '{name}' starts at offset {offset}, not a multiple of the alignment {align}).",
+                           "文件已损坏：有一个部分的起始位置 llama.cpp 无法读取"
+                           "（张量“{name}”的起始偏移 {offset} 不是对齐值 {align} 的倍数）。",
                            name=tensor.name, offset=tensor.offset, align=info.alignment), REDOWNLOAD)
         if tensor.offset != expected:
             return Check("tensor_offsets", Status.ERROR,
-                         T("tensor '{name}' has offset {offset}, expected {expected}: the tensor data is not laid "
-                           "out contiguously.",
-                           "张量“{name}”的偏移为 {offset}，应为 {expected}：张量数据不连续。", name=tensor.name,
+                         T("This file is damaged: its parts are not stored one right after another, as llama.cpp "
+                           "requires (tensor '{name}' has offset {offset}, expected {expected}).",
+                           "文件已损坏：各部分没有按 llama.cpp 的要求一个紧接一个地存放"
+                           "（张量“{name}”的偏移为 {offset}，应为 {expected}）。", name=tensor.name,
                            offset=tensor.offset, expected=expected), REDOWNLOAD)
         if tensor.n_bytes is None:
             return Check("tensor_offsets", Status.WARNING,
@@ -73,9 +76,11 @@ def sizes_check(info: ModelInfo) -> Check:
         kind = type_info(tensor.type_id)
         if kind is not None and tensor.n_bytes is None:
             return Check("tensor_sizes", Status.ERROR,
-                         T("Tensor '{name}' of type {type} has rows of {row} values, not a multiple of its block "
-                           "size {block}.",
-                           "类型为 {type} 的张量“{name}”每行有 {row} 个值，不是块大小 {block} 的倍数。",
+                         T("This file is damaged: one of its parts has a size its storage type cannot have "
+                           "(tensor '{name}' of type {type} has rows of {row} values, not a multiple of its block "
+                           "size {block}).",
+                           "文件已损坏：有一个部分的大小与其存储类型不符"
+                           "（类型为 {type} 的张量“{name}”每行有 {row} 个值，不是块大小 {block} 的倍数）。",
                            name=tensor.name, type=kind.name, row=tensor.shape[0] if tensor.shape else 1,
                            block=kind.block_size), REDOWNLOAD)
     return Check("tensor_sizes", Status.OK,

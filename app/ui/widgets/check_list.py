@@ -1,8 +1,10 @@
 """Rows of check results: a status icon, the sentence, the next step, and a fix button when one exists.
 
 Passed checks fold behind one summary line ("11 checks passed · Show details") so a clean model takes one
-line; warnings and errors always show, each with its next step. A short list (``fold_passed=False``, the
-Machine step's engine row) shows every row without the summary line.
+line; warnings and errors always show, each with its next step. A folding list leads with its failures: the
+rows come failures first (core's ``failures_first``) and the summary of a list with a failure says what failed
+(core's ``failed_summary``), never a green "16 of 17 checks passed" above the bad news. A short list
+(``fold_passed=False``, the Machine step's engine row) shows every row, as given, without the summary line.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
+from app.core.gguf.check_order import failed_summary, failures_first
 from app.core.problem import Check
 from app.ui.widgets import look
 from app.ui.widgets.problem_view import evidence_text, fix_button_text, problem_text, render
@@ -47,7 +50,7 @@ class CheckList(QWidget):
         return list(self._checks)
 
     def set_checks(self, checks: list[Check]) -> None:
-        self._checks = list(checks)
+        self._checks = failures_first(checks) if self.fold_passed else list(checks)
         self._clear()
         self._grid.addWidget(self.summary_icon, 0, 0, Qt.AlignmentFlag.AlignTop)
         self._grid.addWidget(self.summary, 0, 1)
@@ -70,8 +73,15 @@ class CheckList(QWidget):
         total = len(self._checks)
         for widget in (self.summary_icon, self.summary, self.details):
             widget.setVisible(passed > 0 and self.fold_passed)
-        self.summary_icon.set_status("ok")
-        if passed == total:
+        failed = failed_summary(self._checks)
+        if failed is not None:
+            self.summary_icon.setVisible(self.fold_passed)
+            self.summary.setVisible(self.fold_passed)
+        self.summary_icon.set_status("error" if failed is not None else "ok")
+        self._summary_look(good=failed is None)
+        if failed is not None:
+            summary = failed.render()
+        elif passed == total:
             summary = QCoreApplication.translate("CheckList", "All {n} checks passed.").format(n=total)
         else:
             summary = QCoreApplication.translate("CheckList", "{n} of {total} checks passed.").format(
@@ -85,6 +95,16 @@ class CheckList(QWidget):
             for widget in (icon, label, button):
                 if widget is not None:
                     widget.setVisible(shown)
+
+    def _summary_look(self, good: bool) -> None:
+        """Green for good news only; a summary of failures is bold in the text colour, beside a red icon."""
+        if good:
+            look.good(self.summary)
+        else:
+            self.summary.setPalette(self.palette())
+        font = self.summary.font()
+        font.setBold(not good)
+        self.summary.setFont(font)
 
     def _clear(self) -> None:
         for icon, label, button in self.rows:

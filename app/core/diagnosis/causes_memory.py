@@ -1,9 +1,9 @@
-"""Sentences for running out of memory: graphics memory, context (KV cache), RAM, and the OOM killer."""
+"""Sentences for running out of memory that the log reports: graphics memory, context (KV cache), RAM."""
 
 from __future__ import annotations
 
 from app.core.diagnosis.fixes import current_ctx, memory_fix
-from app.core.diagnosis.situation import Situation, prefixed
+from app.core.diagnosis.situation import Situation
 from app.core.text import T, Text, human_bytes
 
 Parts = tuple[Text, Text, dict, bool]
@@ -82,50 +82,7 @@ def ram_out_of_memory(s: Situation) -> Parts:
               "电脑内存（RAM）不足以运行该模型和当前设置。"), hint, fix, _restartable(s))
 
 
-def oom_killed(s: Situation) -> Parts:
-    """SIGKILL with kernel evidence, or with the RSS climbing to the limit just before."""
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
-    peak = s.peak_rss_text
-    confirmed = s.oom is not None and s.oom.confirmed
-    if confirmed and peak:
-        message = T("The server was stopped by the system because the computer ran out of memory "
-                    "(it used {peak} just before).",
-                    "模型所需内存超过了可用内存，系统强制结束了服务器进程（结束前占用 {peak}）。", peak=peak)
-    elif confirmed:
-        message = T("The server was stopped by the system because the computer ran out of memory.",
-                    "模型所需内存超过了可用内存，系统强制结束了服务器进程。")
-    else:
-        limit = human_bytes(s.trend.limit_bytes) if s.trend and s.trend.limit_bytes else "?"
-        message = T("The server was killed, most likely because the computer ran out of memory "
-                    "(it used {peak} of {limit} just before).",
-                    "服务器被强制结束，很可能是内存耗尽（结束前占用 {peak}，上限 {limit}）。",
-                    peak=peak or "?", limit=limit)
-    return message, hint, fix, _restartable_after_kill(s)
-
-
-def _restartable_after_kill(s: Situation) -> bool:
-    """Killed while loading: the same settings will be killed again.
-    While serving: one request may have been too big."""
-    return s.was_ready is not False
-
-
-def killed(s: Situation) -> Parts:
-    """SIGKILL without evidence: the OOM killer is still the usual reason, but say it is a guess."""
-    fix, hint = memory_fix(s.config, s.facts, s.block_count, gpu_first=False, plan=s.plan)
-    peak = s.peak_rss_text
-    if peak:
-        message = T("The server was killed by force (it used {peak} just before); "
-                    "the usual reason is that the computer ran out of memory.",
-                    "服务器被强制结束（结束前占用 {peak}）；最常见的原因是电脑内存耗尽。", peak=peak)
-    else:
-        message = T("The server was killed by force; the usual reason is that the computer ran out of memory.",
-                    "服务器被强制结束；最常见的原因是电脑内存耗尽。")
-    if fix:
-        hint = prefixed("If you did not stop it yourself, ", "如果不是你手动结束的：", hint)
-    return message, hint, fix, _restartable_after_kill(s)
-
-
 BUILDERS = {
     "gpu_out_of_memory": gpu_out_of_memory, "context_out_of_memory": context_out_of_memory,
-    "ram_out_of_memory": ram_out_of_memory, "oom_killed": oom_killed, "killed": killed,
+    "ram_out_of_memory": ram_out_of_memory,
 }

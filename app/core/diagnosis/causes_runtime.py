@@ -72,6 +72,22 @@ def bad_argument(s: Situation) -> Parts:
     return message, hint, fix, False
 
 
+def context_rejected(s: Situation) -> Parts:
+    """llama.cpp refused to set up the context for a reason that is not memory (a memory line would rank higher)."""
+    reason = (s.group("reason") or "").strip()[:200]
+    if reason:
+        return (T("llama.cpp could not set up the context with these settings: {reason}",
+                  "llama.cpp 无法用当前设置建立上下文：{reason}", reason=reason),
+                T("Change the setting it names (in the settings or the extra arguments) and restart.",
+                  "修改它提到的设置（在设置中或附加参数里），然后重新启动。"), {}, False)
+    return (T("llama.cpp could not set up the context (the conversation memory) with these settings, and its log "
+              "does not say why.",
+              "llama.cpp 无法用当前设置建立上下文（对话缓存），日志中也没有说明原因。"),
+            T("Undo the last change to the settings or the extra arguments and restart; the log lines below show what "
+              "it printed.",
+              "撤销最近对设置或附加参数的修改后重新启动；下面的日志行显示了它的输出。"), {}, False)
+
+
 def gpu_driver_problem(s: Situation) -> Parts:
     return (T("The graphics card could not be used: its driver is missing, too old, "
               "or does not match this llama.cpp build.",
@@ -87,9 +103,12 @@ def gpu_error(s: Situation) -> Parts:
 
 
 def missing_library(s: Situation) -> Parts:
-    lib = s.group("lib") or ("a DLL" if s.status.exit_code == 0xC0000135 else "?")
-    message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib)
-    if re.search(r"cu(da|blas|dnn)|nvidia", lib, re.IGNORECASE):
+    lib = s.group("lib")
+    if lib or s.status.exit_code == 0xC0000135:
+        message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib or "a DLL")
+    else:  # 0xC0000142: a DLL was found but failed to initialise; its meaning says so
+        message = s.status.meaning
+    if re.search(r"cu(da|blas|dnn)|nvidia", lib or "", re.IGNORECASE):
         hint = T("Install the NVIDIA graphics driver and the CUDA runtime this llama.cpp build needs, "
                  "or use a CPU-only build.",
                  "安装 NVIDIA 显卡驱动和该 llama.cpp 版本所需的 CUDA 运行库，或改用仅 CPU 的版本。")
@@ -197,12 +216,19 @@ def python_error(s: Situation) -> Parts:
 
 
 def crashed(s: Situation) -> Parts:
-    """Segfault, abort or Windows fail-fast with nothing in the log to explain it."""
-    return (s.status.meaning,
-            T("Restart. If it happens again, close other programs that use the graphics card, "
-              "put fewer layers on it, or update llama.cpp and the graphics driver.",
-              "重新启动。如果再次发生，请关闭其他占用显卡的程序、减少放到显卡上的层数，或更新 llama.cpp 和显卡驱动。"),
-            {}, s.was_ready is not False)
+    """Segfault, abort or Windows fail-fast with nothing in the log to explain it. The graphics card is named in
+    the next step only when the settings put layers on one."""
+    if getattr(s.config, "gpu_layers", None) == 0:
+        hint = T("Restart. If it happens again, update llama.cpp (or this app) or try another model file; the log "
+                 "lines below show where it stopped.",
+                 "重新启动。如果再次发生，请更新 llama.cpp（或本程序），或换一个模型文件；"
+                 "下面的日志行显示了它停在哪里。")
+    else:
+        hint = T("Restart. If it happens again, close other programs that use the graphics card, "
+                 "put fewer layers on it, or update llama.cpp and the graphics driver.",
+                 "重新启动。如果再次发生，请关闭其他占用显卡的程序、减少放到显卡上的层数，"
+                 "或更新 llama.cpp 和显卡驱动。")
+    return s.status.meaning, hint, {}, s.was_ready is not False
 
 
 def bus_error(s: Situation) -> Parts:
@@ -236,6 +262,7 @@ def unknown(s: Situation) -> Parts:
 
 BUILDERS = {
     "port_in_use": port_in_use, "host_unavailable": host_unavailable, "bad_argument": bad_argument,
+    "context_rejected": context_rejected,
     "gpu_driver_problem": gpu_driver_problem, "gpu_error": gpu_error, "missing_library": missing_library,
     "library_incompatible": library_incompatible, "illegal_instruction": illegal_instruction,
     "assertion_failed": assertion_failed, "python_error": python_error, "crashed": crashed, "bus_error": bus_error,

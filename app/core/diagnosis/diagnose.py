@@ -1,12 +1,14 @@
-"""diagnose(): exit status + last log lines + OOM evidence -> one Diagnosis with a plain sentence and a fix."""
+"""diagnose(): exit status + last log lines + OOM evidence + memory readings -> one Diagnosis with a plain sentence
+and a fix. A kill is called "out of memory" only with memory evidence (app/core/diagnosis/memory_evidence.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any, Iterable
 
-from app.core.diagnosis import causes_file, causes_memory, causes_runtime, causes_workers
+from app.core.diagnosis import causes_file, causes_kill, causes_memory, causes_runtime, causes_workers
 from app.core.diagnosis.log_facts import read_log_facts
+from app.core.diagnosis.memory_evidence import KillEvidence, MemoryState, judge_kill, memory_readings
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
 from app.core.diagnosis.signatures import SignatureHit, find_hits
@@ -14,11 +16,14 @@ from app.core.diagnosis.situation import Situation
 from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, fix_from_dict, trim_evidence
 from app.core.hardware.cgroup import memory_limit_bytes
 from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_status
+from app.core.text import T
 
-BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_runtime.BUILDERS, **causes_workers.BUILDERS}
+BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_kill.BUILDERS, **causes_runtime.BUILDERS,
+            **causes_workers.BUILDERS}
 # Causes that mean "these settings need more memory than there is" (a probe moves down on these).
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed",
-                           "oom_killed", "killed", "worker_out_of_memory"})
+                           "oom_killed", "worker_out_of_memory"})
+KILL_CAUSES = {MemoryState.SHORT: "oom_killed", MemoryState.FINE: "killed_from_outside", MemoryState.UNKNOWN: "killed"}
 
 # What a crash amounts to when the log has no better explanation.
 _SIGNAL_CAUSES = {
@@ -51,12 +56,12 @@ def as_lines(log_lines: Iterable[Any] | str | bytes | None) -> list[str]:
     return lines
 
 
-def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence | None, trend) -> str:
+def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence | None,
+                  kill: KillEvidence | None) -> str:
     signal = crash_signal(status)
-    if signal == "SIGKILL":
-        # Nothing in a log makes a process SIGKILL itself: someone else did, usually the OOM killer.
-        memory_pressure = (oom is not None and oom.confirmed) or (trend is not None and trend.suggests_oom)
-        return "oom_killed" if memory_pressure else "killed"
+    if signal == "SIGKILL" and kill is not None:
+        # Nothing in a log makes a process SIGKILL itself: someone else did, and only the evidence says who.
+        return KILL_CAUSES[kill.state]
     if signal == "SIGILL" or status.exit_code == 0xC000001D:
         return "illegal_instruction"
     if hit is not None:
@@ -67,21 +72,40 @@ def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence
         return _WINDOWS_CAUSES[status.exit_code]
     if signal in _SIGNAL_CAUSES:
         return _SIGNAL_CAUSES[signal]
-    if status.exit_code == 127:
-        return "missing_library"
     if status.exit_code == 0:
         return "exited_early"
     return "unknown"
 
 
-def _evidence(lines: list[str], hits: list[SignatureHit], oom: OomEvidence | None, *, tail: int) -> tuple[str, ...]:
+def _evidence(lines: list[str], hits: list[SignatureHit], *, tail: int) -> tuple[str, ...]:
     """The deciding line first, then other matched lines and the last log lines in log order."""
-    if not hits:  # a kill: the kernel's words explain it, the log shows what the server was doing
-        return trim_evidence(list(oom.kernel_lines if oom else ()) + lines[-tail:])
+    if not hits:
+        return trim_evidence(lines[-tail:])
     other = {hit.line for hit in hits[1:6]}
     start = max(0, len(lines) - tail)
     chosen = [line for index, line in enumerate(lines) if index >= start or line.rstrip() in other]
     return trim_evidence([hits[0].line] + chosen[-(MAX_EVIDENCE_LINES - 1):])
+
+
+# exit codes whose plain meaning is a guess at what fails at start-up (exit_meanings.EXIT_MEANINGS)
+_START_UP_GUESSES = (1, 2, 3, 126, 127)
+
+
+def _after_ready(status: ExitStatus, was_ready: bool | None) -> ExitStatus:
+    """A server that was serving had been found and run, loaded its model, opened its port and accepted its options:
+    the start-up guess of its exit code's meaning would contradict that evidence."""
+    if was_ready and status.signal is None and status.exit_code in _START_UP_GUESSES:
+        return status._replace(meaning=T("The server exited with error code {code} after it had started serving.",
+                                         "服务器在开始服务之后以错误码 {code} 退出。", code=status.exit_code))
+    return status
+
+
+def _limit_of(samples: list[Any]) -> int | None:
+    """The limit the readings were taken against (the tighter of system and cgroup), else this process's own."""
+    readings = memory_readings(samples)
+    if readings:
+        return readings[-1].limit_bytes
+    return memory_limit_bytes() if samples else None
 
 
 def diagnose(
@@ -98,25 +122,29 @@ def diagnose(
 ) -> Diagnosis:
     """Why the server stopped. ``was_ready``: the supervisor knows whether the server ever became ready;
     without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM.
-    ``plan`` (a MemoryPlan for this config) lowers memory fixes to what it estimates fits, and knows the layer count."""
-    status = decode_exit_status(returncode)
+    ``plan`` (a MemoryPlan for this config) lowers memory fixes to what it estimates fits, and knows the layer count.
+    ``rss_samples``: the supervisor's MemorySample readings (RSS and available memory), or bare RSS numbers."""
     lines = as_lines(log_lines)
     hits = find_hits(lines)
     hit = hits[0] if hits else None
     facts = read_log_facts(lines)
+    was_ready = was_ready if was_ready is not None else facts.was_ready
+    status = _after_ready(decode_exit_status(returncode), was_ready)
     samples = list(rss_samples or ())
-    trend = rss_trend(samples, memory_limit or (memory_limit_bytes() if samples else None))
+    trend = rss_trend(samples, memory_limit or _limit_of(samples))
+    kill = judge_kill(oom_evidence, trend, samples) if crash_signal(status) == "SIGKILL" else None
     situation = Situation(
         status=status, config=config, facts=facts, hit=hit, block_count=block_count, oom=oom_evidence,
-        trend=trend, was_ready=was_ready if was_ready is not None else facts.was_ready, plan=plan,
+        trend=trend, was_ready=was_ready, plan=plan, kill=kill,
     )
-    cause = _choose_cause(status, hit, oom_evidence, trend)
+    cause = _choose_cause(status, hit, oom_evidence, kill)
     if hit is not None and hit.cause != cause:
         situation = replace(situation, hit=None)  # its groups belong to another cause
     message, next_step, fix, restartable = BUILDERS[cause](situation)
     tail = MAX_EVIDENCE_LINES if cause in ("unknown", "crashed", "exited_early") else 12
+    # a kill's evidence is the memory's (the readings, the kernel's counters and lines), not what the log last said
+    evidence = trim_evidence(kill.lines) if kill is not None else _evidence(lines, hits, tail=tail)
     return Diagnosis(
-        cause=cause, message=message, next_step=next_step, action=fix_from_dict(fix),
-        evidence=_evidence(lines, hits if cause not in ("killed", "oom_killed") else [], oom_evidence, tail=tail),
+        cause=cause, message=message, next_step=next_step, action=fix_from_dict(fix), evidence=evidence,
         exit_code=status.exit_code, signal=status.signal, exit_meaning=status.meaning, restartable=restartable,
     )

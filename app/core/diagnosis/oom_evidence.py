@@ -50,9 +50,27 @@ class OomEvidence:
         return bool(self.kernel_lines)
 
     @property
+    def counters_readable(self) -> bool:
+        return self.vmstat_delta is not None or self.cgroup_delta is not None
+
+    @property
+    def counted_kill(self) -> bool:
+        """The kernel's OOM killer ended some process while ours ran (vmstat counts every one, on the whole system)."""
+        return bool(self.cgroup_delta) or bool(self.vmstat_delta)
+
+    @property
     def confirmed(self) -> bool:
-        """The kernel named our process, or an OOM kill happened while it died."""
-        return self.pid_named or bool(self.cgroup_delta) or bool(self.vmstat_delta)
+        """The kernel named our process, or counted an OOM kill while it died and its log cannot say whom it killed.
+        A readable log that names another process means the kill was someone else's (another program's own cgroup)."""
+        return self.pid_named or (self.counted_kill and not self.kernel_log_readable)
+
+    @property
+    def rules_out_kernel_kill(self) -> bool:
+        """The kernel's OOM killer did not end our process: its log is readable and does not name it (it names
+        every victim), or its counters are readable and did not move."""
+        if self.pid_named:
+            return False
+        return self.kernel_log_readable or (self.counters_readable and not self.counted_kill)
 
 
 def read_counter(path: str | os.PathLike[str], key: str) -> int | None:

@@ -62,9 +62,13 @@ SIGNATURES: list[Signature] = [
           r"(?:unable|failed) to allocate (?:CUDA|ROCm|HIP|Vulkan|Metal|SYCL|MTL|OpenCL)\d* buffer",
           r"ggml_metal\w*: .*failed to allocate", r"kIOGPUCommandBufferCallbackErrorOutOfMemory"),
     *_sig("context_out_of_memory", 4, r"failed to allocate buffer for kv cache",
-          r"failed to allocate compute (?:pp )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
-          r"failed to initialize the context", r"Failed to create llama_context",
-          r"llama_new_context_with_model: failed"),
+          r"failed to allocate compute (?:pp |tg )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
+          r"failed to initialize the context: .*(?:allocate|buffer|memory|reserve)"),
+    # llama_context's other refusals are settings, not memory (llama-context.cpp: "quantized V cache was requested,
+    # but this requires Flash Attention", "n_seq_max must be <= 256"): the reason is its own words
+    *_sig("context_rejected", 9, r"failed to initialize the context: (?P<reason>.+)$"),
+    # the generic words that follow either: memory only when a memory line came first (that line ranks higher)
+    *_sig("context_rejected", 58, r"Failed to create llama_context", r"llama_new_context_with_model: failed"),
     *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"insufficient memory", r"Thread creation failed",
           r"what\(\):\s+Resource temporarily unavailable", r"^\s*MemoryError\b", r"Cannot allocate memory",
           r"(?:unable|failed) to allocate CPU\w* buffer", r"(?:unable|failed) to allocate \w+_Host buffer",

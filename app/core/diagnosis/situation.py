@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.diagnosis.log_facts import LogFacts
+from app.core.diagnosis.memory_evidence import KillEvidence
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import RssTrend
 from app.core.diagnosis.signatures import SignatureHit
@@ -25,6 +26,7 @@ class Situation:
     trend: RssTrend | None
     was_ready: bool | None
     plan: Any = None  # app.core.plan.memory.MemoryPlan for the failed config, when the caller has one
+    kill: KillEvidence | None = None  # for a SIGKILL: whether memory was short, and the readings that show it
 
     def group(self, name: str) -> str | None:
         """A named group of the matched signature, if it has one."""
@@ -48,9 +50,11 @@ class Situation:
 
     @property
     def peak_rss_bytes(self) -> int | None:
-        if self.trend is not None:
-            return self.trend.peak_bytes
-        return self.oom.killed_rss_bytes if self.oom else None
+        """The highest of the sampled peak and what the kernel reported when it killed the server (it reads the
+        moment of the kill, which half-second samples can miss)."""
+        known = [value for value in (self.trend.peak_bytes if self.trend else None,
+                                     self.oom.killed_rss_bytes if self.oom else None) if value]
+        return max(known) if known else None
 
     @property
     def peak_rss_text(self) -> str | None:

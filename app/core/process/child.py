@@ -17,7 +17,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
-from typing import Callable
+from typing import Any, Callable
 
 import psutil
 
@@ -33,6 +33,12 @@ _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 LineCallback = Callable[[str, str], None]  # (stream, text)
 ExitCallback = Callable[["ChildProcess", int], None]
+MemorySampler = Callable[[psutil.Process], Any]  # one reading of a live child; None: nothing to record this time
+
+
+def rss_sample(process: psutil.Process) -> tuple[float, int]:
+    """The plain reading: (time.time(), resident bytes)."""
+    return time.time(), process.memory_info().rss
 
 
 def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
@@ -123,7 +129,7 @@ class ChildProcess:
     def __init__(self, argv: list[str], *, on_line: LineCallback, on_exit: ExitCallback,
                  env: dict[str, str] | None = None, cwd: str | None = None,
                  rlimits: dict[int, tuple[int, int] | int] | None = None, register: bool = True,
-                 ignore_sigpipe: bool = False):
+                 ignore_sigpipe: bool = False, sample_memory: MemorySampler = rss_sample):
         self.argv = list(argv)
         # POSIX: a child that writes to a socket whose peer went away dies of SIGPIPE unless it ignores it; the
         # app's Python ignores it, and keeping that (no restore_signals) lets such a child see EPIPE instead
@@ -133,7 +139,10 @@ class ChildProcess:
         self._exited = threading.Event()
         self._stop_requested = False
         self.returncode: int | None = None
-        self.rss_samples: deque[tuple[float, int]] = deque(maxlen=240)
+        # every RSS_SAMPLE_INTERVAL_S while it runs: ``sample_memory``'s readings (the supervisor's carry the memory
+        # still available too, the evidence a kill's diagnosis needs)
+        self.rss_samples: deque[Any] = deque(maxlen=240)
+        self._sample_memory = sample_memory
         self._job = None
         self.popen = _spawner.run(lambda: self._popen(env, cwd, rlimits))
         self.pid: int = self.popen.pid
@@ -198,7 +207,9 @@ class ChildProcess:
         try:
             process = psutil.Process(self.pid)
             while not self._exited.is_set():
-                self.rss_samples.append((time.time(), process.memory_info().rss))
+                sample = self._sample_memory(process)
+                if sample is not None:
+                    self.rss_samples.append(sample)
                 self._exited.wait(RSS_SAMPLE_INTERVAL_S)
         except (psutil.Error, OSError):  # the child is gone (or hidden from us): the samples so far stand
             logger.debug("RSS sampling of pid %s ended", self.pid, exc_info=True)

@@ -42,7 +42,8 @@ def block_count(model: str) -> int | None:
 
 def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: int, before: OomCounters | None,
                   rss_samples: list, block_count: int | None = None, was_ready: bool | None = None) -> Diagnosis:
-    """Decode an unexpected exit. Kernel OOM evidence is read only when a kill signal makes it plausible."""
+    """Decode an unexpected exit. Kernel OOM evidence is read only when a kill signal makes it plausible.
+    ``rss_samples``: the child's readings (MemorySample: its RSS and the memory still available), oldest first."""
     oom = None
     if returncode in (-9, 137):
         try:

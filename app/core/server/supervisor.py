@@ -28,7 +28,7 @@ from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
-from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits
+from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits, sample_server_memory
 from app.core.text import Text
 
 logger = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class Supervisor:
         try:
             child = ChildProcess(argv, on_line=lambda stream, text: self._on_line(generation, stream, text),
                                  on_exit=lambda c, rc: self._on_exit(generation, c, rc, oom_before),
-                                 env=self._child_env(), rlimits=self.rlimits)
+                                 env=self._child_env(), rlimits=self.rlimits, sample_memory=sample_server_memory)
         except OSError as error:
             self._fail_to_start(generation, error, argv)
             raise UserError(self.last_diagnosis.message, self.last_diagnosis.next_step, [str(error)]) from error

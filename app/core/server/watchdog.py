@@ -17,12 +17,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
 import psutil
 
+from app.core.diagnosis.memory_evidence import MemorySample
 from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.server.events import Event, State
 from app.core.text import T, Text, human_bytes
@@ -61,7 +63,7 @@ class MemoryReading:
                 "percent": round(100 * self.fraction, 1), "server_rss_bytes": self.server_rss_bytes}
 
 
-def read_server_memory(pid: int | None) -> MemoryReading:
+def _tighter_memory(pid: int | None) -> MemoryReading:
     """The tighter of the system's memory and the server's cgroup (its own, read from /proc/PID/cgroup)."""
     memory = psutil.virtual_memory()
     readings = [MemoryReading(memory.total - memory.available, memory.total, "system")]
@@ -69,8 +71,24 @@ def read_server_memory(pid: int | None) -> MemoryReading:
     if cgroup is not None and cgroup.limit_bytes is not None and cgroup.usage_bytes is not None:
         used = max(0, cgroup.usage_bytes - cgroup.reclaimable_bytes)
         readings.append(MemoryReading(used, cgroup.limit_bytes, "cgroup"))
-    worst = max(readings, key=lambda r: r.fraction)
+    return max(readings, key=lambda r: r.fraction)
+
+
+def read_server_memory(pid: int | None) -> MemoryReading:
+    """The tighter of the system's memory and the server's cgroup, with the server's RSS."""
+    worst = _tighter_memory(pid)
     return MemoryReading(worst.used_bytes, worst.limit_bytes, worst.scope, _rss(pid))
+
+
+def sample_server_memory(process: psutil.Process) -> MemorySample | None:
+    """One reading for the child's sampler (every half second, watchdog or not): its RSS and the memory still
+    available, the evidence that tells a kill for lack of memory from one from outside. None for a child that is
+    gone but not yet reaped (no resident memory left to read)."""
+    rss = process.memory_info().rss
+    if rss == 0:
+        return None
+    memory = _tighter_memory(process.pid)
+    return MemorySample(time.time(), rss, memory.used_bytes, memory.limit_bytes, memory.scope)
 
 
 def _rss(pid: int | None) -> int | None:

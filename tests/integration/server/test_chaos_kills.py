@@ -77,7 +77,9 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
           f"{supervisor.restart_count} restarts, {len(recoveries)} crash-loop stops recovered with Restart")
 
     assert len(crashes) == KILLS and all(e.data["diagnosis"].cause for e in crashes)
-    assert {e.data["diagnosis"].cause for e in crashes} <= {"killed", "oom_killed", "stopped_externally"}
+    # killed by the test with memory to spare: said so, and no setting was changed for it
+    assert {e.data["diagnosis"].cause for e in crashes} <= {"killed_from_outside", "stopped_externally"}
+    assert supervisor.config.ctx == config.ctx
     assert mid_answer >= KILLS // 2, mid_answer  # most deaths cut an answer that was streaming
     assert recoveries, "3 deaths in a minute must stop the automatic restarts at least once"
     assert any(e.data.get("reason") == CRASH_LOOP for e in supervisor.history if e.state is State.FAILED)

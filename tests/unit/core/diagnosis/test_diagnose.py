@@ -81,7 +81,11 @@ def test_recorded_logs_name_their_cause(fixture, code, cause, restartable):
     assert diagnosis.restartable is restartable
     assert diagnosis.exit_code == decode_exit_status(code).exit_code
     assert 0 < len(diagnosis.evidence) <= 20
-    assert all(line in log(fixture) for line in diagnosis.evidence)
+    if diagnosis.signal == "SIGKILL":  # a kill's evidence is the memory's: here, that nothing could be read
+        assert not any(line in log(fixture) for line in diagnosis.evidence), diagnosis.evidence
+        assert "kernel out-of-memory kill counters: not readable" in diagnosis.evidence
+    else:
+        assert all(line in log(fixture) for line in diagnosis.evidence)
 
 
 @pytest.mark.parametrize(("fixture", "code", "cause", "restartable"), FIXTURE_CASES)
@@ -97,7 +101,7 @@ def test_every_sentence_renders_fully_in_both_languages(fixture, code, cause, re
 
 def test_the_real_killed_server_was_seen_ready():
     diagnosis = diagnose(-9, log("real_llama_server_killed_when_ready.txt"), config(ctx=4096))
-    assert diagnosis.restartable and diagnosis.evidence[-1].endswith("listening on http://127.0.0.1:18557")
+    assert diagnosis.restartable  # ready per its log: a kill while serving is restarted
 
 
 def test_real_kv_cache_failure_names_size_and_halves_the_context():
@@ -182,12 +186,13 @@ def test_sigill_means_the_cpu_lacks_an_instruction_set():
         assert diagnosis.restartable is False
 
 
-def test_sigkill_without_evidence_is_a_hedged_memory_guess():
+def test_sigkill_without_evidence_says_nobody_can_tell():
     diagnosis = diagnose(137, ["srv  update_slots: all slots are idle"], config(ctx=8192))
     assert diagnosis.cause == "killed"
     assert diagnosis.signal == "SIGKILL"
-    assert "ran out of memory" in diagnosis.message.render("en")
-    assert diagnosis.action == change_settings({"ctx": 4096})
+    assert "ran out of memory" not in diagnosis.message.render("en")
+    assert "nothing here shows why" in diagnosis.message.render("en")
+    assert diagnosis.action is None  # no memory fix without memory evidence
     assert diagnosis.restartable is True
 
 
@@ -254,14 +259,22 @@ def test_seed_report_35_layers_on_a_card_that_fits_28():
 
 
 def test_seed_report_137_on_the_second_turn():
-    """A server killed while serving (the second chat turn): restartable, and the next step is the seed's own fix."""
+    """A server killed while serving (the second chat turn) as memory ran out: restartable, and the next step is the
+    seed's own fix. The same kill without memory evidence changes no setting."""
+    from app.core.diagnosis import MemorySample
+
     lines = log("real_llama_server_killed_when_ready.txt")
-    diagnosis = diagnose(137, lines, config(ctx=8192, parallel=4))
-    assert diagnosis.cause == "killed" and diagnosis.restartable
+    gib = 1024**3
+    short = [MemorySample(float(t), 6 * gib, 16 * gib - free, 16 * gib) for t, free in enumerate((gib, gib // 2))]
+    diagnosis = diagnose(137, lines, config(ctx=8192, parallel=4), rss_samples=short)
+    assert diagnosis.cause == "oom_killed" and diagnosis.restartable
     assert diagnosis.action == change_settings({"ctx": 4096, "parallel": 1})
     import json
 
     assert json.loads(json.dumps(diagnosis.to_dict("zh")))["fix"] == {"ctx": 4096, "parallel": 1}
+    unknown = diagnose(137, lines, config(ctx=8192, parallel=4))
+    assert unknown.cause == "killed" and unknown.action is None and json.loads(json.dumps(unknown.to_dict()))[
+        "fix"] == {}
 
 
 def test_gpu_oom_with_all_layers_uses_the_layer_count():
@@ -412,6 +425,9 @@ ONE_LINE_CASES = {
     "unknown": (99, "hello"),
     "oom_killed": (137, "srv  update_slots: all slots are idle"),
     "killed": (-9, "srv  update_slots: all slots are idle"),
+    "killed_from_outside": (-9, "srv  update_slots: all slots are idle"),
+    "context_rejected": (1, "llama_init_from_model: failed to initialize the context: quantized V cache was "
+                            "requested, but this requires Flash Attention"),
     "worker_lost": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:566: Remote RPC server crashed or returned malformed "
                         "response"),
     "worker_unreachable": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:547: Failed to connect to 192.0.2.7:50052"),
@@ -427,6 +443,10 @@ def _one_line_diagnosis(cause: str):
         from app.core.diagnosis import OomEvidence
 
         return diagnose(code, [line], cfg, oom_evidence=OomEvidence(cgroup_delta=1))
+    if cause == "killed_from_outside":
+        from app.core.diagnosis import OomEvidence
+
+        return diagnose(code, [line], cfg, oom_evidence=OomEvidence(vmstat_delta=0, cgroup_delta=0))
     return diagnose(code, ["llama_model_loader: loaded meta data", line], cfg)
 
 
@@ -507,3 +527,55 @@ def test_second_split_part_is_replaced_by_the_first():
     assert diagnosis.action == change_settings({"model": "/models/Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf"})
     assert "Qwen2.5-72B-Q4_K_M-00001-of-00003.gguf" in diagnosis.next_step.render("zh")
     assert diagnosis.restartable is False
+
+
+# --- evidence that contradicts a cause rules it out -----------------------------------------------------------------
+
+def test_a_context_refused_for_a_setting_is_not_called_out_of_memory():
+    refused = ("llama_init_from_model: failed to initialize the context: quantized V cache was requested, but this "
+               "requires Flash Attention")
+    diagnosis = diagnose(1, ["llama_model_loader: loaded meta data", refused,
+                             "common_init_: failed to create context with model 'm.gguf'"], config(ctx=8192))
+    assert diagnosis.cause == "context_rejected" and diagnosis.action is None and not diagnosis.restartable
+    assert diagnosis.message.render("en") == ("llama.cpp could not set up the context with these settings: quantized "
+                                              "V cache was requested, but this requires Flash Attention")
+    assert "memory" not in diagnosis.message.render("en")
+    # the same words after an allocation failure: memory, from the line that says so
+    memory = ("llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache")
+    assert diagnose(1, [memory], config(ctx=8192)).cause == "context_out_of_memory"
+    # llama-cpp-python's generic words alone are no memory evidence either
+    generic = diagnose(1, ["ValueError: Failed to create llama_context"], config(ctx=8192))
+    assert generic.cause == "context_rejected" and generic.action is None
+    assert "does not say why" in generic.message.render("en") and generic.message.render("zh")
+
+
+def test_exit_127_without_the_loader_line_is_not_a_missing_library():
+    """The app starts the server without a shell: only the dynamic loader says 127 for a library, with a line."""
+    diagnosis = diagnose(127, ["main: server is listening on http://127.0.0.1:8080"], config(), was_ready=True)
+    assert diagnosis.cause == "unknown"
+    assert diagnosis.message.render("en") == "The server exited with error code 127 after it had started serving."
+    assert diagnose(127, ["error while loading shared libraries: libggml.so: cannot open shared object file"],
+                    config()).cause == "missing_library"
+
+
+def test_exit_1_after_serving_does_not_guess_a_start_up_failure():
+    serving = diagnose(1, ["main: server is listening on http://127.0.0.1:8080"], config(), was_ready=True)
+    assert serving.cause == "unknown"
+    assert serving.message.render("en") == "The server exited with error code 1 after it had started serving."
+    assert "model could not be loaded" not in serving.exit_meaning.render("en")
+    assert "开始服务之后" in serving.exit_meaning.render("zh")
+    assert "model could not be loaded" in diagnose(1, [], config(), was_ready=False).message.render("en")
+
+
+def test_a_crash_on_the_processor_only_does_not_blame_the_graphics_card():
+    cpu_only = diagnose(-11, ["llama_context: n_ctx = 4096"], config(gpu_layers=0), was_ready=True)
+    assert cpu_only.cause == "crashed" and "graphics" not in cpu_only.next_step.render("en")
+    assert "显卡" not in cpu_only.next_step.render("zh")
+    on_gpu = diagnose(-11, ["llama_context: n_ctx = 4096"], config(gpu_layers=20), was_ready=True)
+    assert "graphics card" in on_gpu.next_step.render("en")
+
+
+def test_a_dll_that_failed_to_initialise_is_not_called_missing():
+    diagnosis = diagnose(0xC0000142, [], config(backend="llama-server"))
+    assert diagnosis.cause == "missing_library"
+    assert "failed to initialise" in diagnosis.message.render("en") and "?" not in diagnosis.message.render("en")

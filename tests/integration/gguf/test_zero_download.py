@@ -6,7 +6,8 @@ loads it) and to ``validate()``, fast (probes) and full (the SHA-256 pass), whic
 
 Then the false positives: the zero-data row must pass on every real and generated model the tests use:
 SmolLM2 (and an F16 copy of it), the generated architectures at F16 and quantized by llama.cpp to Q4_0, Q4_K_M and
-Q8_0, the demo's tiny llamas and a generated vision projector. The count is printed and must be 0.
+Q8_0, the other shapes the tests generate (a 100 MB MoE among them), the demo's tiny llamas, the KV-heavy llama
+and a generated vision projector. The count is printed and must be 0.
 """
 
 from __future__ import annotations
@@ -18,15 +19,23 @@ import pytest
 from app.core.gguf import validate
 from app.core.gguf.zero_check import CHECK_ID
 from app.core.problem import Status
+from app.core.synthetic import SyntheticSpec, write_model
 from app.core.synthetic.projector import write_projector
 from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 from app.core.text import human_bytes
 from tests.conftest import GENERATED_ARCHS, QUANTS
+from tests.data.plan.record import DEEPSEEK2_8H, GEMMA3, QWEN3MOE
 from tests.integration.gguf.loader_agreement.loader_client import RealLoader
+from tests.integration.probe.test_probe_cpu import KV_SPEC
 
 pytestmark = pytest.mark.slow
 
 MIB = 1 << 20
+# the other shapes the tests generate: the workers' llama, the 100 MB MoE plan, the plan benchmark's recordings
+SIZED = [("llama", SyntheticSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=4, n_ff=1536, ctx_train=4096)),
+         ("qwen3moe", SyntheticSpec(n_layers=8, n_embd=512, n_head=8, n_head_kv=2, n_expert=8, n_expert_used=2,
+                                    n_ff_exp=512)),
+         ("gemma3", GEMMA3), ("qwen3moe", QWEN3MOE), ("deepseek2", DEEPSEEK2_8H)]
 
 
 def _zeroed(source, target, start: int, end: int):
@@ -74,7 +83,9 @@ def _every_model(smollm2, quantized_models, quantize_bin, folder) -> list:
               write_tiny_llama(folder / "tiny.gguf"),
               write_tiny_llama(folder / "tiny-gqa-f16.gguf", TinyModelSpec(n_layers=3, n_head=4, n_head_kv=2,
                                                                            f16=True)),
+              write_tiny_llama(folder / "kv-heavy.gguf", KV_SPEC),
               write_projector(folder / "mmproj.gguf", 64)]
+    models += [write_model(arch, folder / f"sized-{i}-{arch}.gguf", spec) for i, (arch, spec) in enumerate(SIZED)]
     for arch in GENERATED_ARCHS:
         models += [quantized_models(arch, quant) for quant in ("F16", *QUANTS)]
     return models
@@ -92,4 +103,4 @@ def test_no_false_positive_on_any_model_the_tests_use(smollm2_model, quantized_m
     print(f"\nzero-data row on {len(models)} models, fast and full: {len(flagged)} false positives")
     for line in flagged:
         print("  ", line)
-    assert len(models) >= 37 and not flagged
+    assert len(models) >= 43 and not flagged

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli._output import print_json, report_user_error
+from app.cli._output import print_json, problem_lines, report_user_error
 from app.core.problem import UserError
 from app.core.text import T
 
@@ -54,17 +54,28 @@ class _ProgressLine:
             self.width = 0
 
 
+def demo_check_lines(result) -> list[str]:
+    """What the demo model answered when it was checked here, or why the download is used instead of its copy."""
+    from app.core.demo.fetch import check_sentence
+
+    lines = [str(check_sentence(result.check))] if result.check is not None and result.note is None else []
+    if result.note is not None:
+        lines += problem_lines(result.note, lead=f"{T('note', '注意')}: ", step=f"{T('next step', '下一步')}: ",
+                               evidence=3)
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from app.core.demo import DemoCancelled, get_demo_model
-    from app.core.demo.errors import fallback_note
+    from app.core.demo.errors import cancelled, fallback_note
 
     progress = _ProgressLine(quiet=args.json)
     try:
         result = get_demo_model(progress=progress)
-    except (KeyboardInterrupt, DemoCancelled):
+    except (KeyboardInterrupt, DemoCancelled) as stopped:
         progress.end()
-        sys.stderr.write(str(T("Fetching the demo model was cancelled; nothing was kept.",
-                               "已取消下载演示模型；没有保留任何文件。")) + "\n")
+        sentence = stopped.message if isinstance(stopped, DemoCancelled) else cancelled().message
+        sys.stderr.write(f"{sentence}\n")
         return 130
     except UserError as error:
         progress.end()
@@ -75,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"{fallback_note()}\n")
     else:
         sys.stderr.write(f"{result.label}\n")
+        for line in demo_check_lines(result):
+            sys.stderr.write(line + "\n")
     if args.json:
         print_json(result.to_dict())
     else:

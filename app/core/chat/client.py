@@ -52,7 +52,8 @@ class ChatClient:
     without one: the completion endpoint continues the transcript as a text, see app.core.chat.completion)."""
 
     def __init__(self, base_url: str | Callable[[], str], *, api_key: str | None = None, backend: str | None = None,
-                 ctx_per_slot: int | None = None, connect_timeout: float = 5.0, read_timeout: float = 120.0,
+                 ctx_per_slot: int | Callable[[], int | None] | None = None, connect_timeout: float = 5.0,
+                 read_timeout: float = 120.0,
                  crash_info: CrashInfo | None = None, log_tail: LogTail | None = None,
                  crash_wait_s: float = 3.0, mode: str = CHAT, model: str | None = None):
         self._base_url = base_url
@@ -60,7 +61,7 @@ class ChatClient:
         self.mode = mode
         self.api_key = api_key
         self.backend = backend
-        self.ctx_per_slot = ctx_per_slot
+        self.ctx_per_slot = ctx_per_slot  # what we were told; a callable follows a supervisor's running settings
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.crash_info = crash_info
@@ -77,6 +78,11 @@ class ChatClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def told_ctx(self) -> int | None:
+        """The per-slot context we were told (the server's own figure, where it says one, wins over it)."""
+        told = self.ctx_per_slot
+        return told() if callable(told) else told
 
     def forget_server(self) -> None:
         """Ask the server again who it is on the next request (after a crash and restart)."""
@@ -122,12 +128,12 @@ class ChatClient:
             if status == 200 and isinstance(props, dict) and "default_generation_settings" in props:
                 settings = props.get("default_generation_settings") or {}
                 n_ctx = settings.get("n_ctx") or props.get("n_ctx")
-                info = ServerInfo(BACKEND_LLAMA_SERVER, int(n_ctx) if n_ctx else self.ctx_per_slot,
+                info = ServerInfo(BACKEND_LLAMA_SERVER, int(n_ctx) if n_ctx else self.told_ctx(),
                                   int(props.get("total_slots") or 1), props.get("model_path"))
         if info is None:
             _, models = self._request("GET", "/v1/models")
             model = ((models or {}).get("data") or [{}])[0].get("id") if isinstance(models, dict) else None
-            info = ServerInfo(self.backend or BACKEND_EMBEDDED, self.ctx_per_slot, 1, model)
+            info = ServerInfo(self.backend or BACKEND_EMBEDDED, self.told_ctx(), 1, model)
         self._info = info
         return info
 

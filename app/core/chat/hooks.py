@@ -54,6 +54,9 @@ class ChatServer(Protocol):
     @property
     def last_diagnosis(self) -> Diagnosis | None: ...
 
+    @property
+    def last_good_config(self) -> LaunchConfig | None: ...
+
     def tail(self, n: int = 200) -> list[LogLine]: ...
 
 
@@ -64,6 +67,13 @@ def ctx_per_slot(config: LaunchConfig) -> int | None:
     if config.backend == BACKEND_LLAMA_SERVER and config.parallel and config.parallel > 1:
         return config.ctx // config.parallel
     return config.ctx
+
+
+def running_config(supervisor: ChatServer) -> LaunchConfig:
+    """The settings of the server that answers now: while READY, those it reached READY with (settings changed since
+    wait for the next start, e.g. an edit in the Settings step); otherwise those it is being started with."""
+    good = supervisor.last_good_config
+    return good if good is not None and supervisor.state is State.READY else supervisor.config
 
 
 def recent_crash(supervisor: ChatServer, within_s: float = RECENT_CRASH_S) -> Diagnosis | None:
@@ -102,7 +112,8 @@ def client_for_supervisor(supervisor: ChatServer, **options: Any) -> ChatClient:
     config: LaunchConfig = supervisor.config
     options.setdefault("mode", model_chat_mode(config.model))
     return ChatClient(
-        lambda: supervisor.url, api_key=config.api_key, backend=config.backend, ctx_per_slot=ctx_per_slot(config),
+        lambda: supervisor.url, api_key=config.api_key, backend=config.backend,
+        ctx_per_slot=lambda: ctx_per_slot(running_config(supervisor)),  # follows restarts with other settings
         crash_info=lambda: crash_report(supervisor),
         log_tail=lambda n: [line.text for line in supervisor.tail(n)],
         **options,

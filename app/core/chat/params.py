@@ -56,6 +56,9 @@ class ChatParams:
 FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
 FINISH_STOPPED = "stopped"  # the user pressed stop
+# "length" with fewer tokens than asked for: the server's context ran out, not the answer's maximum length
+FINISH_CONTEXT_FULL = "context_full"
+CONTEXT_SAID_SHARE = 0.9  # "used of ctx" is said only when the answer really reached near that context
 
 HELD_BACK_SPAN_S, HELD_BACK_WAIT_S = 0.1, 1.0  # every piece within 0.1 s, after a wait of over 1 s: sent at once
 # ... and closer together than any model generates (4,000 tokens/s): read from one buffer, not generated. A tiny
@@ -94,21 +97,52 @@ class ReplyStats:
     messages_sent: int = 0
     trimmed_messages: int = 0
     retried_after_overflow: bool = False
+    n_ctx: int | None = None  # the per-slot context the server ran this reply in, as it said (None: unknown)
+    context_used: int | None = None  # prompt + answer tokens when the reply ended (the server's or our count)
 
     @property
     def cut_at_max_tokens(self) -> bool:
         return self.finish_reason == FINISH_LENGTH
+
+    def attribute_length(self, prompt_tokens: int | None, completion_tokens: int, *, exact: bool) -> None:
+        """Tell a "length" finish apart: the answer's maximum (``max_tokens`` generated) or a full context.
+
+        Both servers end an answer with "length" for either limit (llama-server: n_predict reached, or prompt +
+        answer reached n_ctx; llama-cpp-python shortens max_tokens to what the context has left), and these are
+        the only limits the app leaves them. So fewer tokens than asked means the context ran out. ``exact``: the
+        count is the server's own; our count of streamed pieces may be a little short (several tokens in one
+        piece), so a few tokens below the maximum still count as the maximum."""
+        if self.finish_reason != FINISH_LENGTH or not self.max_tokens:
+            return
+        self.context_used = (prompt_tokens or 0) + completion_tokens if prompt_tokens is not None else None
+        tolerance = 0 if exact else max(2, self.max_tokens // 50)
+        if self.max_tokens - completion_tokens > tolerance:
+            self.finish_reason = FINISH_CONTEXT_FULL
 
     def finish_text(self) -> Text:
         if self.finish_reason == FINISH_LENGTH:
             return T("The answer was cut at max tokens ({max_tokens}); raise the maximum answer length to get more.",
                      "回答在达到最大长度（{max_tokens} 个 token）时被截断；调高回答最大长度可得到更完整的回答。",
                      max_tokens=self.max_tokens if self.max_tokens is not None else "?")
+        if self.finish_reason == FINISH_CONTEXT_FULL:
+            return self._context_full_text()
         if self.finish_reason == FINISH_STOPPED:
             return T("You stopped the answer.", "您停止了回答。")
         if self.finish_reason == FINISH_STOP:
             return T("The answer is complete.", "回答已完成。")
         return T("The answer ended ({reason}).", "回答已结束（{reason}）。", reason=self.finish_reason or "?")
+
+    def _context_full_text(self) -> Text:
+        fix = T("Your next message is sent without the oldest turns; for longer answers start a new chat or choose a "
+                "larger context.",
+                "下一条消息发送时会去掉最早的几轮对话；如需更长的回答，请开始新对话或选用更大的上下文。")
+        used, ctx = self.context_used, self.n_ctx
+        if used and ctx and used >= ctx * CONTEXT_SAID_SHARE:
+            return T("The answer stopped because the model's context is full ({used} of {ctx} tokens). {fix}",
+                     "回答已停止：模型的上下文已满（已用 {used}/{ctx} 个 token）。{fix_zh}",
+                     used=used, ctx=ctx, fix=fix.en, fix_zh=fix.zh)
+        return T("The answer stopped because the model's context is full. {fix}",
+                 "回答已停止：模型的上下文已满。{fix_zh}", fix=fix.en, fix_zh=fix.zh)
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         data = asdict(self)

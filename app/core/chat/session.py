@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,13 +29,14 @@ from app.core.chat.conversation import (
     save_conversation,
 )
 from app.core.chat.guard import DEFAULT_MARGIN, FitResult, fit_history
-from app.core.chat.params import FINISH_STOPPED, ChatParams, ReplyStats
+from app.core.chat.params import FINISH_LENGTH, FINISH_STOPPED, ChatParams, ReplyStats
 from app.core.chat.reply import ReplyStream
 from app.core.chat.tokens import TokenCounter
 from app.core.text import T, Text
 
 DELTA, TRIMMED, NOTICE, WAITING, DONE, ERROR = "delta", "trimmed", "notice", "waiting", "done", "error"
 _SAVE_EVERY_S = 1.0
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class ChatSession:
         stats.retried_after_overflow = retried
         if stats.prompt_tokens:
             self.counter.observe(fit.messages, stats.prompt_tokens)
+        self._attribute_length(stats, answer, fit)
         stopped = stats.finish_reason == FINISH_STOPPED
         if stopped and not answer.content:
             self._drop(answer)  # nothing came back: the message stays pending, ready to re-send
@@ -232,6 +235,24 @@ class ChatSession:
             user.status = ANSWERED
         self.save()
         return stats
+
+    def _attribute_length(self, stats: ReplyStats, answer: Message, fit: FitResult) -> None:
+        """Which limit ended a "length" answer (the answer's maximum or the context), with the server's context."""
+        stats.n_ctx = self.client.server_info().ctx_per_slot
+        exact = stats.tokens_source == "server"
+        completion = stats.completion_tokens
+        if not exact and stats.finish_reason == FINISH_LENGTH and not self.counter.is_estimate:
+            completion = max(completion, self._tokens_in(answer.content))
+        prompt = stats.prompt_tokens if stats.prompt_tokens is not None else fit.prompt_tokens
+        stats.attribute_length(prompt, completion, exact=exact)
+
+    def _tokens_in(self, text: str) -> int:
+        """The answer's tokens as the server counts them (0 when it can no longer say: the piece count stands)."""
+        try:
+            return self.counter.count_text(text)
+        except (errors.ChatError, ServerLoading):
+            logger.info("the answer's tokens could not be counted by the server; using the streamed pieces")
+            return 0
 
     def _absorb_overflow(self, overflow: ContextOverflow, fit: FitResult) -> None:
         self.counter.observe(fit.messages, overflow.n_prompt_tokens)

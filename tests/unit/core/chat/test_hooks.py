@@ -69,6 +69,26 @@ def test_the_supervisor_is_what_the_chat_needs_and_so_is_a_small_stand_in():
     finally:
         supervisor.close()
     stand_in = SimpleNamespace(url="http://127.0.0.1:1", config=LaunchConfig(model="m"), state=State.READY,
-                               child=None, history=[], last_diagnosis=None, tail=lambda n=200: [])
+                               child=None, history=[], last_diagnosis=None, last_good_config=None,
+                               tail=lambda n=200: [])
     assert isinstance(stand_in, ChatServer)
     assert not isinstance(SimpleNamespace(url="x"), ChatServer)
+
+
+def test_the_client_is_told_the_context_of_the_server_that_runs_not_of_the_next_start():
+    from app.core.chat.hooks import client_for_supervisor, running_config
+
+    running = LaunchConfig(model="m", backend="embedded", ctx=4096)
+    supervisor = SimpleNamespace(url="http://127.0.0.1:9", config=running, state=State.READY, child=None, history=[],
+                                 last_diagnosis=None, last_good_config=running, tail=lambda n=200: [])
+    client = client_for_supervisor(supervisor)
+    try:
+        assert client.told_ctx() == 4096
+        supervisor.config = running.with_changes(ctx=2048)  # set for the next start (Settings edited, a fix)
+        assert running_config(supervisor) is running and client.told_ctx() == 4096  # the server still runs 4096
+        supervisor.state = State.LOADING  # restarting with it
+        assert client.told_ctx() == 2048
+        supervisor.state, supervisor.last_good_config = State.READY, supervisor.config
+        assert client.told_ctx() == 2048
+    finally:
+        client.close()

@@ -14,8 +14,9 @@ from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import positive_seconds
 from app.cli.plan import add_config_arguments, config_from_args, margins_from_args
+from app.core.probe.wording import attempt_line
 from app.core.problem import UserError
-from app.core.text import T, Text, human_bytes
+from app.core.text import T, Text
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -41,13 +42,7 @@ def _progress(event) -> None:
 
 
 def _print_attempt(attempt) -> None:
-    verdict = "passed" if attempt.ok else f"failed ({attempt.reason or attempt.cause})"
-    speeds = ""
-    if attempt.generation_tps:
-        speeds = f", {attempt.generation_tps:.1f} tokens/s generating"
-        speeds += f", {attempt.prompt_tps:.0f} tokens/s reading the prompt" if attempt.prompt_tps else ""
-    sys.stderr.write(f"  -> {verdict}; peak RAM {human_bytes(attempt.peak_rss_bytes)}, "
-                     f"peak VRAM {human_bytes(attempt.peak_vram_bytes)}, {attempt.seconds:.1f} s{speeds}\n")
+    sys.stderr.write(f"  -> {attempt_line(attempt)}\n")
 
 
 def run(args) -> int:

@@ -2,7 +2,8 @@
 
 Passing means: the model loads at the full ctx within the time limit, one prompt of at least one
 micro-batch is evaluated and a few tokens generated, and afterwards each device still has its safety
-margin free. The child is always stopped before this returns (also on cancel).
+margin free, RAM judged as it will be with the context full (full_context.py). The child is always stopped
+before this returns (also on cancel).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
 from app.core.probe.evidence import MEMORY_CAUSES, blamed_cause, prompt_failure, reported_cpu_compute_bytes
-from app.core.probe.margins import FreeNow, margin_problem, read_free_now
+from app.core.probe.full_context import FullContextProjector
+from app.core.probe.margins import FreeNow, RamUse, margin_problem, read_free_now
 from app.core.probe.request import RequestFailed, evaluate_once
 from app.core.probe.sampler import PeakSampler
 from app.core.problem import UserError
@@ -51,9 +53,9 @@ class AttemptLimits:
     ram_budget: int | None = None  # judge RAM against this instead of what the machine has free
     vram_budget: int | None = None  # judge VRAM against this (peak VRAM of the child must leave the margin)
     rlimits: dict[int, int] | None = None  # hard caps applied to the child (tests, "8 GB board" drills)
-    # RAM each further token of context will take that the test prompt did not (the embedded server's
-    # per-token logits copy); judged as if the context were full
-    logits_bytes_per_token: int = 0
+    # what a full context adds to the measured RAM (the plan's growth); None: only the CPU compute buffer
+    # llama.cpp reported is added, as if none of it had been touched
+    full_context: FullContextProjector | None = None
 
 
 @dataclass
@@ -69,9 +71,12 @@ class Attempt:
     reason: Text | None = None
     diagnosis: Diagnosis | None = None  # when the server crashed
     prompt_tokens: int | None = None
-    # CPU compute buffer llama.cpp reserved: only the part a short prompt touches is resident, but a full
-    # context touches all of it, so the RAM margin is judged on peak RSS + this (conservative)
+    # CPU compute buffer llama.cpp reserved (when its log says): only the part a short prompt touches is
+    # resident, but a full context touches all of it
     cpu_compute_reserved_bytes: int | None = None
+    # RAM projected with the context full: the measured peak plus what the rest of the context adds (None: the
+    # attempt did not pass its test prompt, or was stored before this was judged)
+    full_context_rss_bytes: int | None = None
     n_cpu_moe: int = 0  # leading layers whose experts stayed in RAM (mixture-of-experts placement)
     # speeds the server measured on the test request (llama-server's own timings; None when it does not say)
     prompt_tps: float | None = None
@@ -93,6 +98,7 @@ class Attempt:
                 "peak_rss_bytes": self.peak_rss_bytes, "peak_vram_bytes": self.peak_vram_bytes,
                 "seconds": round(self.seconds, 3), "load_seconds": self.load_seconds,
                 "prompt_tokens": self.prompt_tokens, "cpu_compute_reserved_bytes": self.cpu_compute_reserved_bytes,
+                "full_context_rss_bytes": self.full_context_rss_bytes,
                 "cause": self.cause, "diagnosis": diagnosis, "n_cpu_moe": self.n_cpu_moe,
                 "prompt_tps": self.prompt_tps, "generation_tps": self.generation_tps}
 
@@ -165,13 +171,18 @@ def _reported_cpu_compute(supervisor: Any) -> int | None:
     return reported_cpu_compute_bytes([entry.text for entry in supervisor.tail(400)])
 
 
+def full_context_growth(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits) -> int:
+    """RAM the server adds over the measured peak once the context is full (full_context.py)."""
+    if limits.full_context is not None:
+        return limits.full_context.growth_bytes(config, attempt.prompt_tokens or 0, attempt.cpu_compute_reserved_bytes)
+    return attempt.cpu_compute_reserved_bytes or 0
+
+
 def _judge_margins(attempt: Attempt, config: LaunchConfig, limits: AttemptLimits, free_now: FreeNow | None) -> None:
-    untouched = (attempt.cpu_compute_reserved_bytes or 0) if config.load_mode != "mlock" else 0
-    untouched += limits.logits_bytes_per_token * max(config.ctx - (attempt.prompt_tokens or 0), 0)
-    worst_rss = (attempt.peak_rss_bytes or 0) + untouched
-    if free_now is not None:
-        free_now = FreeNow(free_now.ram_free_bytes - untouched, free_now.ram_total_bytes, free_now.gpus)
-    problem = margin_problem(worst_rss, attempt.peak_vram_bytes, limits.margins,
+    measured = attempt.peak_rss_bytes or 0
+    attempt.full_context_rss_bytes = measured + full_context_growth(attempt, config, limits)
+    ram = RamUse(measured, attempt.full_context_rss_bytes, attempt.prompt_tokens or 0)
+    problem = margin_problem(ram, attempt.peak_vram_bytes, limits.margins,
                              ram_budget=limits.ram_budget, vram_budget=limits.vram_budget, free_now=free_now,
                              uses_gpu=config.gpu_layers != 0)
     if problem is not None:

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from app.core.probe.result import ProbeResult
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: RAM judged with the context full (results judged on the test prompt alone are stale)
 
 
 def model_identity(path: str) -> dict[str, Any]:

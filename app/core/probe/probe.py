@@ -20,7 +20,6 @@ from app.core.launch.backends import EMBEDDED_NO_CPU_MOE
 from app.core.launch.config import LaunchConfig
 from app.core.launch.gpu_servers import has_gpu_backend
 from app.core.plan.budget import Margins, device_budgets
-from app.core.plan.compute import keeps_all_logits
 from app.core.plan.experts import expert_split
 from app.core.plan.kv import KV_CELL_PADDING
 from app.core.plan.memory import highest_fitting_layers, make_plan
@@ -29,6 +28,7 @@ from app.core.plan.placement import Placement
 from app.core.probe import cache
 from app.core.probe.attempt import Attempt, AttemptLimits, ProbeCancelled, is_cancelled, run_attempt
 from app.core.probe.fit_seed import FitAnswer, ask_fit, fit_targets_mib
+from app.core.probe.full_context import FullContextProjector
 from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
@@ -186,7 +186,7 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
             return result
     limits = AttemptLimits(load_timeout_s=options.load_timeout_s, margins=options.margins,
                            ram_budget=options.ram_budget, vram_budget=options.vram_budget, rlimits=options.rlimits,
-                           logits_bytes_per_token=4 * int(info.vocab_size or 0) if keeps_all_logits(config) else 0)
+                           full_context=FullContextProjector.from_plan(info, plan))
     if fit is None and runner is None:
         fit = _ask_fit(info, config, hw, backend, options)
     result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,

@@ -13,6 +13,7 @@ from typing import Any
 from app.core.plan.memory import MemoryPlan
 from app.core.plan.placement import Placement
 from app.core.probe.attempt import Attempt
+from app.core.probe.wording import ram_text
 from app.core.text import T, Text, human_bytes
 
 
@@ -87,14 +88,15 @@ class ProbeResult:
                      "256 tokens of context on the CPU.",
                      "没有任何设置通过：即使只在 CPU 上使用 256 个词元的上下文，这个模型也无法在可用内存中运行。")
         passing = self.passing_attempt
-        rss = human_bytes(passing.peak_rss_bytes) if passing else "?"
+        ram = ram_text(passing) if passing else T("peak RAM ?", "内存峰值 ?")
+        rss = {"rss": ram.render("en"), "rss_zh": ram.render("zh")}
         if passing is not None and passing.peak_vram_bytes:
-            memory = T("peak RAM {rss}, peak graphics memory {vram}", "内存峰值 {rss}，显存峰值 {vram}",
-                       rss=rss, vram=human_bytes(passing.peak_vram_bytes))
+            memory = T("{rss}, peak graphics memory {vram}", "{rss_zh}，显存峰值 {vram}",
+                       vram=human_bytes(passing.peak_vram_bytes), **rss)
         elif self.recommendation.gpu_layers == 0:  # no GPU, or none of the model on it: say so, not "VRAM -"
-            memory = T("peak RAM {rss}, no graphics memory used", "内存峰值 {rss}，未使用显存", rss=rss)
+            memory = T("{rss}, no graphics memory used", "{rss_zh}，未使用显存", **rss)
         else:  # on the GPU but not measured (no NVML): leave it out
-            memory = T("peak RAM {rss}", "内存峰值 {rss}", rss=rss)
+            memory = T("{rss}", "{rss_zh}", **rss)
         memory = _with_speed(memory, passing)
         counts = {"n": len(self.attempts), "cached": ", from the cache" if self.cached else "",
                   "cached_zh": "，来自缓存" if self.cached else "", "ctx": self.recommendation.ctx,
@@ -194,6 +196,7 @@ def attempt_from_cache(entry: Mapping[str, Any]) -> Attempt:
         seconds=float(entry.get("seconds") or 0.0), load_seconds=entry.get("load_seconds"),
         cause=entry.get("cause"), reason=_text_of(reason) if reason else None,
         prompt_tokens=entry.get("prompt_tokens"), n_cpu_moe=int(entry.get("n_cpu_moe") or 0),
+        full_context_rss_bytes=entry.get("full_context_rss_bytes"),
         prompt_tps=_number(entry.get("prompt_tps")), generation_tps=_number(entry.get("generation_tps")),
     )
 

@@ -452,6 +452,22 @@
         <translation>工作机</translation>
     </message>
     <message>
+        <source>Applying the fix ({changes}); the server is restarting.</source>
+        <translation>正在应用修复（{changes}）；服务器正在重启。</translation>
+    </message>
+    <message>
+        <source>Applying the fix; the server is restarting.</source>
+        <translation>正在应用修复；服务器正在重启。</translation>
+    </message>
+    <message>
+        <source>Applied: {changes}; the server is running again.</source>
+        <translation>已应用：{changes}；服务器已重新运行。</translation>
+    </message>
+    <message>
+        <source>Applied; the server is running again.</source>
+        <translation>已应用；服务器已重新运行。</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意空闲端口</translation>
     </message>
@@ -1101,6 +1117,22 @@
         <source>Not measured yet. The numbers above are an estimate; "Find safe settings" proves them with real test loads.</source>
         <translation>尚未测量。上面的数字是估算；“查找安全设置”会用真实的测试加载来验证。</translation>
     </message>
+    <message>
+        <source>Superseded: the settings changed after this test ({changes}).</source>
+        <translation>已被取代：此次测试之后设置已更改（{changes}）。</translation>
+    </message>
+    <message>
+        <source>context size</source>
+        <translation>上下文大小</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>layers with experts on the processor</source>
+        <translation>专家放在处理器上的层数</translation>
+    </message>
 </context>
 <context>
     <name>ProblemView</name>
@@ -1216,6 +1248,10 @@
     <message>
         <source>Open a model that passes its checks first.</source>
         <translation>请先打开一个通过检查的模型。</translation>
+    </message>
+    <message>
+        <source>The fix is in the settings now; the server restarts with them.</source>
+        <translation>修复已写入设置；服务器将以这些设置重新启动。</translation>
     </message>
     <message>
         <source>The engine was rebuilt; the server uses it after its next restart.</source>

@@ -11,6 +11,7 @@ Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
@@ -31,6 +32,7 @@ from app.core.chat import (
     ChatSession,
     Conversation,
     ReplyStats,
+    ServerInfo,
     load_conversation,
 )
 from app.core.chat.completion import TEXT_COMPLETION_NOTICE
@@ -64,6 +66,12 @@ if TYPE_CHECKING:
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 MEMORY_SHORT_HISTORY_SHARE = 0.5  # of the history budget, while the memory watchdog warns
+logger = logging.getLogger(__name__)
+
+
+def _context_unread(error: BaseException) -> None:
+    """The server did not say its context just now (gone again, still loading): the next message asks again."""
+    logger.info("the server's context could not be read after Ready: %s", error)
 
 
 class ChatPane(Retranslating, QWidget):
@@ -232,7 +240,22 @@ class ChatPane(Retranslating, QWidget):
         self.server_state = State(state)
         if self.server_state is State.READY:  # after a crash: its sentences in the transcript are history now
             self.transcript.resolve_server_errors()
+            self._ask_server_context()
         self._update_controls()
+
+    def _ask_server_context(self) -> None:
+        """Every Ready (a start, a restart, a fix applied) may bring another context: forget what the last server
+        said and ask this one, on a worker; the meter, the guard and the finish reasons then use its figure."""
+        if self.session is None:
+            return
+        client = self.session.client
+        client.forget_server()
+
+        def told(info: ServerInfo) -> None:
+            if self.session is not None and self.session.client is client:
+                self.meter.set_ctx(info.ctx_per_slot)
+
+        run_task(client.server_info, on_done=told, on_error=_context_unread, owner=self)
 
     # --- actions -------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
@@ -45,6 +45,12 @@ class ContextMeter(QWidget):
     def set_use(self, use: ContextUse | None) -> None:
         self.use = use
         self.retranslate()
+
+    def set_ctx(self, ctx: int | None) -> None:
+        """The server (started again, perhaps with other settings) said its context: the same conversation is
+        measured against it."""
+        if self.use is not None and ctx and ctx != self.use.ctx:
+            self.set_use(replace(self.use, ctx=ctx))
 
     def retranslate(self) -> None:
         self.caption.setText(self.tr("Context:"))

@@ -352,9 +352,12 @@ class MainWindow(Retranslating, QMainWindow):
         self.settings_panel.advanced_box.set_expanded(True)
         self.statusBar().showMessage(self.tr("The engine was changed in Settings; the next start uses it."), 8000)
 
-    def _on_config_changed(self, config: LaunchConfig) -> None:
-        if self.control.state() is State.READY:
-            self.statusBar().showMessage(self.tr("The server keeps its settings until you press Restart."), 8000)
+    def _on_config_changed(self, _config: LaunchConfig) -> None:
+        if self.control.state() is State.READY and self.control.settings_differ_from_running():
+            self.statusBar().showMessage(self._keeps_settings_text(), 8000)
+
+    def _keeps_settings_text(self) -> str:
+        return self.tr("The server keeps its settings until you press Restart.")
 
     def _render_title(self) -> None:
         """"model.gguf — Ready — GGUF Launcher": the taskbar tells a presenter the state at a glance."""
@@ -374,6 +377,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.machine.set_own_pids({pid} if pid else set())
         if state is State.READY and sup is not None:
             self.profiles.on_server_ready(sup.config)  # the engine that works is remembered for the next model
+            if (self.statusBar().currentMessage() == self._keeps_settings_text()
+                    and not self.control.settings_differ_from_running()):
+                self.statusBar().clearMessage()  # it runs the settings shown now: the line is no longer true
         notes = [note.render() for note in data.get("notes") or []]  # Text sentences (settle_network, argv)
         if state is State.STARTING and notes:  # e.g. "port 8080 is in use; using 8081 instead"
             self.statusBar().showMessage(" ".join(notes), 20_000)

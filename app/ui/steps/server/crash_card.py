@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
 
+APPLYING, APPLIED = "applying", "applied"
+CRASH_STYLE = "#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }"
+APPLIED_STYLE = "#crashCard { border: 1px solid #2e7d32; border-radius: 6px; background: #edf7ed; }"
+CRASH_TITLE_STYLE, APPLIED_TITLE_STYLE = "font-weight: bold; color: #8e0000;", "font-weight: bold; color: #1b5e20;"
+
+
 class CrashCard(QFrame):
     """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
 
@@ -38,11 +44,12 @@ class CrashCard(QFrame):
         self._context = ""
         self._fix_enabled = True
         self._cannot_rebuild: Text | None = None  # why the engine cannot be rebuilt here, for this diagnosis
+        self._applied = ""  # this diagnosis' fix: "" not applied, APPLYING (restarting with it), APPLIED (running)
         self.setObjectName("crashCard")
         self.setFrameShape(QFrame.StyledPanel)
-        self.setStyleSheet("#crashCard { border: 1px solid #c62828; border-radius: 6px; background: #fdecea; }")
+        self.setStyleSheet(CRASH_STYLE)
         self.title = QLabel(self, wordWrap=True)
-        self.title.setStyleSheet("font-weight: bold; color: #8e0000;")
+        self.title.setStyleSheet(CRASH_TITLE_STYLE)
         self.problem = ProblemView(self)  # sentence, exit meaning (its detail line), next step, evidence
         self.fix_changes = QLabel(self, wordWrap=True)
         self.rebuild_box = RebuildBox(self)
@@ -61,6 +68,7 @@ class CrashCard(QFrame):
     def set_diagnosis(self, diagnosis: Diagnosis | None, config: LaunchConfig | None = None) -> None:
         if diagnosis is not self.diagnosis:
             self.rebuild_box.clear()
+            self._applied = ""
         self.diagnosis, self._config = diagnosis, config
         self._cannot_rebuild = cannot_rebuild_reason() if self._rebuild_engine() is not None else None
         self.retranslate()
@@ -79,6 +87,17 @@ class CrashCard(QFrame):
     def set_fix_enabled(self, enabled: bool) -> None:
         self._fix_enabled = enabled
         self._render_button()
+
+    @property
+    def applied(self) -> str:
+        """"" (the fix was not applied), APPLYING (the server restarts with it) or APPLIED (it runs with it)."""
+        return self._applied
+
+    def mark_running(self) -> None:
+        """The server is Ready again: a fix being applied is now applied (the card says so, its button is off)."""
+        if self._applied == APPLYING:
+            self._applied = APPLIED
+            self.retranslate()
 
     def has_fix(self) -> bool:
         return self.diagnosis is not None and self.diagnosis.action is not None
@@ -111,7 +130,7 @@ class CrashCard(QFrame):
             diagnosis, generic=self.tr("The server stopped unexpectedly and gave no reason we recognise."),
             detail=render(diagnosis.exit_meaning) if diagnosis is not None else "",
             evidence_title=lambda count: title.format(count=count))
-        self._set_optional(self.fix_changes, self._describe_fix())
+        self._set_optional(self.fix_changes, "" if self._applied else self._describe_fix())
         kind, _changes = self.action()
         if kind == "rebuild":
             self.apply_button.setText(self.tr("Rebuild the engine and restart"))
@@ -125,10 +144,18 @@ class CrashCard(QFrame):
         self._render_button()
 
     def _render_button(self, *_: object) -> None:
-        self.apply_button.setEnabled(self._fix_enabled and self.has_fix() and not self.rebuilding)
+        self.apply_button.setEnabled(self._fix_enabled and self.has_fix() and not self.rebuilding
+                                     and not self._applied)
         self.dismiss_button.setEnabled(not self.rebuilding)
 
     def _render_title(self) -> None:
+        solved = self._applied == APPLIED
+        if solved != (self.styleSheet() == APPLIED_STYLE):  # green once the server runs with the fix
+            self.setStyleSheet(APPLIED_STYLE if solved else CRASH_STYLE)
+            self.title.setStyleSheet(APPLIED_TITLE_STYLE if solved else CRASH_TITLE_STYLE)
+        if self._applied:
+            self.title.setText(self._applied_title())
+            return
         titles = {
             "crash_loop": self.tr("The server keeps crashing, so automatic restarts were stopped."),
             "not_restartable": self.tr("The server stopped, and restarting it with the same settings would not help."),
@@ -164,10 +191,28 @@ class CrashCard(QFrame):
         }
         return names.get(key, key)
 
+    def _applied_title(self) -> str:
+        changes = "; ".join(self._changes())
+        if self._applied == APPLYING:
+            if changes:
+                return self.tr("Applying the fix ({changes}); the server is restarting.").format(changes=changes)
+            return self.tr("Applying the fix; the server is restarting.")
+        if changes:
+            return self.tr("Applied: {changes}; the server is running again.").format(changes=changes)
+        return self.tr("Applied; the server is running again.")
+
     def _describe_fix(self) -> str:
+        changes = self._changes()
+        text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
+        if self._cannot_rebuild is not None and text:
+            text = render(self._cannot_rebuild) + " " + text
+        return text
+
+    def _changes(self) -> list[str]:
+        """The fix's changes, each as "Context size: 4096 → 2048" (none for a rebuild: the settings stay)."""
         kind, fix = self.action()
         if kind == "rebuild":
-            return ""  # the next step above says it; the settings do not change
+            return []  # the next step above says it; the settings do not change
         changes = []
         current = self._config.to_dict() if self._config is not None else {}
         for key, new in fix.items():
@@ -178,14 +223,13 @@ class CrashCard(QFrame):
                 old, new = (", ".join(v) or self.tr("none") if v is not None else None for v in (old, new))
             arrow = f"{old} → {new}" if old is not None else str(new)
             changes.append(f"{self._field_name(key)}: {arrow}")
-        text = self.tr("The fix changes: {changes}").format(changes=", ".join(changes)) if changes else ""
-        if self._cannot_rebuild is not None and text:
-            text = render(self._cannot_rebuild) + " " + text
-        return text
+        return changes
 
     def _apply(self) -> None:
         kind, changes = self.action()
         if kind == "rebuild":
             self.rebuildRequested.emit()
-        elif changes:
+        elif self.has_fix():  # a fix with no settings to change (restart as it is) restarts all the same
+            self._applied = APPLYING
+            self.retranslate()
             self.applyFixRequested.emit(changes)

@@ -138,6 +138,16 @@ class ServerControl(QObject):
             return
         self.settings_panel.apply_changes(fix_changes(fix))
         self.restart()
+        self.message.emit(self.tr("The fix is in the settings now; the server restarts with them."))
+
+    def settings_differ_from_running(self) -> bool:
+        """Whether the Settings step shows other settings than the running server's (those it reached Ready with;
+        the model's path, a port the launch had to move and a key it created are not compared)."""
+        sup, config = self.supervisor, self.settings_panel.config()
+        running = sup.last_good_config if sup is not None else None
+        if running is None or config is None:
+            return False
+        return config.with_changes(model=running.model, port=running.port, api_key=running.api_key) != running
 
     # --- the engine rebuild ------------------------------------------------------------------------
 

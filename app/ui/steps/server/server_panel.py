@@ -258,6 +258,8 @@ class ServerPanel(Retranslating, QWidget):
         if state in (State.CRASHED, State.FAILED) and new_diagnosis:
             self.show_diagnosis(diagnosis)
         self._set_card_context(state, data)
+        if state is State.READY:
+            self.crash_card.mark_running()  # a fix being applied now runs: the card says so, its button is off
         self._render_state()
 
     @Slot(object, object)

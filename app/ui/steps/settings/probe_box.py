@@ -279,14 +279,37 @@ class ProbeBox(Retranslating, QWidget):
             text = value.summary().render()
             if value.cached:
                 text += " " + self.tr("(Cached result from an earlier test with the same settings.)")
-            return text + (" " + self.tr("Applied.") if value.recommendation else "")
+            return text + self._in_use_text(value, self.tr("Applied."))
         if kind == "saved" and value is not None and value.recommendation is not None:
             rec = value.recommendation
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.saved_at or time.time()))
             if rec.n_cpu_moe > 0 and self.info is not None:
-                return self.tr("Last measured on {when} (cached): {where}, {ctx} tokens.").format(
+                text = self.tr("Last measured on {when} (cached): {where}, {ctx} tokens.").format(
                     when=when, where=rec.placement(int(self.info.block_count)).render(), ctx=rec.ctx)
-            return self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
-                when=when, layers=rec.gpu_layers, ctx=rec.ctx)
+            else:
+                text = self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
+                    when=when, layers=rec.gpu_layers, ctx=rec.ctx)
+            return text + self._in_use_text(value, "")
         return self.tr("Not measured yet. The numbers above are an estimate; "
                        "\"Find safe settings\" proves them with real test loads.")
+
+    def _in_use_text(self, result: ProbeResult, applied: str) -> str:
+        """" Applied." while the settings are the measured ones; once they changed (a crash's fix, an edit), a
+        sentence that says this measurement is superseded and by what."""
+        if result.recommendation is None:
+            return ""
+        changed = self._changed_since(result)
+        if not changed:
+            return " " + applied if applied else ""
+        return " " + self.tr("Superseded: the settings changed after this test ({changes}).").format(
+            changes=", ".join(changed))
+
+    def _changed_since(self, result: ProbeResult) -> list[str]:
+        """Each measured setting the Settings step no longer has, as "context size 4096 → 2048"."""
+        if self.config is None:
+            return []
+        names = {"ctx": self.tr("context size"), "gpu_layers": self.tr("GPU layers"),
+                 "n_cpu_moe": self.tr("layers with experts on the processor")}
+        return [f"{names.get(key, key)} {measured} → {getattr(self.config, key)}"
+                for key, measured in result.recommendation.changes().items()
+                if getattr(self.config, key, measured) != measured]

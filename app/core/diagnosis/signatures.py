@@ -65,8 +65,11 @@ SIGNATURES: list[Signature] = [
           r"failed to allocate compute (?:pp |tg )?buffers", r"ggml_gallocr_reserve_n\w*: failed to allocate",
           r"failed to initialize the context: .*(?:allocate|buffer|memory|reserve)"),
     # llama_context's other refusals are settings, not memory (llama-context.cpp: "quantized V cache was requested,
-    # but this requires Flash Attention", "n_seq_max must be <= 256"): the reason is its own words
-    *_sig("context_rejected", 9, r"failed to initialize the context: (?P<reason>.+)$"),
+    # but this requires Flash Attention", "n_seq_max must be <= 256", and llama_init_from_model's checks before it):
+    # the reason is its own words
+    *_sig("context_rejected", 9, r"failed to initialize the context: (?P<reason>.+)$",
+          r"llama_init_from_model: (?P<reason>.*(?:cannot both be zero|requires flash_attn|does not support different"
+          r"|does not divide).*)$"),
     # the generic words that follow either: memory only when a memory line came first (that line ranks higher)
     *_sig("context_rejected", 58, r"Failed to create llama_context", r"llama_new_context_with_model: failed"),
     *_sig("ram_out_of_memory", 22, r"std::bad_alloc", r"insufficient memory", r"Thread creation failed",

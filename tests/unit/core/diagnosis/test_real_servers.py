@@ -153,6 +153,16 @@ def test_llama_server_under_a_memory_limit(llama_server_bin, wide_model):
     assert "4.0 GiB" in diagnosis.message.render("zh")
 
 
+def test_llama_server_refusing_a_quantized_v_cache_is_no_memory_problem(llama_server_bin, tiny_model):
+    """A setting llama.cpp refuses while it sets up the context: its own words, not 'out of memory' nor a broken
+    model file (llama-server then says 'exiting due to model loading error')."""
+    code, lines = run(server_argv(llama_server_bin, tiny_model, "-ctv", "q8_0", "-fa", "off", "--no-warmup"))
+    diagnosis = diagnose(code, lines, LaunchConfig(model=str(tiny_model), backend="llama-server", ctx=512))
+    assert diagnosis.cause == "context_rejected", lines[-10:]
+    assert "quantized V cache requires flash_attn" in diagnosis.message.render("en")
+    assert diagnosis.action is None and not diagnosis.restartable
+
+
 def test_llama_server_with_almost_no_address_space(llama_server_bin, tiny_model):
     """64 MiB: worker threads cannot start and the crash handler cannot start gdb; not a missing library."""
     argv = server_argv(llama_server_bin, tiny_model, "--no-warmup")

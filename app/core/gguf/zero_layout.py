@@ -12,8 +12,9 @@ So a run of at least ``MIN_RUN`` bytes (``MIN_TAIL`` when it reaches the end of 
   next to it), or
 - it covers two or more whole tensors, one of them a matrix: a trained model has no matrix that is zero
   throughout, and the run then spans several of the model's parts, as a missing tail does; or
-- it reaches into two matrices (more than ``SLACK`` bytes of each): untrained tokens make zero rows at one
-  end of an embedding, not a zero stretch that runs from one matrix into the next.
+- it runs from one matrix, over a whole tensor, into another matrix (more than ``SLACK`` bytes of each):
+  untrained tokens make zero rows at one end of an embedding, not a stretch across several of the model's
+  parts. (Two matrices side by side whose facing ends are zero rows are left alone.)
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def classify(run: ZeroRun, info: ModelInfo, layout: list[Span] | None = None, *,
     first = _holding(layout, starts, run.start)
     edges_fit = (_start_on_boundary(layout, starts, run.start, info.data_offset, slack)
                  and _end_on_boundary(layout, starts, run.end, slack))
-    spans_parts = (len(inside) >= 2 and any(s.is_matrix for s in inside)) or matrices_touched >= 2
+    spans_parts = ((len(inside) >= 2 and any(s.is_matrix for s in inside))
+                   or (matrices_touched >= 2 and len(inside) >= 1))
     damaged = run.length >= (MIN_TAIL if at_end else MIN_RUN) and (not edges_fit or spans_parts)
     return ZeroFinding(run, at_end, damaged, first.name if first else None, len(inside))
 

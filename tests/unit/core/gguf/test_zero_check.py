@@ -159,3 +159,19 @@ def test_a_file_named_like_a_digest_elsewhere_is_not_taken_for_one(tiny_model, t
     shutil.copyfile(tiny_model, plain)
     row = validate(plain, compute_sha256=True).check("sha256")
     assert row.status is Status.OK and "no expected value" in row.message.render("en")
+
+
+@pytest.mark.parametrize("full", FULL)
+def test_two_matrices_whose_facing_ends_are_zero_rows_pass(tmp_path, full):
+    """An embedding ending in untrained-token rows next to an output matrix that starts with them: one stretch
+    over two matrices, but on row boundaries and over no whole part in between."""
+    rng = np.random.default_rng(2)
+    embd = rng.standard_normal((1500, EMBD)).astype(np.float16)
+    embd[900:] = 0
+    output = rng.standard_normal((1500, EMBD)).astype(np.float16)
+    output[:700] = 0
+    path = write_gguf(tmp_path / "facing.gguf", n_layers=1, embd=EMBD, tensors=[
+        ("token_embd.weight", embd), ("output.weight", output),
+        ("blk.0.attn_norm.weight", np.ones(EMBD, dtype=np.float32))])
+    row = _row(path, full)
+    assert row.status is Status.OK and any("can be legitimate" in line for line in row.evidence), row.evidence

@@ -102,7 +102,8 @@ SIGNATURES: list[Signature] = [
     *_sig("gpu_error", 30, r"CUDA error: (?!out of memory)", r"ROCm error: (?!out of memory)",
           r"\bDeviceLost", r"vk::DeviceLostError", r"ggml_vulkan: .*error"),
     # --- programs and libraries
-    *_sig("ram_out_of_memory", 2, r"failed to map segment from shared object"),  # mmap refused: no memory left
+    # mmap refused: no memory left; but EPERM there is a library on a noexec mount, not memory
+    *_sig("ram_out_of_memory", 2, r"failed to map segment from shared object(?!: Operation not permitted)"),
     *_sig("missing_library", 4, r"error while loading shared libraries: (?P<lib>\S+?): cannot open",
           r"(?P<lib>\S+): cannot open shared object file", r"Library not loaded: (?P<lib>\S+)",
           r"Failed to load shared library '(?P<lib>[^']+)'", r"ModuleNotFoundError: No module named '(?P<lib>[^']+)'",

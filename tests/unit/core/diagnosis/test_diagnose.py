@@ -579,3 +579,10 @@ def test_a_dll_that_failed_to_initialise_is_not_called_missing():
     diagnosis = diagnose(0xC0000142, [], config(backend="llama-server"))
     assert diagnosis.cause == "missing_library"
     assert "failed to initialise" in diagnosis.message.render("en") and "?" not in diagnosis.message.render("en")
+
+
+def test_a_library_on_a_noexec_mount_is_not_out_of_memory():
+    """dlopen's 'failed to map segment' is ENOMEM, or EPERM where the library sits on a noexec mount."""
+    line = "OSError: /mnt/usb/libllama.so: failed to map segment from shared object: {}"
+    assert diagnose(1, [line.format("Cannot allocate memory")], config()).cause == "ram_out_of_memory"
+    assert diagnose(1, [line.format("Operation not permitted")], config()).cause != "ram_out_of_memory"

@@ -67,9 +67,11 @@ def killed_from_outside(s: Situation) -> Parts:
                     "是其他程序、系统工具或某人结束了它。",
                     rss=human_bytes(kill.used_bytes), free=human_bytes(kill.available_bytes))
     else:
-        message = T("The server was stopped from outside, not by the system for lack of memory (the kernel "
-                    "recorded no out-of-memory kill of it): another program, a system tool or someone ended it.",
-                    "服务器被外部结束，并不是系统因内存耗尽而结束它（内核没有这样的记录）：是其他程序、系统工具或某人结束了它。")
+        # user-space OOM killers (systemd-oomd, earlyoom) leave no kernel record: they are "a system tool" here
+        message = T("The server was stopped from outside, not by the operating system's out-of-memory killer (it "
+                    "recorded no such kill): another program, a system tool or someone ended it.",
+                    "服务器被外部结束，并不是操作系统的内存耗尽保护结束了它（系统没有这样的记录）："
+                    "是其他程序、系统工具或某人结束了它。")
     return message, RESTART_AS_IT_WAS, {}, True
 
 

@@ -139,9 +139,9 @@ def test_the_kernel_alone_rules_its_oom_killer_out_without_readings():
         diagnosis = kill((), oom)
         assert diagnosis.cause == "killed_from_outside", oom
         assert diagnosis.message.render("en") == (
-            "The server was stopped from outside, not by the system for lack of memory (the kernel recorded no "
-            "out-of-memory kill of it): another program, a system tool or someone ended it.")
-        assert "内核没有这样的记录" in diagnosis.message.render("zh")
+            "The server was stopped from outside, not by the operating system's out-of-memory killer (it recorded no "
+            "such kill): another program, a system tool or someone ended it.")
+        assert "系统没有这样的记录" in diagnosis.message.render("zh")
         assert diagnosis.action is None and "available memory: not read while it ran" in diagnosis.evidence
 
 

@@ -19,9 +19,8 @@ logger = logging.getLogger(__name__)
 
 CHECK_ID = "zero_data"
 _MAX_EVIDENCE = 6
-REDOWNLOAD_ZEROS = T("Download the file again (the copy you have cannot be repaired); if your browser or download "
-                     "tool offers to resume, let it finish.",
-                     "请重新下载该文件（当前副本无法修复）；如果浏览器或下载工具可以继续下载，请让它下载完。")
+REDOWNLOAD_ZEROS = T("Download the file again (or resume the download, if your browser or download tool still offers "
+                     "to).", "请重新下载该文件（如果浏览器或下载工具仍可继续这次下载，也可以继续下载）。")
 
 
 def _damage_sentence(finding: ZeroFinding, file_size: int) -> Text:

@@ -344,8 +344,8 @@
         <translation>服务器意外停止，且没有给出我们能识别的原因。</translation>
     </message>
     <message>
-        <source>Log lines behind this diagnosis ({count})</source>
-        <translation>这个诊断所依据的日志行（{count}）</translation>
+        <source>Evidence behind this diagnosis ({count})</source>
+        <translation>这个诊断所依据的证据（{count}）</translation>
     </message>
     <message>
         <source>Rebuild the engine and restart</source>

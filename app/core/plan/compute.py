@@ -30,11 +30,12 @@ MiB = 1024 * 1024
 GPU_CONTEXT_BYTES = 457 * MiB
 # host RAM the CUDA runtime and driver add to the server process when a GPU is used (estimate)
 GPU_HOST_OVERHEAD_BYTES = 300 * MiB
-# resident memory of the server process itself with a tiny model, measured on Linux x86-64
-# (llama-server b11434 and llama-cpp-python 0.3.36 server, tiny 2-layer model, after one request)
+# resident memory of the server process itself with a tiny model, measured on Linux x86-64 (llama-server b11434,
+# tiny 2-layer model, after one request; llama-cpp-python 0.3.36's server, loaded and idle, less weights and KV
+# cache: 83.3 MiB with a 259-token vocabulary, and 83.3 MiB with SmolLM2's once its vocabulary terms are taken off)
 BACKEND_BASELINE_RSS = {
     BACKEND_LLAMA_SERVER: 22 * MiB,
-    "embedded": 88 * MiB,
+    "embedded": 84 * MiB,
 }
 PARTIAL_OFFLOAD_FACTOR = 1.5
 RESIDUAL_ACTIVATIONS = 5  # live n_ubatch × n_embd f32 tensors besides the largest intermediate
@@ -120,8 +121,10 @@ def _mla_extra(info: Any, layout: CacheLayout, cells: Cells, ub: int, flash: boo
     return extra
 
 
-def compute_buffer_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Cells) -> int:
-    """Worst-case compute buffer of one device that evaluates layers (full-offload size)."""
+def compute_buffer_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Cells,
+                         output: int | None = None) -> int:
+    """Worst-case compute buffer of one device that evaluates layers (full-offload size), as llama.cpp reserves it;
+    ``output``: the rows of logits to size it for (default: the reserved graph's, output_rows)."""
     ub = cells.ubatch
     flash = flash_attention_on(config)
     n_embd = int(info.embedding_length)
@@ -142,8 +145,40 @@ def compute_buffer_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, c
     layers = masks + max(attention, feed_forward, _recurrent_phase(info, layout, ub, cells.n_seq))
     # after the last layer the masks are freed: the output layer needs the logits and the last hidden states
     # (llama-cpp-python, SmolLM2 -c 4096: 96 MiB of logits + 3.4 MiB = the 99.38 MiB it printed)
-    logits = 4 * (output_rows(config, cells) * int(info.vocab_size) + 3 * ub * n_embd)
+    rows = output_rows(config, cells) if output is None else output
+    logits = 4 * (rows * int(info.vocab_size) + 3 * ub * n_embd)
     return max(layers, logits)
+
+
+def computed_output_rows(config: LaunchConfig, cells: Cells) -> int:
+    """Rows of logits a running engine computes per micro-batch: llama-server one per slot; llama-cpp-python
+    only the last token's (every token's with logits_all), though it reserves the graph for the whole batch."""
+    if config.backend == BACKEND_LLAMA_SERVER or keeps_all_logits(config):
+        return output_rows(config, cells)
+    return 1
+
+
+def cpu_work_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Cells) -> int:
+    """The CPU backend's work buffer (ggml-cpu.c ggml_graph_plan, allocated apart from the compute buffer at the
+    first evaluation): a matrix multiplication converts its f32 input to the weight's dot-product type there.
+    Without flash attention the largest is V × softmax(KQ): the scores, n_head × n_ubatch × cells, converted to
+    the V cache's type (f16: 2 bytes; an f32 cache needs no conversion). Measured with llama-cpp-python,
+    SmolLM2-135M at -c 2048 and a 32-layer model with 2 heads at -c 11008: 51 and 69 MiB resident beyond the load
+    after a prompt of 80 % of the context, against 43 + 16 and 52 + 17 MiB of scores and work buffer (the
+    scores at the cells then in use)."""
+    if flash_attention_on(config) or not (layout.kv_layers(swa=False) or layout.kv_layers(swa=True)):
+        return 0
+    v_bytes = 0 if config.cache_type_v == "f32" else 2
+    heads = info.head_count if isinstance(info.head_count, (list, tuple)) else [info.head_count]
+    widest_cache = cells.full if layout.kv_layers(swa=False) else cells.swa
+    return v_bytes * cells.ubatch * widest_cache * max((int(h) for h in heads), default=0)
+
+
+def resident_compute_bytes(info: Any, config: LaunchConfig, layout: CacheLayout, cells: Cells) -> int:
+    """What the CPU's compute holds in RAM when the context is full: the part of the reserved buffer the graphs
+    really touch (pages never written are never resident) and the work buffer."""
+    used = compute_buffer_bytes(info, config, layout, cells, computed_output_rows(config, cells))
+    return used + cpu_work_bytes(info, config, layout, cells)
 
 
 def host_side_buffer_bytes(info: Any, cells: Cells) -> int:

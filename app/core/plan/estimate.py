@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from app.core.launch.config import LaunchConfig
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget, gpu_shares
 from app.core.plan.cells import cache_layer_bytes, cells_for, checkpoint_bytes, kv_offloaded
 from app.core.plan.compute import (
@@ -19,7 +19,9 @@ from app.core.plan.compute import (
     host_side_buffer_bytes,
     output_buffer_bytes,
     prompt_cache_bytes,
+    resident_compute_bytes,
 )
+from app.core.plan.cpu_kernels import CpuKernels, for_engine
 from app.core.plan.experts import expert_split
 from app.core.plan.layers import CPU, LayerAssignment, assign_layers, slot_ranges, weights_by_device
 from app.core.plan.layout import CacheLayout, cache_layout
@@ -108,6 +110,11 @@ def engine_ctx(info: Any, ctx: int) -> int:
     return int(ctx) if int(ctx) > 0 else int(getattr(info, "context_length", 0) or 4096)
 
 
+def engine_kernels(config: LaunchConfig) -> CpuKernels:
+    """The CPU kernels of the engine ``config`` starts (what its CPU backend copies depends on them)."""
+    return for_engine(config.backend, config.server_bin if config.backend == BACKEND_LLAMA_SERVER else None)
+
+
 PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's input copies with pipeline parallelism
 
 
@@ -173,7 +180,8 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     assignment = assign_layers(int(info.block_count), gpu_layers if gpus else 0, gpu_shares(config, gpus))
     weights = weights_by_device(info, assignment, sparse_input=config.load_mode == "mmap")
     experts_in_ram = _keep_experts_in_ram(info, assignment, weights, config.n_cpu_moe)
-    weights[CPU] = weights.get(CPU, 0) + repack_extra_bytes(info, assignment, mmap=config.load_mode == "mmap")
+    weights[CPU] = weights.get(CPU, 0) + repack_extra_bytes(info, assignment, mmap=config.load_mode == "mmap",
+                                                            kernels=engine_kernels(config))
     layout = cache_layout(info)
     cells = cells_for(config, engine_ctx(info, ctx), layout)
     kv_per_layer = cache_layer_bytes(layout, cells, config.cache_type_k, config.cache_type_v,
@@ -189,7 +197,8 @@ def estimate_devices(info: Any, config: LaunchConfig, gpu_layers: int, ctx: int,
     _add_projector(plans, config, assignment, weights)
     checkpoints = checkpoint_bytes(layout, cells, config, config.cache_type_k, config.cache_type_v)
     local_gpus = any(not g.is_worker for g in gpus)  # workers add no GPU driver's host memory here
-    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, compute_full, local_gpus, cells,
+    cpu_compute = resident_compute_bytes(info, config, layout, cells)
+    plans.append(_cpu_plan(info, config, ram, assignment, weights, kv_per_layer, cpu_compute, local_gpus, cells,
                            checkpoints, cpu_runs_experts=experts_in_ram > 0))
     return assignment, tuple(plans)
 

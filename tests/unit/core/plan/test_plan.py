@@ -12,7 +12,8 @@ from app.cli.plan import parse_bytes
 from app.core.gguf import ModelInfo, read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
-from app.core.plan.cells import Cells, cache_layer_bytes, context_bytes_per_token
+from app.core.plan.cells import Cells, cache_layer_bytes, cells_for, context_bytes_per_token
+from app.core.plan.compute import compute_buffer_bytes
 from app.core.plan.estimate import estimate_devices
 from app.core.plan.kv import padded_cells
 from app.core.plan.layers import CPU, assign_layers, weights_by_device
@@ -267,8 +268,14 @@ def test_cpu_compute_buffer_matches_what_llama_cpp_reported(ctx, reported_mib):
     'sched_reserve: CPU compute buffer size = 283.01 MiB' at ctx 8192."""
     info = make_info(n_layer=4, n_head=16, n_head_kv=4, head_dim=64, n_embd=1024, vocab=259,
                      metadata={"llama.feed_forward_length": 2048})
-    ram = estimate_devices(info, plan_config(ctx), 0, ctx, device_budgets(None, ram_budget=64 * GiB))[1][-1]
-    assert abs(ram.compute_bytes / (reported_mib * MiB) - 1) < 0.06
+    config = plan_config(ctx)
+    layout = cache_layout(info)
+    cells = cells_for(config, ctx, layout)
+    assert abs(compute_buffer_bytes(info, config, layout, cells) / (reported_mib * MiB) - 1) < 0.06
+    # in RAM: the part of it a one-row output touches (here all of it: attention is the widest) and the work
+    # buffer where the CPU converts the scores to f16 for V × softmax(KQ)
+    ram = estimate_devices(info, config, 0, ctx, device_budgets(None, ram_budget=64 * GiB))[1][-1]
+    assert ram.compute_bytes == compute_buffer_bytes(info, config, layout, cells) + 2 * 512 * ctx * 16
 
 
 def test_memory_mapped_token_embeddings_are_not_counted_as_resident():

@@ -1,0 +1,56 @@
+"""Peak RSS of a real server, started as the app starts it, after one request whose prompt fills part of its context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.server.supervisor import State, Supervisor
+
+TEXT = "The river runs to the sea, and the sea gives the rain back to the hills. "
+
+
+@dataclass(frozen=True)
+class Peak:
+    rss: int  # VmHWM right after the request, bytes
+    prompt_tokens: int
+
+
+def _vm_hwm(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+
+
+def _server_prompt(url: str, tokens: int) -> int:
+    """llama-server: a token list of exactly ``tokens`` to /completion; the tokens it evaluated."""
+    piece = httpx.post(url + "/tokenize", json={"content": TEXT}, timeout=30).json()["tokens"]
+    prompt = (piece * (tokens // len(piece) + 1))[:tokens]
+    reply = httpx.post(url + "/completion", timeout=900,
+                       json={"prompt": prompt, "n_predict": 1, "cache_prompt": False, "temperature": 0})
+    assert reply.status_code == 200, reply.text[:300]
+    return int(reply.json()["tokens_evaluated"])
+
+
+def _builtin_prompt(url: str, tokens: int) -> int:
+    """The built-in engine takes text: TEXT repeated to ``tokens`` by its own count; the prompt tokens it read."""
+    per_text = len(httpx.post(url + "/extras/tokenize", json={"input": TEXT}, timeout=60).json()["tokens"])
+    reply = httpx.post(url + "/v1/completions", timeout=900,
+                       json={"prompt": TEXT * max(1, tokens // per_text), "max_tokens": 1, "temperature": 0})
+    assert reply.status_code == 200, reply.text[:300]
+    return int(reply.json()["usage"]["prompt_tokens"])
+
+
+def peak_after_prompt(config: LaunchConfig, fill: float) -> Peak:
+    """Start ``config``, send one prompt of ``fill`` × its context, read the peak; the server is always stopped."""
+    supervisor = Supervisor(config, auto_restart=False, ready_timeout_s=180)
+    try:
+        supervisor.start()
+        state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 180)
+        assert state is State.READY, [line.text for line in supervisor.tail(20)]
+        send = _server_prompt if config.backend == BACKEND_LLAMA_SERVER else _builtin_prompt
+        tokens = send(supervisor.url, int(config.ctx * fill))
+        return Peak(_vm_hwm(supervisor.pid), tokens)
+    finally:
+        supervisor.close()

@@ -57,8 +57,9 @@ def ask_capital(model: str | os.PathLike[str], *, threads: int = 1, cancel: Call
                 timeout_s: float = TIMEOUT_S, python: str | None = None) -> AnswerCheck:
     """Ask ``model`` QUESTION with the built-in engine; raises AskCancelled when ``cancel`` says so.
 
-    One thread by default: a few dozen tokens need no more, and llama.cpp's threads spin-wait for each other, so
-    on a busy 2-core machine two threads generated 0.3 tokens/s where one keeps its pace."""
+    One thread by default, for the prompt too (llama-cpp-python's n_threads_batch defaults to every core): a few
+    dozen tokens need no more, and llama.cpp's threads spin-wait for each other, so on a busy 2-core machine the
+    answer took 2-9 s with two threads for the prompt and 0.6 s with one."""
     from app.core.process.child import ChildProcess
 
     started = time.monotonic()
@@ -105,7 +106,8 @@ def _child(argv: list[str]) -> int:
     path, threads = argv
     import llama_cpp
 
-    llm = llama_cpp.Llama(model_path=path, n_ctx=CTX, n_threads=int(threads), seed=0, verbose=False)
+    llm = llama_cpp.Llama(model_path=path, n_ctx=CTX, n_threads=int(threads), n_threads_batch=int(threads), seed=0,
+                          verbose=False)
     started = time.monotonic()
     out = llm.create_chat_completion(messages=[{"role": "user", "content": QUESTION}], temperature=0.0,
                                      max_tokens=MAX_TOKENS, seed=0)

@@ -86,6 +86,23 @@ def test_cancel_stops_pip_and_keeps_nothing(qtbot, window, app_home, test_wheel)
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == []
 
 
+@pytest.mark.slow  # runs the real pip, the quantizer and the engine
+def test_cancel_while_the_copy_is_made_or_asked_keeps_the_download(qtbot, window, app_home, test_wheel):
+    wheel, source = test_wheel
+    panel = window.model
+    with LocalIndex(wheel) as index:
+        panel.demo_options = {"source": source, "index_url": index.url, "pip_cache": False}
+        qtbot.mouseClick(panel.demo_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: panel.demo_row.last_progress is not None
+                        and panel.demo_row.last_progress.phase in ("copy", "ask"), timeout=LONG)
+        qtbot.mouseClick(panel.demo_row.cancel_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not panel.demo_row.busy, timeout=LONG)
+    assert panel.demo_row.status.text() == ("Making the demo model's F16 copy was cancelled; the download is kept and "
+                                            "the copy is made the next time.")
+    assert panel.demo_button.isEnabled() and panel.path is None
+    assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == [SMOLLM2.filename]
+
+
 @pytest.mark.slow  # runs the real pip
 def test_offline_opens_the_random_model_labelled_as_such(qtbot, window, app_home):
     panel = window.model

@@ -6,6 +6,7 @@ spinning thread barriers crawl when the cores are oversubscribed)."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 import threading
 import time
@@ -170,5 +171,9 @@ def test_probe_cli_json_with_the_embedded_engine(tiny_model, capsys):
     assert {"gpu_layers", "ctx", "ok", "peak_rss_bytes", "peak_vram_bytes", "seconds", "diagnosis"} <= set(attempt)
     assert attempt["ok"] is True and attempt["peak_rss_bytes"] > 20 * MiB
     assert "Test load 1 of at most" in captured.err
+    # the attempt line tells the measured peak from the full-context projection (issue 22)
+    line = re.search(r"-> passed; peak RAM ([\d.]+) MiB measured, about ([\d.]+) MiB with a full context", captured.err)
+    assert line and float(line[1]) < float(line[2]), captured.err
+    assert attempt["full_context_rss_bytes"] > attempt["peak_rss_bytes"]
     assert main(["probe", str(tiny_model), "--ctx", "512", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cached"] is True

@@ -14,16 +14,24 @@ if TYPE_CHECKING:
     from app.core.probe.attempt import Attempt
 
 
+def full_context_note(attempt: Attempt) -> Text | None:
+    """"about 410.0 MiB with a full context", where the projection adds to the measured peak (None otherwise)."""
+    full = attempt.full_context_rss_bytes
+    if not attempt.peak_rss_bytes or full is None or full <= attempt.peak_rss_bytes:
+        return None
+    return T("about {full} with a full context", "上下文用满时约 {full}", full=human_bytes(full))
+
+
 def ram_text(attempt: Attempt) -> Text:
     """"peak RAM 203.0 MiB measured, about 410.0 MiB with a full context", or the measured peak alone."""
     if not attempt.peak_rss_bytes:
         return T("RAM not measured", "未测到内存用量")
     peak = human_bytes(attempt.peak_rss_bytes)
-    full = attempt.full_context_rss_bytes
-    if full is None or full <= attempt.peak_rss_bytes:
+    note = full_context_note(attempt)
+    if note is None:
         return T("peak RAM {peak} measured", "实测内存峰值 {peak}", peak=peak)
-    return T("peak RAM {peak} measured, about {full} with a full context",
-             "实测内存峰值 {peak}，上下文用满时约 {full}", peak=peak, full=human_bytes(full))
+    return T("peak RAM {peak} measured, {note}", "实测内存峰值 {peak}，{note_zh}", peak=peak,
+             note=note.render("en"), note_zh=note.render("zh"))
 
 
 def _speeds(attempt: Attempt) -> Text:

@@ -231,9 +231,12 @@ class ProbeBox(Retranslating, QWidget):
         else:
             head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
         if attempt.ok:
+            from app.core.probe.wording import full_context_note  # here: the probe's package loads with its first run
+
+            full = full_context_note(attempt)  # the projection the probe judged, beside the measured peak
             return head + " — " + self.tr("works (loaded in {s} s, peak RAM {rss})").format(
                 s=f"{attempt.load_seconds or attempt.seconds:.1f}", rss=human_bytes(attempt.peak_rss_bytes)) + (
-                self._speed_text(attempt))
+                f"; {full.render()}" if full is not None else "") + self._speed_text(attempt)
         reason = attempt.reason or (attempt.diagnosis.message if attempt.diagnosis is not None else None)
         return head + " — " + (reason.render() if reason is not None else self.tr("failed"))
 

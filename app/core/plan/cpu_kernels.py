@@ -70,9 +70,9 @@ def _this_processor() -> CpuKernels:
     return from_flags(read_cpu().flags)
 
 
-@functools.cache
 def for_engine(backend: str, server_bin: str | None = None) -> CpuKernels:
-    """The kernels of the engine ``backend`` (``server_bin`` for llama-server) as it was built here."""
+    """The kernels of the engine ``backend`` (``server_bin`` for llama-server) as it was built here; read each time
+    (a small file), so a rebuild in a running app is planned at once."""
     from app.core.engine import build_record
 
     record = build_record.for_engine(backend, server_bin)

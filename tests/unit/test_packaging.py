@@ -47,6 +47,8 @@ def test_install_script_syntax():
 def test_windows_scripts_mirror_the_linux_ones():
     setup = (ROOT / "scripts" / "setup.ps1").read_text(encoding="utf-8")
     assert '-e ".[test]"' in setup and "-m venv .venv" in setup
+    assert '-e ".[server]"' in setup and "-m app.core.engine.shipped" in setup  # llama-server, checked, as setup.sh
+    assert "-eq 3" in setup  # build.py's status when only llama-server failed
     assert '$stamp = ".venv\\.installed"' in setup and '$parts[1] -eq "test"' in setup  # one stamp, as setup.sh
     test_ps1 = (ROOT / "test.ps1").read_text(encoding="utf-8")
     assert "QT_QPA_PLATFORM" in test_ps1 and "-eq 5" in test_ps1

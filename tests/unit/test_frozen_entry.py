@@ -11,7 +11,7 @@ def test_frozen_app_relaunches_itself_as_embedded_server(monkeypatch):
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     assert backends.embedded_server_prefix() == (sys.executable, EMBEDDED_SERVER_SWITCH)
     monkeypatch.delattr(sys, "frozen")
-    assert backends.embedded_server_prefix() == (sys.executable, "-m", "llama_cpp.server")
+    assert backends.embedded_server_prefix() == (sys.executable, "-m", "app.core.launch.embedded_server")
 
 
 def test_embedded_server_switch_runs_llama_cpp_server():

@@ -1,6 +1,7 @@
 """The two ways to run a model, and the argv each one gets from one LaunchConfig.
 
-Embedded: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``), always installed;
+Embedded: llama-cpp-python's OpenAI-compatible server, always installed, started through the app's own entry point
+(app/core/launch/embedded_server.py: sliding-window layers and flash attention as llama-server sizes them);
 it loads the model before it binds, so readiness is ``/v1/models`` answering 200.
 External: a llama.cpp ``llama-server``; it binds first and answers ``/health`` 503 while loading, then 200.
 Its argv only ever contains flags the detected build lists in its own ``--help``.
@@ -32,8 +33,10 @@ from app.core.text import T, Text
 # ggml_type ids (FACTS.md): llama-cpp-python takes the KV cache type as an integer.
 KV_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 LOAD_MODES = ("mmap", "none", "mlock")
-# Flags of llama-cpp-python 0.3.36's server, checked against `python -m llama_cpp.server --help`.
-EMBEDDED_FLAGS = frozenset({
+EMBEDDED_SERVER_MODULE = "app.core.launch.embedded_server"
+# Flags of llama-cpp-python 0.3.36's server, checked against `python -m llama_cpp.server --help`, and the entry
+# point's own --swa_full (--flash_attn there also takes auto).
+EMBEDDED_FLAGS = frozenset({"--swa_full",
     "--model", "--n_ctx", "--n_gpu_layers", "--n_batch", "--n_ubatch", "--n_threads", "--n_threads_batch",
     "--flash_attn", "--use_mmap", "--use_mlock", "--type_k", "--type_v", "--host", "--port", "--api_key",
     "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all", "--tensor_split", "--split_mode",
@@ -70,10 +73,11 @@ class BackendInfo:
 
 
 def embedded_server_prefix() -> tuple[str, ...]:
-    """How to start llama-cpp-python's server: `python -m llama_cpp.server`, or the frozen app re-launched."""
+    """How to start the built-in engine's server: `python -m app.core.launch.embedded_server`, or the frozen app
+    re-launched (both run llama-cpp-python's server with the context settings of embedded_server.py)."""
     if getattr(sys, "frozen", False):  # PyInstaller: sys.executable is the app itself (see app/__main__.py)
         return (sys.executable, EMBEDDED_SERVER_SWITCH)
-    return (sys.executable, "-m", "llama_cpp.server")
+    return (sys.executable, "-m", EMBEDDED_SERVER_MODULE)
 
 
 def embedded_backend() -> BackendInfo:

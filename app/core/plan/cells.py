@@ -9,8 +9,9 @@ What each engine runs with:
 - llama-server: the app always passes ``-np N`` (config.parallel), so N slots, KV not unified, unless the
   user's extra arguments say otherwise; ``-np -1`` (auto) is 4 slots sharing one unified cache. The SWA
   cache is window-sized unless ``--swa-full``.
-- llama-cpp-python: one sequence, and llama_context_default_params() has swa_full = true (its server has no
-  option for it), so sliding-window layers hold the whole context.
+- llama-cpp-python: one sequence. llama_context_default_params() has swa_full = true and its server has no
+  option for it; the app starts it through app/core/launch/embedded_server.py, which sets swa_full = false
+  unless the user's extra arguments say ``--swa_full true``.
 """
 
 from __future__ import annotations
@@ -71,9 +72,9 @@ def _flag_value(args: list[str], names: tuple[str, ...]) -> str | None:
 
 def sequences(config: LaunchConfig) -> Sequences:
     """Sequences, unified KV and full-size SWA cache as the engine will run ``config`` (argv as the app builds it)."""
-    if config.backend != BACKEND_LLAMA_SERVER:
-        return Sequences(1, False, True)
     args = [str(a) for a in config.extra_args]
+    if config.backend != BACKEND_LLAMA_SERVER:
+        return Sequences(1, False, (_flag_value(args, ("--swa_full",)) or "false").lower() == "true")
     parallel = int(config.parallel)
     value = _flag_value(args, ("-np", "--parallel"))
     if value is not None and value.lstrip("-").isdigit():

@@ -42,11 +42,12 @@ RESIDUAL_ACTIVATIONS = 5  # live n_ubatch × n_embd f32 tensors besides the larg
 
 
 def flash_attention_on(config: LaunchConfig) -> bool:
-    """What the backend does when flash attention is left at its default."""
+    """What the backend does when flash attention is left at its default: both engines run with llama.cpp's
+    "auto" (llama-server's -fa default; the built-in engine through app/core/launch/embedded_server.py), which
+    turns it on wherever the device running the layer supports it, always on the CPU."""
     if config.flash_attn is not None:
         return bool(config.flash_attn)
-    # llama-server defaults to -fa auto (on where supported); llama-cpp-python defaults to off
-    return config.backend == BACKEND_LLAMA_SERVER
+    return True
 
 
 def _layer_values(info: Any, suffix: str) -> list[int]:

@@ -13,6 +13,7 @@ from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget, Margins, device_budgets, gpu_shares
 from app.core.plan.cells import cache_layer_bytes, cells_for, context_bytes_per_token, sequences
 from app.core.plan.compute import all_logits_bytes, flash_attention_on
+from app.core.plan.engine_cost import engine_cost_notes
 from app.core.plan.estimate import DevicePlan, engine_ctx, estimate_devices, kv_cells
 from app.core.plan.gpu_split import propose_tensor_split, split_notes
 from app.core.plan.kv import KV_CELL_PADDING
@@ -200,7 +201,8 @@ def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | No
         kv_bytes_per_token=float(context_bytes_per_token(layout, config, config.cache_type_k, config.cache_type_v)),
         devices=devices, max_gpu_layers=max_layers, max_ctx=max_ctx,
         recommended_gpu_layers=rec_layers, recommended_ctx=rec_ctx,
-        notes=_notes(info, config, budgets) + split_notes(config, n_layer, rec_layers, gpus),
+        notes=(_notes(info, config, budgets) + engine_cost_notes(info, config, gpu_layers, budgets)
+               + split_notes(config, n_layer, rec_layers, gpus)),
         slots=cells.n_seq, kv_unified=sequences(config).unified, kv_cells=cells.full_total,
         swa_cells=cells.swa_total if layout.has_swa else None,
         gpu_shares=tuple(gpu_shares(config, gpus)), proposed_tensor_split=propose_tensor_split(info, config, budgets),

@@ -105,7 +105,7 @@ def test_flag_a_build_lacks_is_left_out_with_a_note():
 def test_embedded_argv_from_the_same_config():
     backend = embedded_backend()
     argv, notes = build_argv_with_notes(CONFIG.with_changes(backend="embedded"), backend)
-    assert argv[1:3] == ["-m", "llama_cpp.server"]
+    assert argv[1:3] == ["-m", "app.core.launch.embedded_server"]  # SWA, FA as llama-server
     assert value_after(argv, "--model") == "/models/my model.gguf"
     assert value_after(argv, "--n_ctx") == "2048" and value_after(argv, "--n_gpu_layers") == "10"
     assert value_after(argv, "--type_k") == "8" and value_after(argv, "--type_v") == "8"  # ggml type id of q8_0

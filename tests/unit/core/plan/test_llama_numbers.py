@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import device_budgets
 from app.core.plan.cells import (
     cache_layer_bytes,
@@ -109,9 +109,9 @@ class Recorded:
         def value(flag: str, default: str | None = None) -> str | None:
             return self.args[self.args.index(flag) + 1] if flag in self.args else default
 
-        if self.args[0] == "llama_cpp.server":  # the built-in engine, as the app starts it
+        if self.args[0] == "llama_cpp.server":  # llama-cpp-python's own server: full-size SWA cache, no flash attention
             return LaunchConfig(model="recorded.gguf", ctx=int(value("--n_ctx")), batch=int(value("--n_batch")),
-                                ubatch=int(value("--n_ubatch")))
+                                ubatch=int(value("--n_ubatch")), flash_attn=False, extra_args=("--swa_full", "true"))
         fa = value("-fa")
         return LaunchConfig(model="recorded.gguf", backend=BACKEND_LLAMA_SERVER, ctx=int(value("-c")),
                             parallel=int(value("-np", "-1")), batch=2048, ubatch=512,
@@ -257,8 +257,10 @@ def test_parallel_slots_count_what_the_app_passes():
     user = sequences(base.with_changes(parallel=4, extra_args=("-kvu", "--swa-full")))
     assert (user.n_seq, user.unified, user.swa_full) == (4, True, True)
     assert sequences(base.with_changes(extra_args=("--parallel", "2"))).n_seq == 2
-    embedded = sequences(LaunchConfig(model="x", parallel=4))  # llama-cpp-python: one sequence, swa_full default
-    assert (embedded.n_seq, embedded.swa_full) == (1, True)
+    # llama-cpp-python: one sequence; the app's entry point sizes SWA layers to the window unless told otherwise
+    embedded = LaunchConfig(model="x", backend=BACKEND_EMBEDDED, parallel=4)
+    assert (sequences(embedded).n_seq, sequences(embedded).swa_full) == (1, False)
+    assert sequences(embedded.with_changes(extra_args=("--swa_full", "true"))).swa_full
 
 
 def test_the_plan_shows_the_recorded_numbers_end_to_end():

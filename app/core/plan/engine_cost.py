@@ -9,13 +9,17 @@ benchmarks/bench_engines.py measures both engines side by side.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget
 from app.core.plan.estimate import estimate_devices
+from app.core.problem import UserError
 from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
 SAME_MIB = 5  # closer than this, the engines are "about the same": the plan is not that precise
@@ -34,8 +38,21 @@ def built_in_extra_bytes(info: Any, config: LaunchConfig, gpu_layers: int,
     if config.backend != BACKEND_EMBEDDED:
         return None
     shared = config.with_changes(parallel=1, extra_args=())
-    server = shared.with_changes(backend=BACKEND_LLAMA_SERVER)
+    server = shared.with_changes(backend=BACKEND_LLAMA_SERVER, server_bin=_llama_server_here(config))
     return planned_total(info, shared, gpu_layers, budgets) - planned_total(info, server, gpu_layers, budgets)
+
+
+def _llama_server_here(config: LaunchConfig) -> str | None:
+    """The llama-server the user would get: its build record says which weights it repacks for this processor."""
+    if config.server_bin:
+        return config.server_bin
+    from app.core.launch.discovery import find_llama_server
+
+    try:
+        return str(find_llama_server(None))
+    except UserError as error:  # none here: planned with this processor's flags
+        logger.debug("no llama-server to compare the built-in engine with: %s", error.message.render("en"))
+        return None
 
 
 def built_in_extra_text(extra_bytes: int | None) -> Text | None:

@@ -13,8 +13,9 @@ GiB = 1024 * MiB
 
 
 def _config(model, backend: str) -> LaunchConfig:
+    # the llama-server compared with is the config's (here one without a build record: this processor's kernels)
     return LaunchConfig(model=str(model), backend=backend, ctx=4096, gpu_layers=0, parallel=1, batch=512,
-                        ubatch=512, threads=2)
+                        ubatch=512, threads=2, server_bin="/no/llama-server")
 
 
 def test_the_plan_of_the_built_in_engine_says_what_it_costs_over_llama_server(tmp_path):

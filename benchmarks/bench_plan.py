@@ -12,15 +12,15 @@ cache (tests/model_cache.py fetches it); without it those rows are left out and 
 ``--sweep``: the per-architecture table of issue 12 instead (7 generated architectures at 2k, 16k and the trained
 length, llama-server, with llama.cpp's own exit breakdown; ``--builtin`` adds the built-in engine).
 
-Each request is a prompt of 80 % of the context (85 % in the sweep, as issue 12 measured it: a token list to
-llama-server's /completion, text sized with /extras/tokenize to the built-in engine's /v1/completions) and one
-generated token; peak RSS is the process's VmHWM right after it. In the engines table a second prompt then
-extends the first to 48 tokens short of the context, as a conversation grows (both engines evaluate only the new
-tokens), and the peak is read again ("full"); the server is then stopped. Target per row: plan within 10 % of the
-peak after the 80 % prompt and never below it by more than 5 %. The worst row is printed last. The plan is the
-full-context figure: where memory grows with the cells in use (the built-in engine runs without flash attention,
-so its attention scores and their f16 copy are n_ubatch × cells × heads), the peak after 80 % is below it by that
-growth.
+Each request is a prompt of 80 % of the context (85 % in the sweep, as issue 12 measured it): text, as the chat
+sends it, sized by the engine's own tokenizer (llama-server's /tokenize and /completion, the built-in engine's
+/extras/tokenize and /v1/completions), and one generated token; peak RSS is the process's VmHWM right after it.
+In the engines table a second prompt then extends the first to 48 tokens short of the context, as a conversation
+grows (both engines evaluate only the new tokens), and the peak is read again ("full"); the server is then stopped.
+Target per row: plan within 10 % of the peak after the 80 % prompt and never below it by more than 5 %; with the
+context full, never more than 5 % low. The worst row is printed last. The plan is the full-context figure: where
+memory grows with the cells in use (the compute's masks and, without flash attention, the attention scores and
+their f16 copy; what llama-server's request keeps per prompt token), the peak after 80 % is below it by that growth.
 
 Run: .venv/bin/python benchmarks/bench_plan.py [--sweep [--quick] [--builtin] [--arch NAME]] [--server-bin PATH]
      [--smollm2 PATH]
@@ -151,13 +151,6 @@ def app_config(model: Path, server_bin: str, ctx: int, backend: str = "llama-ser
                         parallel=1, batch=512, ubatch=512, threads=2, port=find_free_port(), extra_args=extra)
 
 
-def _prompt_tokens(url: str, n: int) -> list[int]:
-    import httpx
-
-    pieces = httpx.post(url + "/tokenize", json={"content": TEXT}, timeout=30).json()["tokens"]
-    return (pieces * (n // max(1, len(pieces)) + 1))[:n]
-
-
 def _vm_hwm(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as status:
@@ -166,34 +159,46 @@ def _vm_hwm(pid: int) -> int | None:
         return None
 
 
+def _sized_text(count, tokens: int) -> str:
+    """TEXT repeated to at most ``tokens`` by the engine's own ``count`` (repeats merge across their boundary, so
+    the count is taken again)."""
+    reps = max(1, tokens // max(1, count(TEXT)))
+    reps = max(1, int(reps * tokens / max(1, count(TEXT * reps))))  # fewer tokens a repeat once they merge
+    while reps > 1 and count(TEXT * reps) > tokens:
+        reps -= max(1, reps // 200)
+    return TEXT * reps
+
+
 def _fill_builtin(url: str, tokens: int) -> tuple[int | None, str]:
-    """The built-in engine takes text: TEXT repeated to at most ``tokens`` by its own token count (repeats merge
-    across their boundary, so the count is taken again). Its answer's prompt tokens, or None and why not."""
+    """The built-in engine: text of at most ``tokens`` to /v1/completions. Its answer's prompt tokens, or None
+    and why not."""
     import httpx
 
     def count(text: str) -> int:
         return len(httpx.post(url + "/extras/tokenize", json={"input": text}, timeout=60).json()["tokens"])
 
-    reps = max(1, tokens // max(1, count(TEXT)))
-    while reps > 1 and count(TEXT * reps) > tokens:
-        reps = max(1, int(reps * tokens / count(TEXT * reps)) - 1)
-    reply = httpx.post(url + "/v1/completions", timeout=1200, json={"prompt": TEXT * reps, "max_tokens": 1,
-                                                                     "temperature": 0})
+    reply = httpx.post(url + "/v1/completions", timeout=1200, json={
+        "prompt": _sized_text(count, tokens), "max_tokens": 1, "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
     return int(reply.json()["usage"]["prompt_tokens"]), ""
 
 
 def _fill_llama_server(url: str, tokens: int) -> tuple[int | None, str]:
-    """A token list of exactly ``tokens``; the server's prompt cache keeps the longest common prefix of the last
-    request, so a longer second prompt evaluates only its new part, at the cells the first one filled."""
+    """llama-server: text of at most ``tokens`` to /completion, as the chat sends text (the server tokenizes it in
+    an HTTP thread, whose malloc arena keeps the pages). The prompt cache keeps the longest common prefix of the
+    last request, so a longer second prompt evaluates only its new part, at the cells the first one filled."""
     import httpx
 
+    def count(text: str) -> int:
+        return len(httpx.post(url + "/tokenize", json={"content": text}, timeout=60).json()["tokens"])
+
+    text = _sized_text(count, tokens)
     reply = httpx.post(url + "/completion", timeout=1200, json={
-        "prompt": _prompt_tokens(url, tokens), "n_predict": 1, "cache_prompt": True, "temperature": 0})
+        "prompt": text, "n_predict": 1, "cache_prompt": True, "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
-    return tokens, ""
+    return count(text), ""
 
 
 FULL_MARGIN = 48  # tokens left free by the "full" prompt: the generated token, and the built-in engine's count

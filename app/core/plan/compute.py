@@ -195,11 +195,17 @@ def output_buffer_bytes(info: Any, cells: Cells) -> int:
 
 # The vocabulary's and the request's bookkeeping in the server process, fitted on peak RSS after a prompt of 85 %
 # of the context (benchmarks/bench_plan.py, llama-server b11434, CPU): SmolLM2 (49,152 tokens, 48,900 BPE merges)
-# stays ~15.8 MiB above the plan at 2k and 8k alone; the generated models (~420 tokens) grow ~50 bytes per context
-# token (the prompt's token lists); Gemma 3 270M (262,144 tokens, no merges): 456 MiB peak vs 420 MiB breakdown.
+# stays ~15.8 MiB above the plan at 2k and 8k alone; Gemma 3 270M (262,144 tokens, no merges): 456 MiB peak vs
+# 420 MiB breakdown.
 VOCAB_TOKEN_BYTES = 64  # id_to_token, token_to_id, the token-to-piece cache
 VOCAB_MERGE_BYTES = 256  # a BPE rank map entry: two strings, an int, the tree node
-CONTEXT_TOKEN_BYTES = 56  # a prompt token kept in the request, the slot and its cache
+# What long prompts leave resident, per context token. llama-server: an HTTP thread tokenizes a request's text
+# (the chat's replies and its token counts alike) and copies the tokens into the task and the slot; the freed pages
+# stay in that thread's malloc arena, and each of its HTTP threads (slots + 4 or more) keeps its own. Measured in
+# /proc/PID/smaps beside the KV cache and compute mapping (b11434, 2 cores, generated qwen3moe at 8192 tokens): one
+# text prompt up to the full context, heap and arenas +0.55 KiB a token; seven of them, +1.0 KiB (56.3 MiB peak, then
+# steady), which the plan needs to stay within 5 % (0.96 KiB). The built-in engine: ~50 bytes.
+CONTEXT_TOKEN_BYTES = {BACKEND_LLAMA_SERVER: 1024, "embedded": 56}
 
 
 def baseline_rss_bytes(config: LaunchConfig, info: Any = None, ctx: int = 0) -> int:
@@ -209,7 +215,12 @@ def baseline_rss_bytes(config: LaunchConfig, info: Any = None, ctx: int = 0) -> 
         return base
     merges = int((getattr(info, "array_lengths", None) or {}).get("tokenizer.ggml.merges", 0) or 0)
     return (base + VOCAB_TOKEN_BYTES * int(info.vocab_size or 0) + VOCAB_MERGE_BYTES * merges
-            + CONTEXT_TOKEN_BYTES * max(int(ctx), 0))
+            + context_token_bytes(config) * max(int(ctx), 0))
+
+
+def context_token_bytes(config: LaunchConfig) -> int:
+    """Resident bytes per context token that a long prompt leaves in the server process (CONTEXT_TOKEN_BYTES)."""
+    return CONTEXT_TOKEN_BYTES.get(config.backend, CONTEXT_TOKEN_BYTES["embedded"])
 
 
 def prompt_cache_bytes(config: LaunchConfig) -> int:

@@ -42,6 +42,39 @@ def _builtin_prompt(url: str, tokens: int) -> int:
     return int(reply.json()["usage"]["prompt_tokens"])
 
 
+def _server_text_prompt(url: str, tokens: int) -> int:
+    """llama-server: TEXT repeated to at most ``tokens`` by its /tokenize, to /completion as the chat sends text,
+    keeping the prompt cache (a longer prompt then evaluates only its new part); the tokens of the text."""
+    def count(text: str) -> int:
+        return len(httpx.post(url + "/tokenize", json={"content": text}, timeout=60).json()["tokens"])
+
+    reps = max(1, tokens // count(TEXT))
+    reps = max(1, int(reps * tokens / count(TEXT * reps)))  # fewer tokens a repeat once they merge
+    while reps > 1 and count(TEXT * reps) > tokens:
+        reps -= max(1, reps // 200)
+    reply = httpx.post(url + "/completion", timeout=900,
+                       json={"prompt": TEXT * reps, "n_predict": 1, "cache_prompt": True, "temperature": 0})
+    assert reply.status_code == 200, reply.text[:300]
+    return count(TEXT * reps)
+
+
+def peaks_after_text_prompts(config: LaunchConfig, fills: tuple[float, ...]) -> list[Peak]:
+    """llama-server ``config`` started, then one text prompt per fill, each extending the last, the peak after
+    each; the server is always stopped."""
+    supervisor = Supervisor(config, auto_restart=False, ready_timeout_s=180)
+    try:
+        supervisor.start()
+        state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 180)
+        assert state is State.READY, [line.text for line in supervisor.tail(20)]
+        peaks = []
+        for fill in fills:
+            tokens = _server_text_prompt(supervisor.url, int(config.ctx * fill))
+            peaks.append(Peak(_vm_hwm(supervisor.pid), tokens))
+        return peaks
+    finally:
+        supervisor.close()
+
+
 def peak_after_prompt(config: LaunchConfig, fill: float) -> Peak:
     """Start ``config``, send one prompt of ``fill`` × its context, read the peak; the server is always stopped."""
     supervisor = Supervisor(config, auto_restart=False, ready_timeout_s=180)

@@ -11,7 +11,7 @@ are rendered at the one size they have always had, into docs/screenshots/.
 Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
 Drives the real window with the real demo model ("Try the demo model": SmolLM2-135M-Instruct Q4_1, fetched
-once through pip) and the real embedded server, in a temporary app home: first run, model checked, probe done,
+once through pip) and the default engine (llama-server), in a temporary app home: first run, model checked, probe done,
 server ready + chat, crash card, logs. Each state is grabbed in both languages by switching the language live.
 """
 

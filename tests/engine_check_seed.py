@@ -1,6 +1,7 @@
-"""Every test's isolated app home starts with this processor's real engine self-test result.
+"""Every test's isolated app home starts with this processor's real engine self-test results.
 
-The self-test (quantize a tiny model, load it, generate) runs once per session for the built-in engine; each
+The self-test (quantize a tiny model, load it, generate) runs once per session for both engines: the built-in one
+and the llama-server the set-up installed, the default engine (as the app's set-up runs it); each
 test's fresh home gets a copy of its cache files, so `doctor` and the Machine step read a real result instead
 of spending seconds re-running it in every test. A test that wants no result deletes the file.
 
@@ -28,8 +29,10 @@ _SEED = """
 import json
 from app.core.engine import isa_cache, selftest
 isa_cache.current_report()
-check = selftest.run_check("embedded")
-print(json.dumps({"ok": check.ok, "check": check.to_dict()}))
+from app.core.engine.shipped import shipped_llama_server
+server = shipped_llama_server()
+checks = [selftest.run_check("embedded")] + ([selftest.run_check("llama-server", str(server))] if server else [])
+print(json.dumps({"ok": all(c.ok for c in checks) and server is not None, "check": [c.to_dict() for c in checks]}))
 """
 
 
@@ -54,7 +57,8 @@ class _Seed:
         except (IndexError, ValueError):
             pytest.fail(f"the engine self-test child failed (exit {self.proc.returncode}): {err[-3000:]}",
                         pytrace=False)
-        assert result["ok"], f"the built-in engine fails its self-test on this processor: {result['check']}"
+        assert result["ok"], f"an engine fails its self-test on this processor, or llama-server is missing: " \
+                             f"{result['check']}"
         return self.home / "cache"
 
     def stop(self) -> None:

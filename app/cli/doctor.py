@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from app.cli._engine import chosen_backend
 from app.cli._output import print_check, print_json, report_user_error
 from app.core.engine.gpu_engine import CHECK_ID as GPU_CHECK_ID
 from app.core.engine.gpu_engine import engine_gpu_warning
@@ -28,8 +29,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--sha256", metavar="EXPECTED", help="expected SHA-256 of the file")
     parser.add_argument("--no-sha256", action="store_true", help="skip hashing (unless a cached value exists)")
-    parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=BACKEND_EMBEDDED,
-                        help="engine whose supported tensor types are checked (default: embedded)")
+    parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=None,
+                        help="engine whose supported tensor types are checked (default: llama-server, or embedded "
+                             "when llama-server cannot run here)")
     parser.add_argument("--server-bin", metavar="PATH",
                         help="llama-server to check against (with --backend llama-server)")
     return parser
@@ -154,6 +156,7 @@ def _print_gpu_fixes(warning) -> None:
 
 
 def run(args) -> int:
+    args.backend = chosen_backend(args, quiet=args.json)
     try:
         supported, backend, backend_check = _backend_types(args)
         hardware_report, hardware, hw_lines = _hardware()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from app.cli._engine import add_backend_argument, chosen_backend
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import (
@@ -22,7 +23,7 @@ from app.cli._types import (
 )
 from app.core.gguf.projector import find_projector
 from app.core.launch.backends import split_number
-from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, SPLIT_MODES, LaunchConfig
+from app.core.launch.config import SPLIT_MODES, LaunchConfig
 from app.core.plan.kv import CACHE_TYPE_BYTES
 from app.core.problem import UserError
 from app.core.session import first_run_ctx
@@ -45,8 +46,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, gpu_layers_default:
                         help="mixture-of-experts models: keep the experts of the first N layers in RAM "
                              "(llama-server; default: 0)")
     add_gpu_split_arguments(parser)
-    parser.add_argument("--backend", choices=list(BACKENDS), default=BACKEND_EMBEDDED,
-                        help="engine (default: embedded)")
+    add_backend_argument(parser)
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server to use (with --backend llama-server)")
     parser.add_argument("--vram-budget", type=parse_bytes, metavar="BYTES",
                         help="plan for one GPU with this much free memory (e.g. 8G), even without a GPU")
@@ -103,7 +103,7 @@ def config_from_args(args, info, hw) -> LaunchConfig:
     ctx = args.ctx or default_ctx(info, hw, args.vram_budget)
     flash = None if args.flash_attn is None else args.flash_attn == "on"
     projector = find_projector(args.model)
-    return LaunchConfig(model=args.model, backend=args.backend, server_bin=args.server_bin, ctx=ctx,
+    return LaunchConfig(model=args.model, backend=chosen_backend(args), server_bin=args.server_bin, ctx=ctx,
                         gpu_layers=getattr(args, "gpu_layers", 0), parallel=args.parallel,
                         batch=max(512, args.ubatch), ubatch=args.ubatch, flash_attn=flash,
                         cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v,

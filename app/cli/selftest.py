@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.cli._engine import chosen_backend
 from app.cli._model import read_model
 from app.cli._output import print_json, report_user_error
 from app.cli._types import context_size, gpu_layers, http_url, positive_int
@@ -28,7 +29,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("model", nargs="?", help="path of a .gguf file to start (or use --url)")
     parser.add_argument("--url", type=http_url, help="use a server that is already running, e.g. http://127.0.0.1:8080")
     parser.add_argument("--backend", choices=[BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER], default=None,
-                        help="engine to start (default: embedded) or that answers at --url (default: detect)")
+                        help="engine to start (default: llama-server, or embedded when llama-server cannot run "
+                             "here) or that answers at --url (default: detect)")
     parser.add_argument("--server-bin", metavar="PATH", help="llama-server binary (with --backend llama-server)")
     parser.add_argument("--ctx", type=context_size, default=None,
                         help="context size in tokens (default 4096 when starting)")
@@ -83,7 +85,7 @@ def _with_model(args, progress) -> SelftestReport:
     from app.core.launch.ports import find_free_port
     from app.core.server.supervisor import State, Supervisor
 
-    config = LaunchConfig(model=args.model, backend=args.backend or BACKEND_EMBEDDED, server_bin=args.server_bin,
+    config = LaunchConfig(model=args.model, backend=chosen_backend(args), server_bin=args.server_bin,
                           ctx=args.ctx or 4096, gpu_layers=args.gpu_layers, api_key=args.api_key,
                           port=find_free_port())
     supervisor = Supervisor(config, auto_restart=False)

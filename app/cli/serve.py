@@ -7,12 +7,13 @@ import sys
 import threading
 from pathlib import Path
 
+from app.cli._engine import add_backend_argument, chosen_backend
 from app.cli._model import read_model
 from app.cli._output import print_json_line, print_next_step, report_user_error
 from app.cli._types import context_size, gpu_layers, non_negative_int, percent, port_number, positive_int
 from app.cli.plan import add_gpu_split_arguments, split_from_args
 from app.core.gguf.projector import find_projector, read_projector
-from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS, DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
+from app.core.launch.config import DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
@@ -26,8 +27,7 @@ _print_lock = threading.Lock()
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("serve", help="run a model server, restart it if it crashes, until Ctrl-C")
     parser.add_argument("model", help="path of the .gguf model file")
-    parser.add_argument("--backend", choices=BACKENDS, default=BACKEND_EMBEDDED,
-                        help="embedded (llama-cpp-python, default) or an external llama-server")
+    add_backend_argument(parser)
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server program to use")
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
@@ -65,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     model = Path(args.model).expanduser()
     info = read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
-    return LaunchConfig(model=str(model.absolute()), backend=args.backend, server_bin=args.server_bin,
+    return LaunchConfig(model=str(model.absolute()), backend=chosen_backend(args), server_bin=args.server_bin,
                         ctx=args.ctx or first_run_ctx(info), gpu_layers=args.gpu_layers, parallel=args.parallel,
                         host=args.host, port=args.port, api_key=args.api_key, mmproj=_projector(args, model),
                         n_cpu_moe=args.n_cpu_moe, **split_from_args(args))

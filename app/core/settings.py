@@ -1,8 +1,10 @@
 """The app's remembered choices: language, window geometry, recent models, the engine and a profile per model.
 
 The engine (built-in or llama-server, and the llama-server file) is one app-wide choice: every model gets it,
-except a model the user gave its own engine ("only for this model", its profile's ``engine``). The choice is
-remembered when the user makes it and again when a server reaches Ready with it (:meth:`Settings.engine_worked`).
+except a model the user gave its own engine ("only for this model", its profile's ``engine``). Until the user
+chooses one, the engine is automatic (stored as None): llama-server, or the built-in engine when llama-server cannot
+run here (:func:`app.core.launch.engine_choice.automatic_engine`). A choice is remembered when the user makes it, and
+when a server reaches Ready with an engine other than the one the settings gave it (:meth:`Settings.engine_worked`).
 
 Stored as one JSON file under ``config_dir()``, written atomically. The schema is declarative
 (:data:`SCHEMA`) with a ``version``; older files are upgraded by :data:`MIGRATIONS`. A file that
@@ -27,7 +29,7 @@ from app.core.text import SUPPORTED_LANGUAGES, T, Text
 logger = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_RECENT_MODELS = 10
 ZOOM_MIN, ZOOM_MAX = 50, 300  # percent; a stored zoom outside is brought back inside
 
@@ -46,7 +48,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("window_geometry", None, (str, type(None))),  # base64 of QWidget.saveGeometry()
     Field("window_state", None, (str, type(None))),  # base64 of splitter/dock state
     Field("profiles", {}, (dict,)),  # model path -> profile (see PROFILE_SCHEMA)
-    Field("backend", None, (str, type(None))),  # the app-wide engine; None = the built-in one
+    Field("backend", None, (str, type(None))),  # the app-wide engine; None = automatic (llama-server when it runs)
     Field("server_bin", None, (str, type(None))),  # the app-wide llama-server file; None = found automatically
     # Folders the user added to "On this computer" (app.core.library). A new field with a default needs no
     # migration: an older file simply gets the empty list.
@@ -83,19 +85,35 @@ def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _migrate_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """llama-server became the default engine (issue 23). Version 2 wrote the app-wide engine both when the user
+    chose one and whenever a server reached Ready, so a stored built-in engine is nearly always the old default that
+    merely worked, and cannot be told apart from a deliberate pick: it becomes automatic (llama-server, or the
+    built-in engine when llama-server cannot run here). A stored llama-server was never a default: it was chosen,
+    and is kept with its file. A model's own engine ("only for this model") was always a deliberate pick: kept."""
+    from app.core.launch.config import BACKEND_EMBEDDED
+
+    if data.get("backend") == BACKEND_EMBEDDED:
+        data["backend"] = None
+    return data
+
+
 # MIGRATIONS[n] upgrades a version-n dict to version n+1; add one entry per schema change.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _migrate_0_to_1, 1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def _engine_values(stored: Any) -> tuple[str, str | None]:
-    """(backend, server_bin) read from a dict, like the rest of the file: an unknown engine is the built-in one."""
-    from app.core.launch.config import BACKEND_EMBEDDED, BACKENDS
+    """(backend, server_bin) read from a dict, like the rest of the file: a missing or unknown engine is the
+    automatic one (llama-server when it runs here, else the built-in one)."""
+    from app.core.launch.config import BACKENDS
+    from app.core.launch.engine_choice import automatic_engine
 
     stored = stored if isinstance(stored, dict) else {}
     backend = stored.get("backend")
     server_bin = stored.get("server_bin")
-    backend = backend if backend in BACKENDS else BACKEND_EMBEDDED
-    return backend, server_bin if isinstance(server_bin, str) and server_bin.strip() else None
+    server_bin = server_bin if isinstance(server_bin, str) and server_bin.strip() else None
+    return backend if backend in BACKENDS else automatic_engine(server_bin).backend, server_bin
 
 
 def defaults() -> dict[str, Any]:
@@ -256,11 +274,29 @@ class Settings:
         if model_path is not None and self.engine_override(model_path) is not None:
             self.update_profile(model_path, engine=None)
 
+    def engine_is_automatic(self, model_path: str | Path | None = None) -> bool:
+        """Nobody chose this model's engine (nor the app-wide one): it follows :func:`automatic_engine`."""
+        if model_path is not None and self.engine_override(model_path) is not None:
+            return False
+        return self.data["backend"] is None
+
+    def engine_fallback_reason(self, model_path: str | Path | None = None) -> Text | None:
+        """The one sentence saying why the built-in engine runs instead of llama-server, when the engine is
+        automatic and llama-server cannot run here; None otherwise."""
+        from app.core.launch.engine_choice import automatic_engine
+
+        if not self.engine_is_automatic(model_path):
+            return None
+        return automatic_engine(self.engine[1]).reason
+
     def engine_worked(self, model_path: str | Path, backend: str, server_bin: str | None) -> bool:
         """A server reached Ready with this engine: remember it (as the model's own when it has one, else as the
-        app-wide choice). True when something changed."""
+        app-wide choice) when it is not the engine the settings gave it, so an automatic engine stays automatic
+        (and follows llama-server when it can run here again). True when something changed."""
         override = self.engine_override(model_path) is not None
         before = self.engine_for(model_path)
+        if (backend, server_bin) == before:
+            return False
         self.set_engine(backend, server_bin, model_path, only_this_model=override)
         return self.engine_for(model_path) != before
 

@@ -72,3 +72,14 @@ def statuses(report) -> dict[str, Status]:
 def wait_for_plan(qtbot, win) -> object:
     qtbot.waitUntil(lambda: win.settings_panel.plan is not None and win.settings_panel.wait_idle(), timeout=LONG)
     return win.settings_panel.plan
+
+
+@pytest.fixture
+def built_in_engine(app_home):
+    """The user chose the built-in engine (llama-cpp-python) in an earlier session: for a test about that engine,
+    or one that needs its slower answers. Request it before ``window``. The default is llama-server."""
+    from app.core.settings import load_settings
+
+    settings = load_settings()
+    settings.set_engine("embedded", None)
+    settings.save()

@@ -156,6 +156,7 @@ def test_a_missing_llama_server_is_told_without_flags(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("GGUF_LAUNCHER_LLAMA_SERVER", raising=False)
     monkeypatch.setattr(discovery, "common_locations", lambda: [])
+    monkeypatch.setattr(discovery, "shipped_llama_server", lambda: None)  # as if the set-up could not build it
     for user_path in (None, str(tmp_path / "nowhere" / "llama-server")):
         with pytest.raises(UserError) as raised:
             discovery.find_llama_server(user_path)

@@ -1,4 +1,4 @@
-"""Find an external llama-server and learn what it is: version, build, compiled backends, accepted flags.
+"""Find a llama-server (the one the app ships first) and learn what it is: version, build, backends, flags.
 
 Builds differ (flags were renamed and removed over time; some builds report build 0), so the flags come
 from the binary's own ``--help``. Results are cached per file identity (path, mtime, size, inode), in memory and
@@ -17,6 +17,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from app.core.engine.shipped import shipped_llama_server
 from app.core.paths import cache_dir
 from app.core.problem import Fix, FixAction, UserError
 from app.core.text import T
@@ -60,12 +61,16 @@ def common_locations() -> list[Path]:
 
 
 def candidate_paths(user_path: str | None = None) -> list[Path]:
-    """Where a llama-server may be, best first: the user's choice, $GGUF_LAUNCHER_LLAMA_SERVER, PATH, usual places."""
+    """Where a llama-server may be, best first: the user's choice, $GGUF_LAUNCHER_LLAMA_SERVER, the one the app
+    ships (engine/shipped.py), PATH, usual places."""
     found: list[Path] = []
     for raw in (user_path, os.environ.get("GGUF_LAUNCHER_LLAMA_SERVER")):
         if raw:
             path = Path(raw).expanduser()
             found.append(path / EXE_NAME if path.is_dir() else path)
+    shipped = shipped_llama_server()
+    if shipped is not None:
+        found.append(shipped)
     on_path = shutil.which("llama-server")
     if on_path:
         found.append(Path(on_path))

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.launch.config import BACKEND_LLAMA_SERVER
 from app.core.server.events import State
 from app.ui.i18n import Retranslating
 from app.ui.widgets.check_list import CheckList
@@ -160,13 +161,13 @@ class PresenterMode(QObject):
         self.run_checklist()
 
     def _inputs(self) -> PreflightInputs:
-        from app.core.engine import selftest
+        from app.core.launch.engine_choice import cached_check
         from app.core.presenter.preflight import PreflightInputs
 
         window, session = self.window, self.window.session
         config = window.settings_panel.config()
         probe = session.probe or session.saved_probe
-        engine = selftest.cached(config.backend, config.server_bin) if config is not None else None
+        engine = cached_check(config.backend, config.server_bin) if config is not None else None
         supervisor = window.bridge.supervisor
         state = supervisor.state if supervisor is not None else State.STOPPED
         return PreflightInputs(
@@ -184,7 +185,7 @@ class PresenterMode(QObject):
         config = supervisor.config if supervisor is not None else inputs.settings
         self.dialog.set_running(True)
         run_task(_gather_and_check, inputs, url, getattr(config, "api_key", None),
-                 getattr(config, "backend", "embedded"), supervisor.pid if supervisor is not None else None,
+                 getattr(config, "backend", BACKEND_LLAMA_SERVER), supervisor.pid if supervisor is not None else None,
                  on_done=self._checked, on_error=self._check_failed, owner=self)
 
     def _checked(self, checks: list) -> None:

@@ -1,7 +1,8 @@
 """Keeps each model's profile (launch settings, probe result, expected hash), the recent list and the app-wide
 engine in step with what the user does, and hands a checked model its remembered settings (through the window's
-ModelSession). The engine is the app-wide choice unless the user ticked "only for this model"; a server that
-reaches Ready remembers the engine it ran with (``on_server_ready``)."""
+ModelSession). The engine is the app-wide choice unless the user ticked "only for this model"; until anyone chose
+one it is automatic (llama-server, or the built-in engine with one sentence why); a server that reaches Ready with
+another engine than the settings gave it remembers that one (``on_server_ready``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class ProfileSync(QObject):
         settings_panel.probeFinished.connect(self.on_probe_finished)
         settings_panel.engineChanged.connect(self.on_engine_changed)
         settings_panel.show_engine(*self.settings.engine)  # before any model: the app-wide choice
+        self._show_engine_reason(None)
 
     @property
     def settings(self):
@@ -40,6 +42,7 @@ class ProfileSync(QObject):
         self.settings_panel.clear_model()
         self.settings_panel.show_engine(*self.settings.engine_for(path),
                                         only_for_model=self.settings.engine_override(path) is not None)
+        self._show_engine_reason(path)
         self.settings.remember_model(path)
         self.store.save_soon()
         self.model.set_recent(self.settings.recent_models)
@@ -55,6 +58,7 @@ class ProfileSync(QObject):
         engine = own or self.settings.engine
         self.session.use_profile(profile.get("launch_config"), profile.get("probe"), engine)
         self.settings_panel.show_engine(*engine, only_for_model=own is not None)
+        self._show_engine_reason(checked.path)
         self.settings_panel.show_model()
 
     def on_expected_hash(self, digest: str) -> None:
@@ -68,6 +72,7 @@ class ProfileSync(QObject):
         own = self.settings_panel.engine_only_for_model()
         if own or self.settings.engine_override(config.model) is not None or self.settings.engine != engine:
             self.settings.set_engine(*engine, config.model, only_this_model=own)
+            self._show_engine_reason(config.model)
         self.store.save_soon()
 
     def on_engine_changed(self, backend: str, server_bin: str | None) -> None:
@@ -76,12 +81,17 @@ class ProfileSync(QObject):
             return  # a model's config: saved by on_config_changed; a model's own engine shown: not app-wide
         if self.settings.engine != (backend, server_bin):
             self.settings.set_engine(backend, server_bin)
+            self._show_engine_reason(None)
             self.store.save_soon()
 
     def on_server_ready(self, config: LaunchConfig) -> None:
         """A server reached Ready: its engine works, so it becomes the app-wide choice (or the model's own)."""
         if self.settings.engine_worked(config.model, config.backend, config.server_bin):
             self.store.save_soon()
+
+    def _show_engine_reason(self, path: str | None) -> None:
+        """The automatic engine's one sentence when llama-server cannot run here; gone once the user chose one."""
+        self.settings_panel.show_engine_reason(self.settings.engine_fallback_reason(path))
 
     def on_probe_finished(self, result: ProbeResult) -> None:
         if self.model.path:

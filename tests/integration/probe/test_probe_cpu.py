@@ -161,7 +161,7 @@ def test_cancel_kills_the_child_and_leaves_nothing(kv_model, llama_server_bin):
 
 
 def test_probe_cli_json_with_the_embedded_engine(tiny_model, capsys):
-    code = main(["probe", str(tiny_model), "--ctx", "512", "--json"])
+    code = main(["probe", str(tiny_model), "--ctx", "512", "--backend", "embedded", "--json"])
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert code == 0, captured.err
@@ -175,5 +175,14 @@ def test_probe_cli_json_with_the_embedded_engine(tiny_model, capsys):
     line = re.search(r"-> passed; peak RAM ([\d.]+) MiB measured, about ([\d.]+) MiB with a full context", captured.err)
     assert line and float(line[1]) < float(line[2]), captured.err
     assert attempt["full_context_rss_bytes"] > attempt["peak_rss_bytes"]
-    assert main(["probe", str(tiny_model), "--ctx", "512", "--json"]) == 0
+    assert main(["probe", str(tiny_model), "--ctx", "512", "--backend", "embedded", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cached"] is True
+
+
+def test_probe_cli_runs_llama_server_by_default(tiny_model, capsys):
+    code = main(["probe", str(tiny_model), "--ctx", "512", "--json"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert code == 0, captured.err
+    assert data["backend"]["kind"] == "llama-server" and data["attempts"][0]["ok"] is True
+    assert "built-in engine" not in captured.err  # no fallback sentence: llama-server runs here

@@ -71,6 +71,8 @@ def test_llama_server_is_found_by_env_and_path(tmp_path, monkeypatch):
     binary.write_text("#!/bin/sh\n")
     binary.chmod(0o755)
     monkeypatch.setenv("PATH", str(binary.parent) + os.pathsep + os.environ.get("PATH", ""))
+    assert backend_discovery.find_llama_server() == backend_discovery.shipped_llama_server()  # the app's own first
+    monkeypatch.setattr(backend_discovery, "shipped_llama_server", lambda: None)  # as if the set-up had none
     assert backend_discovery.find_llama_server() == binary
     monkeypatch.setenv("GGUF_LAUNCHER_LLAMA_SERVER", str(binary.parent))
     assert backend_discovery.candidate_paths()[0] == binary

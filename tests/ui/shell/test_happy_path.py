@@ -1,5 +1,5 @@
-"""The whole newcomer path through the real window, against the real embedded server on a generated GGUF
-quantized to Q4_K_M:
+"""The whole newcomer path through the real window, against the default engine (the real llama-server the set-up
+installed) on a generated GGUF quantized to Q4_K_M:
 
 open model → checks green → plan shown → probe finds a context on CPU → start → ready → chat reply streams →
 Stop mid-reply → kill the child → crash card with diagnosis → auto-restart → Restart button → close → no child.
@@ -53,7 +53,8 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     plan = wait_for_plan(qtbot, window)
     assert plan.fits and "Fits in the memory" in panel.plan_text.text()
     assert panel.plan_bars.zones() and set(panel.plan_bars.zones()) <= {"green", "amber"}
-    assert "--n_ctx" in panel.command.text() and str(model) in panel.command.text()
+    assert panel.config().backend == "llama-server"  # the default engine, nobody chose it
+    assert " -c 4096 " in panel.command.text() and str(model) in panel.command.text()
     panel.ctx.setValue(1024)
     qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.ctx == 1024 and panel.wait_idle(), timeout=LONG)
 

@@ -48,7 +48,7 @@ def test_presenter_mode_locks_enlarges_and_checks(qtbot, window, tiny_model):
 
 
 @pytest.mark.slow  # a real server: the test question, a kill mid-answer, Recover
-def test_recover_after_a_kill_mid_answer(qtbot, window, tiny_model):
+def test_recover_after_a_kill_mid_answer(qtbot, built_in_engine, window, tiny_model):  # its slower answer is cut
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
     window.server.start_button.click()

@@ -38,7 +38,7 @@ def test_doctor_warns_and_lists_the_fixes(capsys, tiny_model, nvidia_machine, tm
     server = plant(nvidia_machine / "Downloads" / "llama-b6500-bin-ubuntu-cuda-x64" / "llama-server", CUDA_VERSION)
     plant_tool(tmp_path / "tools", "nvcc")
     monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
-    main(["doctor", str(tiny_model), "--no-sha256", "--json"])
+    main(["doctor", str(tiny_model), "--no-sha256", "--backend", "embedded", "--json"])
     doc = json.loads(capsys.readouterr().out)
     row = next(c for c in doc["checks"] if c["id"] == "engine_gpu")
     assert row["status"] == "warning"  # a warning: the model still runs, only slower
@@ -47,7 +47,7 @@ def test_doctor_warns_and_lists_the_fixes(capsys, tiny_model, nvidia_machine, tm
     assert doc["gpu_engine"]["fixes"][0]["server_bin"] == str(server)
     assert doc["gpu_engine"]["fixes"][1]["gpu"] == "cuda"
 
-    main(["doctor", str(tiny_model), "--no-sha256"])
+    main(["doctor", str(tiny_model), "--no-sha256", "--backend", "embedded"])
     out = capsys.readouterr().out
     assert "NVIDIA graphics card (NVIDIA GeForce RTX 2080)" in out
     assert f"-> use it: --backend llama-server --server-bin {server}" in out

@@ -19,12 +19,14 @@ def vision_model(tmp_path):
 
 
 def test_doctor_reports_the_projector_row_and_field(capsys, vision_model):
-    assert main(["doctor", str(vision_model), "--no-sha256", "--json"]) == 0
+    assert main(["doctor", str(vision_model), "--no-sha256", "--backend", "embedded", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["projector"]["path"].endswith("mmproj-tiny-vision-f16.gguf")
     assert doc["projector"]["used"] is False and doc["projector"]["weight_bytes"] == 793088
     row = next(c for c in doc["checks"] if c["id"] == "projector")
     assert row["status"] == "ok" and "built-in engine" in row["message"] and "--" not in row["message"]
+    assert main(["doctor", str(vision_model), "--no-sha256", "--json"]) == 0  # the default engine: llama-server
+    assert json.loads(capsys.readouterr().out)["projector"]["used"] is True
 
 
 def test_plan_prints_one_projector_line_in_both_languages(capsys, vision_model, tmp_path):

@@ -129,15 +129,53 @@ def test_version_1_engine_of_the_last_used_model_becomes_the_app_wide_choice():
     assert s.engine_for("/a.gguf") == s.engine_for("/never-opened.gguf") == s.engine
 
 
-def test_version_1_without_profiles_gets_the_built_in_engine():
+def test_version_1_without_profiles_gets_the_automatic_engine():
     settings_path().write_text(json.dumps({"version": 1, "profiles": {}}))
-    assert load_settings().engine == ("embedded", None)
+    s = load_settings()
+    assert s.engine == ("llama-server", None) and s.engine_is_automatic()  # the test set-up's llama-server runs
+
+
+def test_version_2_built_in_engine_becomes_automatic_and_a_chosen_llama_server_or_a_models_own_is_kept():
+    """Issue 23: a saved built-in engine was almost always the old default that merely reached Ready (version 2
+    remembered the engine of every server that did), so it follows the new default; choices are kept."""
+    settings_path().write_text(json.dumps({"version": 2, "backend": "embedded", "server_bin": None, "profiles": {
+        "/own.gguf": {"launch_config": {"model": "/own.gguf", "backend": "embedded"}, "updated": 5.0,
+                      "engine": {"backend": "embedded", "server_bin": None}},
+        "/plain.gguf": {"launch_config": {"model": "/plain.gguf", "backend": "embedded"}, "updated": 9.0}}}))
+    s = load_settings()
+    assert s.data["version"] == SCHEMA_VERSION == 3 and s.data["backend"] is None
+    assert s.engine_for("/plain.gguf") == ("llama-server", None) and s.engine_is_automatic("/plain.gguf")
+    assert s.engine_for("/own.gguf") == ("embedded", None) and not s.engine_is_automatic("/own.gguf")
+    s.save()
+    assert json.loads(settings_path().read_text())["backend"] is None  # saved as automatic, not as llama-server
+    settings_path().write_text(json.dumps({"version": 2, "backend": "llama-server",
+                                           "server_bin": "/opt/llama/llama-server"}))
+    assert load_settings().engine == ("llama-server", "/opt/llama/llama-server")
+
+
+def test_an_automatic_engine_that_reached_ready_stays_automatic(tmp_path):
+    a = tmp_path / "a.gguf"
+    s = load_settings()
+    assert s.engine_fallback_reason(a) is None  # llama-server runs here: nothing to explain
+    assert s.engine_worked(a, *s.engine_for(a)) is False and s.engine_is_automatic(a)
+    assert s.engine_worked(a, "embedded", None) and s.engine == ("embedded", None)  # another one worked: kept
+
+
+def test_the_fallback_reason_is_given_only_for_an_automatic_engine(tmp_path, monkeypatch):
+    from tests.no_llama_server import hide_llama_server
+
+    hide_llama_server(monkeypatch, tmp_path / "empty")
+    s = load_settings()
+    assert s.engine == ("embedded", None)
+    assert "The built-in engine runs your models because" in s.engine_fallback_reason().render("en")
+    s.set_engine("embedded", None)
+    assert s.engine_fallback_reason() is None  # chosen by the user: nothing to explain
 
 
 def test_engine_is_app_wide_unless_set_for_one_model(tmp_path):
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
     s = load_settings()
-    assert s.engine == ("embedded", None)
+    assert s.engine == ("llama-server", None)  # automatic: the test set-up's llama-server runs here
     s.set_engine("llama-server", "/bin/llama-server", a)
     assert s.engine_for(b) == ("llama-server", "/bin/llama-server")  # the next model keeps it
     s.set_engine("embedded", None, b, only_this_model=True)
@@ -162,11 +200,11 @@ def test_an_engine_that_reached_ready_is_remembered(tmp_path):
     assert s.engine == ("llama-server", "/bin/llama-server")
 
 
-def test_a_hand_edited_engine_falls_back_to_the_built_in_one():
+def test_a_hand_edited_engine_falls_back_to_the_automatic_one():
     settings_path().write_text(json.dumps({"version": 2, "backend": "vulkan", "server_bin": 3,
                                            "profiles": {"/x.gguf": {"engine": {"backend": 7}}}}))
     s = load_settings()
-    assert s.engine == ("embedded", None) and s.engine_override("/x.gguf") == ("embedded", None)
+    assert s.engine == ("llama-server", None) and s.engine_override("/x.gguf") == ("llama-server", None)
 
 
 @pytest.mark.parametrize(("stored", "expected"), [(125, 125), (9999, 300), (1, 50), ("big", 100), (True, 100)])

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from app.core.hardware.report import HardwareReport
     from app.core.plan.memory import MemoryPlan
     from app.core.probe.result import ProbeResult
+    from app.core.text import Text
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
 CTX_STEP = 256
@@ -85,6 +86,11 @@ class SettingsPanel(Retranslating, QWidget):
         self.plan_bars = PlanBars(self)
         self.gpu_notice = GpuEngineNotice(self, show_progress=True)  # an NVIDIA GPU, but an engine without GPU support
         self.gpu_notice.useServerRequested.connect(self.use_server)
+        self.engine_reason = QLabel(self)  # why the built-in engine runs instead of llama-server, when it does
+        self.engine_reason.setWordWrap(True)
+        look.hint(self.engine_reason)
+        self.engine_reason.hide()
+        self._engine_reason: Text | None = None
         self.plan_text = QLabel(self)
         self.plan_text.setWordWrap(True)
         self.use_plan = QPushButton(self)
@@ -134,6 +140,7 @@ class SettingsPanel(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.gpu_notice)
+        layout.addWidget(self.engine_reason)
         layout.addLayout(form)
         layout.addWidget(self.plan_bars)
         layout.addLayout(plan_row)
@@ -158,6 +165,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.command_label.setText(self.tr("Command:"))
         self.copy_command.setText(self.tr("Copy"))
         self.probe.retranslate()
+        self.show_engine_reason(self._engine_reason)
         self.advanced.retranslate()
         self._render_layers_label()
         self._render_preview()
@@ -283,6 +291,12 @@ class SettingsPanel(Retranslating, QWidget):
         shown); ``engineChanged`` follows when it differs, ``configChanged`` does not."""
         self.advanced.set_engine(backend, server_bin, only_for_model=only_for_model)
         self._emit_engine()
+
+    def show_engine_reason(self, reason: Text | None) -> None:
+        """The one sentence saying why the built-in engine runs instead of llama-server (None: hidden)."""
+        self._engine_reason = reason
+        self.engine_reason.setText(reason.render() if reason is not None else "")
+        self.engine_reason.setVisible(reason is not None)
 
     def _emit_engine(self) -> None:
         engine = self.engine()

@@ -21,6 +21,7 @@ from app.core.diagnosis.causes_runtime import REBUILD_ENGINE
 from app.core.engine import isa_cache, report, selftest
 from app.core.engine.rebuild import Phase, RebuildProgress, cannot_rebuild_reason
 from app.core.engine.selftest import EngineCheck, Outcome, QuantResult
+from app.core.engine.shipped import shipped_llama_server
 from app.core.launch.config import LaunchConfig, fix_changes
 from app.core.problem import Fix, FixAction, Status, UserError
 from app.core.text import T
@@ -113,10 +114,12 @@ def test_machine_row_runs_the_real_engine_test_once_when_nothing_is_cached(qtbot
 def test_window_machine_step_shows_the_engine_result_and_follows_the_settings_engine(qtbot, window, tmp_path):
     machine = window.machine
     qtbot.waitUntil(lambda: machine.engine_state == "done", timeout=LONG)
-    stored = selftest.cached("embedded")  # the seeded real self-test of this engine on this processor
-    assert machine.engine == ("embedded", None)
+    server = str(shipped_llama_server())  # the default engine: the llama-server the set-up installed
+    stored = selftest.cached("llama-server", server)  # the seeded real self-test of it on this processor
+    assert machine.engine == ("llama-server", None)
     assert machine.engine_row.status is Status.OK
-    assert _row_texts(machine.engine_checks) == [report.check_row(stored, "embedded").message.render("en")]
+    assert _row_texts(machine.engine_checks) == [
+        report.check_row(stored, "llama-server", server).message.render("en")]
 
     # choosing a llama-server file that does not exist: the row says so and offers the built-in engine
     form = window.settings_panel.advanced
@@ -138,7 +141,8 @@ def test_window_machine_step_shows_the_engine_result_and_follows_the_settings_en
 
 
 @pytest.mark.slow  # the rebuild runs the real engine self-test
-def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot, sigill_engine_check, window):
+def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot, sigill_engine_check, built_in_engine,
+                                                                          window):
     machine = window.machine
     qtbot.waitUntil(lambda: machine.engine_state == "done" and machine.engine_row is not None, timeout=LONG)
     row = machine.engine_row
@@ -199,7 +203,8 @@ def test_crash_card_offers_the_other_engine_where_no_rebuild_is_possible(qtbot, 
 
 
 @pytest.mark.slow  # starts a real server from the window
-def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qtbot, window, tiny_model):
+def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qtbot, built_in_engine, window,
+                                                                               tiny_model):
     if cannot_rebuild_reason() is not None:
         pytest.skip("this computer cannot rebuild the engine (no compiler): the card offers the other engine")
     open_and_wait(qtbot, window, tiny_model)

@@ -15,7 +15,7 @@ def test_a_projector_beside_the_model_is_found_shown_and_used(qtbot, window, tmp
     report = open_and_wait(qtbot, window, model)
     row = next(c for c in report.checks if c.id == "projector")
     assert projector.name in row.message.render("en") and report.projector == str(projector)
-    assert "built-in engine runs the model without its image part" in row.message.render("en")  # the default engine
+    assert "llama-server loads it with the model" in row.message.render("en")  # the default engine
     wait_for_plan(qtbot, window)
     assert window.settings_panel.config().mmproj == str(projector)
 

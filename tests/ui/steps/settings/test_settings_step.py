@@ -19,7 +19,8 @@ def test_plan_bar_turns_red_when_memory_is_short_and_the_recommendation_applies(
     panel = window.settings_panel
     wait_for_plan(qtbot, window)
     hw = panel.hardware
-    small = dataclasses.replace(hw, ram_available_bytes=800 << 20, cgroup_memory_headroom_bytes=None)
+    # llama-server, the default engine, plans 32768 tokens of this model within 800 MiB but not within 600
+    small = dataclasses.replace(hw, ram_available_bytes=600 << 20, cgroup_memory_headroom_bytes=None)
     panel.set_hardware(small)
     panel.ctx.setValue(32768)
     qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.ctx == 32768 and panel.wait_idle(), timeout=LONG)
@@ -38,7 +39,7 @@ def test_plan_bar_turns_red_when_memory_is_short_and_the_recommendation_applies(
     assert stored["ctx"] == recommended
 
 
-def test_advanced_settings_reach_the_exact_command_line_and_copy(qtbot, window, tiny_model):
+def test_advanced_settings_reach_the_exact_command_line_and_copy(qtbot, built_in_engine, window, tiny_model):
     open_and_wait(qtbot, window, tiny_model)
     panel = window.settings_panel
     wait_for_plan(qtbot, window)
@@ -91,7 +92,7 @@ def test_sha256_cancel_keeps_the_report(qtbot, window, make_model):
     assert not panel.cancel_button.isVisible() and panel.button.isEnabled()
 
 
-def test_with_a_gpu_the_layer_slider_and_a_vram_bar_appear(qtbot, window, make_model):
+def test_with_a_gpu_the_layer_slider_and_a_vram_bar_appear(qtbot, built_in_engine, window, make_model):
     """A machine report with one 4 GiB NVIDIA GPU (as NVML reports it): the plan gets a VRAM bar."""
     from app.core.hardware.scan import GpuInfo
 

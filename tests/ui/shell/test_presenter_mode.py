@@ -37,6 +37,8 @@ def test_presenter_mode_locks_enlarges_and_checks(qtbot, window, tiny_model):
     assert window.chat.transcript.font().pointSizeF() == pytest.approx(size * 1.6)
     checks = _checks(qtbot, window)
     assert checks["model"].status is Status.OK
+    assert window.settings_panel.config().backend == "llama-server"  # the default engine
+    assert checks["engine"].status is Status.OK  # its real engine check, kept for the file a start would run
     assert checks["server"].status is Status.ERROR and "Start it now" in checks["server"].next_step.render("en")
     assert checks["awake"].status is (Status.OK if presenter.awake else Status.WARNING)
     assert presenter.dialog.isVisible() and len(presenter.dialog.rows.rows) == 9

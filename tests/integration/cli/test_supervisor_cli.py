@@ -106,3 +106,21 @@ def test_serve_refuses_a_restart_level_below_the_warning(tiny_model):
     proc = serve(str(tiny_model), "--memory-warn", "90", "--memory-restart", "80")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "must be above the warning level" in err and "Traceback" not in err
+
+
+def test_serve_without_an_engine_named_runs_the_installed_llama_server(tiny_model, llama_server_bin):
+    import psutil
+
+    proc = serve(str(tiny_model), "--port", str(find_free_port()), "--ctx", "512", "--json")
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "state" and event.get("state") in ("ready", "failed"):
+                break
+        assert event["state"] == "ready", event
+        assert os.path.samefile(psutil.Process(event["pid"]).exe(), llama_server_bin)  # the default engine
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "built-in engine" not in err, err

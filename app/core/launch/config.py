@@ -19,6 +19,8 @@ SPLIT_MODES = ("layer", "row", "none")  # several GPUs: whole layers per card, r
 @dataclass(frozen=True)
 class LaunchConfig:
     model: str
+    # a value's default only; what runs when nobody chose an engine is llama-server, or the built-in engine when
+    # llama-server cannot run here (launch/engine_choice.py): the window and every command ask there
     backend: str = BACKEND_EMBEDDED
     server_bin: str | None = None  # llama-server path; None = discover
     ctx: int = 4096

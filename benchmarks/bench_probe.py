@@ -196,16 +196,22 @@ ACCURACY_SHAPES = {
 
 
 def resident_after_prompt(info, config, ram, prompt_tokens: int) -> int:
-    """The plan's worst case minus what only a full context touches: the rest of the compute buffer
-    (attention scores grow with the cells in use) and the embedded server's per-token logits rows."""
-    from app.core.plan.compute import all_logits_bytes, compute_buffer_bytes
+    """The plan's worst case minus what only a full context touches: the rest of the compute (attention scores and
+    masks grow with the cells in use), the embedded server's per-token logits rows and what a longer prompt's
+    request leaves per token."""
+    from app.core.plan.cells import cells_for
+    from app.core.plan.compute import all_logits_bytes, context_token_bytes, resident_compute_bytes
     from app.core.plan.estimate import kv_cells
     from app.core.plan.kv import padded_cells
+    from app.core.plan.layout import cache_layout
 
-    cells, used = kv_cells(config, config.ctx), padded_cells(prompt_tokens)
-    untouched_compute = ram.compute_bytes - compute_buffer_bytes(info, config, used)
+    layout = cache_layout(info)
+    used = cells_for(config, padded_cells(prompt_tokens), layout)
+    untouched_compute = ram.compute_bytes - resident_compute_bytes(info, config, layout, used)
+    cells = kv_cells(config, config.ctx)
     untouched_logits = all_logits_bytes(info, config, cells) - all_logits_bytes(info, config, prompt_tokens)
-    return ram.total_bytes - untouched_compute - untouched_logits
+    untouched_request = context_token_bytes(config) * max(cells - prompt_tokens, 0)
+    return ram.total_bytes - untouched_compute - untouched_logits - untouched_request
 
 
 def plan_accuracy(workdir: Path, server_bin: str, backend: str) -> None:

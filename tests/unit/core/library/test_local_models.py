@@ -12,7 +12,7 @@ import pytest
 from app.core.library.scan import find_local_models
 from app.core.library.sources import known_sources
 from app.core.problem import Status
-from app.core.settings import load_settings
+from app.core.settings import SCHEMA_VERSION, load_settings
 from app.core.synthetic.tiny_llama import write_tiny_llama
 from tests.fakes.local_models import fake_env, make_fake_home
 
@@ -122,7 +122,7 @@ def test_user_folders_are_a_setting(tmp_path):
     old = tmp_path / "v1.json"
     old.write_text(json.dumps({"version": 1, "model_folders": [str(tmp_path), 3, ""]}))
     reread = load_settings(old)
-    assert reread.model_folders == [str(tmp_path)] and reread.data["version"] == 2
+    assert reread.model_folders == [str(tmp_path)] and reread.data["version"] == SCHEMA_VERSION
     settings.remove_model_folder(str(tmp_path))
     assert settings.model_folders == []
 

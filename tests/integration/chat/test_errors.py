@@ -40,6 +40,7 @@ class Script:
     def __init__(self):
         self.replies: list[tuple[int, list[bytes], float]] = []
         self.request_ids: list[str] = []
+        self.answer_ids: list[str] = []  # the streamed chat requests' ids, without /tokenize and /props
 
     def next(self):
         return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
@@ -83,6 +84,7 @@ def fake():
                 calibration = {"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 1}}
                 self._send(200, [json.dumps(calibration).encode()])
                 return
+            script.answer_ids.append(self.headers.get("X-Request-Id", ""))
             status, chunks, delay = script.next()
             self._send(status, chunks, delay, "text/event-stream" if status == 200 else "application/json")
 
@@ -169,4 +171,5 @@ def test_every_request_carries_a_request_id(fake):
     assert stats.finish_reason == "length" and "cut at max tokens" in stats.finish_text().render("en")
     assert fake.request_ids and all(len(rid) == 32 for rid in fake.request_ids)
     assert len(set(fake.request_ids)) == len(fake.request_ids)
-    assert stats.request_id == fake.request_ids[-1]
+    # the answer's id is its chat request's, not that of the /tokenize that counts a "length" answer after it
+    assert len(fake.answer_ids) == 1 and stats.request_id == fake.answer_ids[0]

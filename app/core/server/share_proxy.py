@@ -6,6 +6,12 @@ answer 429 at once instead of letting everyone time out"). So when sharing is on
 this proxy listens on the address the user chose:
 
 - every route but ``/health`` wants ``Authorization: Bearer <key>`` (401 otherwise, compared in constant time);
+  a browser's CORS preflight (OPTIONS) is answered here and never forwarded;
+- nothing of a body is read before the key is checked: a request without a key that carries one gets 413, and a
+  keyed body is streamed to the server as it arrives, never held whole;
+- a connection counts against the connection limit only once its head is complete and its key checked; until then
+  it has a deadline for the whole head and a small budget per client address (the oldest waiting one is cut when a
+  newcomer needs the place), so idle or slow-header connections cannot turn keyed requests away;
 - at most ``max_active`` answers are generated at once (the server's slots); one more gets HTTP 429 with
   ``Retry-After`` (seconds, from how long recent answers took) and a sentence saying so;
 - the answer passes through as it arrives (each chunk written and flushed): streamed tokens are not held back.
@@ -21,8 +27,9 @@ import json
 import logging
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Callable, Iterator
 
 import httpx
 
@@ -35,9 +42,15 @@ UNLIMITED_POSTS = frozenset({"/tokenize", "/detokenize", "/apply-template", "/ex
                              "/extras/tokenize/count", "/extras/detokenize"})  # quick, no slot held
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                         "transfer-encoding", "upgrade", "host", "content-length", "authorization"})
-MAX_CONNECTIONS = 64  # beyond this many open connections a newcomer is told to retry, not given a thread to wait in
+MAX_CONNECTIONS = 64  # beyond this many keyed connections a newcomer is told to retry, not given a thread to wait in
 IDLE_READ_S = 30.0
+HEAD_DEADLINE_S = 10.0  # for the whole request head: a header line every few seconds does not keep a place
+MAX_WAITING_PER_ADDRESS = 16  # connections from one address whose head is not complete yet
+MAX_WAITING = 256  # the same, all addresses together
 MAX_BODY = 64 * 1024 * 1024
+BODY_CHUNK = 64 * 1024
+CORS_PREFLIGHT = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                  "Access-Control-Allow-Headers": "Authorization, Content-Type", "Access-Control-Max-Age": "600"}
 
 
 def _error_body(status: int, kind: str, message: str, **extra: object) -> bytes:
@@ -52,13 +65,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.server.track(self.connection, True)
+        self.server.track(self.connection, True, self.client_address[0])
+
+    def parse_request(self) -> bool:
+        try:
+            return super().parse_request()
+        finally:  # the head is complete (or refused): its deadline no longer applies
+            self.server.head_done(self.connection)
 
     def finish(self) -> None:
         try:
             super().finish()
         finally:
-            self.server.track(self.connection, False)
+            self.server.track(self.connection, False, self.client_address[0])
 
     def log_message(self, format: str, *args: object) -> None:
         logger.debug("share %s: " + format, self.client_address[0], *args)  # never headers: they hold the key
@@ -74,18 +93,24 @@ class _Handler(BaseHTTPRequestHandler):
         if not path.startswith("/"):  # an absolute URL would send the request somewhere else
             self.reply(400, _error_body(400, "invalid_request_error", "Ask for a path, like /v1/models."))
             return
-        # a browser's CORS preflight carries no key (llama-server lets it pass too); it generates nothing
-        if path not in PUBLIC_PATHS and self.command != "OPTIONS" and not self._key_ok():
+        if self.command == "OPTIONS":  # a browser's CORS preflight carries no key: answered here, nothing forwarded
+            self._answer_preflight()
             return
-        if self.server.connection_count > MAX_CONNECTIONS:
+        public = path in PUBLIC_PATHS
+        if public and self._has_body():
+            self.reply(413, _error_body(413, "invalid_request_error", "This address takes no request body."))
+            return
+        if not public and not self._key_ok():
+            return
+        if self.server.admit(self.connection) > MAX_CONNECTIONS:
             self._refuse_busy()
             return
         if not self.server.available():
             self.reply(502, _error_body(502, "unavailable_error", "The model on this computer is not running; "
                                         "whoever shares it has to start it."))
             return
-        body = self._read_body()
-        if body is None:
+        length = self._body_length()
+        if length is None:
             return
         limited = self.command == "POST" and path not in UNLIMITED_POSTS
         ticket = self.server.limit.try_enter() if limited else 0
@@ -93,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse_busy()
             return
         try:
-            self.server.forward(self, body)
+            self.server.forward(self, _body_chunks(self.rfile, length) if length else b"", length)
         finally:
             if limited:
                 self.server.limit.leave(ticket)
@@ -115,7 +140,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.reply(429, _error_body(429, "rate_limit_error", message, retry_after=seconds),
                    {"Retry-After": str(seconds)})
 
-    def _read_body(self) -> bytes | None:
+    def _answer_preflight(self) -> None:
+        self.send_response(204)
+        for name, value in CORS_PREFLIGHT.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def _has_body(self) -> bool:
+        return bool(self.headers.get("Transfer-Encoding")) or self.headers.get("Content-Length", "0").strip() != "0"
+
+    def _body_length(self) -> int | None:
+        """The body's length, read from the head only (the body itself is streamed later)."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             self.reply(411, _error_body(411, "invalid_request_error", "Send the request with a Content-Length."))
             return None
@@ -126,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not 0 <= length <= MAX_BODY:
             self.reply(400, _error_body(400, "invalid_request_error", "Bad Content-Length."))
             return None
-        return self.rfile.read(length) if length else b""
+        return length
 
     def reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -142,6 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _ProxyServer(ThreadingHTTPServer):
     daemon_threads = False  # joined by server_close(): no handler thread outlives close()
     block_on_close = True
+    request_queue_size = 128  # a burst of connections waits to be accepted instead of having its SYNs dropped
 
     def __init__(self, address: tuple[str, int], upstream: Callable[[], str], api_key: str, limit: RequestLimit,
                  upstream_key: str | None, available: Callable[[], bool]):
@@ -152,6 +190,8 @@ class _ProxyServer(ThreadingHTTPServer):
         self.http = httpx.Client(timeout=httpx.Timeout(3600.0, connect=5.0))
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
+        self._waiting: dict[socket.socket, tuple[str, float]] = {}  # head not complete yet: address, accepted at
+        self._admitted: set[socket.socket] = set()
         self._streams: set[httpx.Response] = set()
         self.closing = False
 
@@ -159,14 +199,64 @@ class _ProxyServer(ThreadingHTTPServer):
     def connection_count(self) -> int:
         return len(self._connections)
 
-    def track(self, connection: socket.socket, add: bool) -> None:
+    @property
+    def waiting_count(self) -> int:
+        return len(self._waiting)
+
+    def track(self, connection: socket.socket, add: bool, address: str) -> None:
+        evicted: list[socket.socket] = []
         with self._lock:
-            (self._connections.add if add else self._connections.discard)(connection)
+            if add:
+                evicted = self._make_room(address)
+                self._connections.add(connection)
+                self._waiting[connection] = (address, time.monotonic())
+            else:
+                self._connections.discard(connection)
+                self._waiting.pop(connection, None)
+                self._admitted.discard(connection)
+        for sock in evicted:
+            logger.debug("share %s: a connection that had not sent its request yet was cut for a newcomer", address)
+            _cut(sock)
         if add and self.closing:
             _cut(connection)
 
-    def forward(self, handler: _Handler, body: bytes) -> None:
+    def _make_room(self, address: str) -> list[socket.socket]:
+        """The oldest waiting connections to cut so that a newcomer from ``address`` fits both budgets."""
+        oldest_first = sorted(self._waiting.items(), key=lambda item: item[1][1])
+        same = [sock for sock, (addr, _) in oldest_first if addr == address]
+        evicted = same[:max(0, len(same) - MAX_WAITING_PER_ADDRESS + 1)]
+        others = [sock for sock, _ in oldest_first if sock not in evicted]
+        evicted += others[:max(0, len(others) - MAX_WAITING + 1)]
+        for sock in evicted:
+            self._waiting.pop(sock)
+        return evicted
+
+    def head_done(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._waiting.pop(connection, None)
+
+    def admit(self, connection: socket.socket) -> int:
+        """Count a connection whose key was checked; how many such connections are open now."""
+        with self._lock:
+            self._admitted.add(connection)
+            return len(self._admitted)
+
+    def service_actions(self) -> None:
+        """Called by serve_forever between polls: cut connections whose head missed its deadline."""
+        now = time.monotonic()
+        with self._lock:
+            late = [sock for sock, (_, since) in self._waiting.items() if now - since > HEAD_DEADLINE_S]
+            for sock in late:
+                del self._waiting[sock]
+        for sock in late:
+            _cut(sock)
+        if late:
+            logger.info("share: %d connection(s) cut: no complete request within %.0f s", len(late), HEAD_DEADLINE_S)
+
+    def forward(self, handler: _Handler, body: bytes | Iterator[bytes], length: int) -> None:
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
+        if length:  # an explicit length: httpx then streams the body as it is, not in chunked framing
+            headers["Content-Length"] = str(length)
         if self.upstream_key:
             headers["Authorization"] = f"Bearer {self.upstream_key}"
         request = self.http.build_request(handler.command, self.upstream().rstrip("/") + handler.path,
@@ -177,6 +267,9 @@ class _ProxyServer(ThreadingHTTPServer):
             logger.info("share: the model server did not answer (%s)", type(exc).__name__)
             handler.reply(503, _error_body(503, "unavailable_error", "The model server is starting or restarting."),
                           {"Retry-After": str(DEFAULT_RETRY_S)})
+            return
+        except OSError as exc:  # the client stopped sending its body: nothing to answer it with
+            logger.debug("share: client gone mid-request (%s)", exc)
             return
         with self._lock:
             self._streams.add(response)
@@ -210,6 +303,17 @@ def _cut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
+
+
+def _body_chunks(rfile, length: int) -> Iterator[bytes]:
+    """The request body as it arrives, a chunk at a time; a client that stops short ends the request."""
+    left = length
+    while left:
+        chunk = rfile.read(min(BODY_CHUNK, left))
+        if not chunk:
+            raise OSError("the client stopped before the end of its request body")
+        left -= len(chunk)
+        yield chunk
 
 
 def _pass_through(handler: _Handler, response: httpx.Response) -> None:

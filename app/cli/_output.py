@@ -9,6 +9,7 @@ from typing import Any
 from app.cli._hints import with_flag_hint
 from app.core.problem import Check, Problem, Status, UserError
 from app.core.text import T, Text
+from app.core.text_safety import inert
 
 _ICONS = {Status.OK: "ok  ", Status.WARNING: "warn", Status.ERROR: "FAIL"}
 
@@ -29,7 +30,7 @@ def problem_lines(problem: Problem, *, lead: str | Text | None = "", step: str |
     lines = [] if lead is None else [f"{lead}{problem.message}"]
     if step is not None and problem.next_step is not None and problem.next_step.render():
         lines.append(f"{step}{with_flag_hint(problem.next_step, problem.action)}")
-    lines.extend(f"  | {line}" for line in (problem.evidence[-evidence:] if evidence else ()))
+    lines.extend(f"  | {inert(line)}" for line in (problem.evidence[-evidence:] if evidence else ()))
     return lines
 
 

@@ -21,6 +21,7 @@ from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, Launc
 from app.core.plan.projector import found_projector
 from app.core.problem import Check, Status, UserError
 from app.core.text import T, human_bytes
+from app.core.text_safety import inert
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -109,11 +110,12 @@ def _print_text(hw_lines: list[str], backend: dict[str, Any], report, gpu_warnin
     info = report.info
     if info is not None:
         print(str(T("Model", "模型")))
-        print(f"  {info.name or '?'} ({info.architecture or '?'}), {info.file_type_name or '?'}, "
-              f"{_params(info.parameter_count)} parameters, {human_bytes(info.file_size)}")
+        name, arch, kind = (inert(value or "?") for value in (info.name, info.architecture, info.file_type_name))
+        print(f"  \"{name}\" ({arch}), {kind}, {_params(info.parameter_count)} parameters, "
+              f"{human_bytes(info.file_size)}")
         print(f"  layers {info.block_count}, context {info.context_length}, vocab {info.vocab_size}, "
               f"chat template {'yes' if info.has_chat_template else 'no'}")
-        types = ", ".join(f"{name} x{v['count']}" for name, v in info.tensor_types.items())
+        types = ", ".join(f"{inert(name)} x{v['count']}" for name, v in info.tensor_types.items())
         print(f"  tensor types: {types}")
     build = f" b{backend['build']}" if backend.get("build") else ""
     print(str(T("Checks (engine: {kind}{build})", "检查（引擎：{kind}{build}）", kind=backend["kind"], build=build)))

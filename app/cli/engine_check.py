@@ -11,6 +11,7 @@ import sys
 from app.cli._output import print_check, print_json, report_user_error
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
 from app.core.problem import Status, UserError
+from app.core.text_safety import inert
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -81,5 +82,5 @@ def run(args: argparse.Namespace) -> int:
             print_check(row)
             if row.status is not Status.OK:
                 for line in row.evidence:
-                    print(f"       | {line}")
+                    print(f"       | {inert(line)}")
     return 0 if all(r.status is Status.OK for r in rows) else 1

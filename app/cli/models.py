@@ -9,6 +9,7 @@ from app.cli._output import print_json
 from app.core.library.scan import LocalModel, find_local_models
 from app.core.problem import Status
 from app.core.text import T, human_bytes
+from app.core.text_safety import inert
 
 _MARKS = {Status.OK: "ok  ", Status.WARNING: "warn", Status.ERROR: "FAIL", None: "    "}
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                     "未在 Ollama、LM Studio、Jan、Hugging Face 缓存或 llama.cpp 缓存中找到 GGUF 模型。")))
         return 0
     for line in describe(models):
-        print(line)
+        print(inert(line, one_line=False))
     return 0
 
 

@@ -21,6 +21,7 @@ from app.core.chat.selftest import RoundReport, SelftestReport, run_selftest
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.problem import UserError
 from app.core.text import T, human_bytes
+from app.core.text_safety import inert
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -144,9 +145,9 @@ def _print_round(result: RoundReport) -> None:
             rss=human_bytes(result.server_rss_bytes))))
     else:
         error = result.error or {}
-        print(f"[FAIL] {label}: [{error.get('kind')}] {error.get('message')}")
+        print(inert(f"[FAIL] {label}: [{error.get('kind')}] {error.get('message')}"))
         if error.get("next_step"):
-            print(f"       -> {error['next_step']}")
+            print(inert(f"       -> {error['next_step']}"))
 
 
 def _print_report(report: SelftestReport, as_json: bool) -> None:

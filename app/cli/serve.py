@@ -20,6 +20,7 @@ from app.core.server.supervisor import Event, State, Supervisor
 from app.core.server.watchdog import WatchdogLimits
 from app.core.session import first_run_ctx
 from app.core.text import T
+from app.core.text_safety import inert
 
 _print_lock = threading.Lock()
 
@@ -191,7 +192,7 @@ def _json_event(event: Event) -> dict:
 
 def _print_human(event: Event) -> None:
     if event.kind == "log":
-        print(f"  | {event.data['line']}", flush=True)
+        print(f"  | {inert(event.data['line'])}", flush=True)
         return
     if event.kind == "state" and event.state in (State.CRASHED, State.RESTARTING):
         return  # the crash / restart events say it with more detail
@@ -214,7 +215,7 @@ def _print_diagnosis(diagnosis) -> None:
     if meaning:
         print(T("  exit: {meaning}", "  退出：{meaning}", meaning=meaning), flush=True)
     for line in diagnosis.evidence[-8:]:
-        print(f"  | {line}", flush=True)
+        print(f"  | {inert(line)}", flush=True)
 
 
 def _show_failure_hint(supervisor: Supervisor, json_mode: bool) -> None:

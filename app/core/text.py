@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.text_safety import inert
+
 SUPPORTED_LANGUAGES = ("en", "zh")
 _language: str | None = None
 
@@ -45,7 +47,10 @@ def set_language(lang: str) -> None:
 
 @dataclass(frozen=True)
 class Text:
-    """A sentence in English and Chinese with ``{name}`` placeholders filled from params."""
+    """A sentence in English and Chinese with ``{name}`` placeholders filled from params.
+
+    A string param is a value inside a sentence (a model's name, a file name, a server's answer): it is made inert
+    and kept on the sentence's line, so a hostile one cannot steer the terminal or print a line of its own."""
 
     en: str
     zh: str
@@ -56,7 +61,8 @@ class Text:
         if not self.params:
             return template
         try:
-            return template.format(**self.params)
+            return template.format(**{name: inert(value) if isinstance(value, str) else value
+                                      for name, value in self.params.items()})
         except (KeyError, IndexError, ValueError):
             return template
 

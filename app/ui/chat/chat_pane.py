@@ -110,7 +110,8 @@ class ChatPane(Retranslating, QWidget):
         self.remote_button = QPushButton(self, clicked=lambda: ask_for_remote(self, self.use_remote))
         self.params_box = ParamsBox(self)
         self.params_box.hide()
-        self.mode_note = QLabel(self, objectName="chat-mode-note", wordWrap=True)  # a base model: text completion
+        # a base model: text completion
+        self.mode_note = QLabel(self, objectName="chat-mode-note", wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.mode_note.hide()
         self.transcript = Transcript(self)
         self.meter = ContextMeter(self)

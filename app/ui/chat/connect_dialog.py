@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -34,14 +34,15 @@ class ConnectDialog(QDialog):
         self.remote: RemoteServer | None = None
         self.setWindowTitle(self.tr("Connect to a server"))
         self.intro = QLabel(self.tr("Chat with a model that runs elsewhere: another computer running this app, "
-                                    "llama.cpp, Ollama or LM Studio."), self, wordWrap=True)
+                                    "llama.cpp, Ollama or LM Studio."), self, wordWrap=True,
+                            textFormat=Qt.TextFormat.PlainText)
         self.address = QLineEdit(url, self, placeholderText="http://192.168.1.20:8080")
         self.key = QLineEdit(api_key, self, placeholderText=self.tr("none"))
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.check_button = QPushButton(self.tr("Check"), self, clicked=self.check)
         self.models = QComboBox(self)
         self.models.hide()
-        self.result = QLabel(self, wordWrap=True)
+        self.result = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         self.buttons.button(QDialogButtonBox.Ok).setText(self.tr("Chat with it"))
         self.buttons.accepted.connect(self.accept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from app.core.chat.guard import dropped_notice
@@ -25,12 +26,12 @@ class ContextMeter(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.use: ContextUse | None = None
-        self.caption = QLabel(self)
+        self.caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.bar = QProgressBar(self)
         self.bar.setTextVisible(False)
         self.bar.setMaximumHeight(10)
-        self.summary = QLabel(self)
-        self.dropped = QLabel(self, wordWrap=True)
+        self.summary = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self.dropped = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.dropped.setStyleSheet("color: #b26a00;")
         row = QHBoxLayout()
         row.addWidget(self.caption)

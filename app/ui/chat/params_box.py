@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QPlainTextEdit, QSpinBox, QWidget
 
 from app.core.chat.params import ChatParams
@@ -32,7 +33,7 @@ class ParamsBox(QWidget):
         self.seed = QSpinBox(self)
         self.seed.setRange(-1, 2_147_483_647)
         guard_wheel(self.temperature, self.top_p, self.repeat_penalty, self.max_tokens, self.seed)
-        self.labels = [QLabel(self) for _ in range(6)]
+        self.labels = [QLabel(self, textFormat=Qt.TextFormat.PlainText) for _ in range(6)]
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         for label, field in zip(self.labels, (self.system_prompt, self.temperature, self.top_p, self.max_tokens,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QWidget
 
 from app.core.problem import Fix
@@ -26,10 +26,10 @@ class ChatStatus(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.resend_label = QLabel(self, wordWrap=True)
+        self.resend_label = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.resend_button = QPushButton(self)
         self.resend_button.clicked.connect(self.resendRequested)
-        self.hint = QLabel(self, wordWrap=True)
+        self.hint = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.hint.setStyleSheet("color: #666;")
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

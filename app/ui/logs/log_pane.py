@@ -244,7 +244,7 @@ class LogPane(Retranslating, QWidget):
         self.save_button = QToolButton(self, clicked=self._ask_save_path)
         self.folder_button = QToolButton(self, clicked=self.open_log_folder)
         self.clear_button = QToolButton(self, clicked=self.clear)
-        self.status_label = QLabel(self)
+        self.status_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.status_label.hide()
         self.view = LogView(self.max_lines, self)
         QShortcut(QKeySequence.Copy, self.view, self.copy_to_clipboard, context=Qt.WidgetShortcut)

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 
 from app.ui.widgets.problem_view import problem_text
 from app.ui.workers import run_task
@@ -80,6 +80,7 @@ class DiagnosticsReport(QObject):
 
         box = QMessageBox(self.window)
         box.setWindowTitle(self.tr("Diagnostics report"))
+        box.setTextFormat(Qt.TextFormat.PlainText)  # paths are shown as typed, never as rich text
         box.setText(text)
         box.setInformativeText(detail)
         self.folder_button = box.addButton(self.tr("Open folder"), QMessageBox.ButtonRole.ActionRole) \

@@ -61,6 +61,7 @@ class ModelSwitch(QObject):
 
         box = QMessageBox(self.window)
         box.setIcon(QMessageBox.Icon.Question)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # file names are shown as typed, never as rich text
         self.buttons = {
             SWITCH_RESTART: box.addButton("", QMessageBox.ButtonRole.AcceptRole),
             SWITCH_STOP: box.addButton("", QMessageBox.ButtonRole.DestructiveRole),

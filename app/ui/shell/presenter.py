@@ -14,7 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -60,7 +60,7 @@ class PreflightDialog(Retranslating, QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.intro = QLabel(self, wordWrap=True)
+        self.intro = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.rows = CheckList(self, fold_passed=False)
         self.run_button = QPushButton(self)
         self.run_button.clicked.connect(self.runRequested.emit)

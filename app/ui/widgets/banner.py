@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.ui.widgets import look
@@ -16,7 +16,7 @@ class Banner(QFrame):
         super().__init__(parent)
         look.card(self, look.BANNER)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = QLabel()
+        self.label = QLabel(textFormat=Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setStyleSheet("background: transparent;")
         self.scroll = ColumnScroll(self.label, self)  # a long notice scrolls in a few lines, the window keeps its size

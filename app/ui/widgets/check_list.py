@@ -39,7 +39,7 @@ class CheckList(QWidget):
         self.expanded = False
         self.rows: list[tuple[StatusIcon, QLabel, QPushButton | None]] = []
         self.summary_icon = StatusIcon("ok", 16, self)
-        self.summary = QLabel(self)
+        self.summary = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         look.good(self.summary)
         self.details = QToolButton(self)
         self.details.setAutoRaise(True)
@@ -120,7 +120,7 @@ class CheckList(QWidget):
         icon = StatusIcon(status, 16, self)
         icon.setToolTip(status)
         text = problem_text(check) if status != "ok" else render(check.message)
-        label = QLabel(text, self)
+        label = QLabel(text, self, textFormat=Qt.TextFormat.PlainText)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setObjectName(f"check-{check.id}")

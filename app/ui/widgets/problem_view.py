@@ -72,10 +72,11 @@ class ProblemView(QWidget):
         self.problem: Problem | None = None
         self._evidence_title: Callable[[int], str] = lambda count: f"({count})"
         selectable = Qt.TextInteractionFlag.TextSelectableByMouse
-        self.message = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
-        self.detail = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
+        self.message = QLabel(self, wordWrap=True, textInteractionFlags=selectable, textFormat=Qt.TextFormat.PlainText)
+        self.detail = QLabel(self, wordWrap=True, textInteractionFlags=selectable, textFormat=Qt.TextFormat.PlainText)
         self.detail.setStyleSheet("color: #555;")
-        self.next_step = QLabel(self, wordWrap=True, textInteractionFlags=selectable)
+        self.next_step = QLabel(self, wordWrap=True, textInteractionFlags=selectable,
+                                textFormat=Qt.TextFormat.PlainText)
         self.evidence_toggle = QToolButton(self, checkable=True,
                                            toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.evidence_toggle.setArrowType(Qt.ArrowType.RightArrow)

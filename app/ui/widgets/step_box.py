@@ -15,7 +15,7 @@ class StepBox(QFrame):
         look.card(self)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.number = number
-        self.title = QLabel(self)
+        self.title = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         look.bold(self.title, 1.5)
         self.body = body
         layout = QVBoxLayout(self)

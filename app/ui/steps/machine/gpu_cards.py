@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from app.core.text import human_bytes
@@ -47,7 +47,8 @@ class GpuCards(QWidget):
     def _ensure_rows(self, count: int) -> None:
         while len(self.rows) < max(count, 1):
             row = len(self.rows)
-            name, bar, detail = QLabel(self), MemoryBar(self), QLabel(self)
+            name, detail = (QLabel(self, textFormat=Qt.TextFormat.PlainText) for _ in range(2))
+            bar = MemoryBar(self)
             detail.setWordWrap(True)
             look.hint(detail)
             name.setWordWrap(True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.problem import Check, Fix, Status
@@ -116,7 +116,7 @@ class MachinePanel(Retranslating, QWidget):
         self.last_sample: LiveSample | None = None
         self.own_pids: set[int] = set()
         self._sampling = False
-        self.summary = QLabel(self)
+        self.summary = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.summary.setWordWrap(True)
         self.engine: tuple[str, str | None] | None = None  # (backend, server_bin) the Settings step chose
         self.engine_state = "idle"  # idle | looking | testing | done
@@ -128,11 +128,11 @@ class MachinePanel(Retranslating, QWidget):
         self.engine_checks = CheckList(self, fold_passed=False)
         self.engine_checks.fixRequested.connect(self._on_engine_fix)
         self.engine_checks.hide()
-        self.engine_status = QLabel(self)
+        self.engine_status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.engine_status.setWordWrap(True)
         look.hint(self.engine_status)
         self.engine_status.hide()
-        self.engine_note = QLabel(self)
+        self.engine_note = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.engine_note.setWordWrap(True)
         look.hint(self.engine_note)
         self.engine_note.hide()
@@ -140,11 +140,11 @@ class MachinePanel(Retranslating, QWidget):
         self.rebuild_box.hide()
         self.gpu_notice = GpuEngineNotice(self)  # an NVIDIA GPU, but an engine without GPU support
         self.gpu_notice.useServerRequested.connect(self.useServerRequested)
-        self.ram_label = QLabel(self)
+        self.ram_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.ram_bar = MemoryBar(self)
         self.gpu_box = GpuCards(self)
         self.worker_devices = WorkerDevices(self)  # the Settings step's workers, as devices
-        self.notes = QLabel(self)
+        self.notes = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.notes.setWordWrap(True)
         look.hint(self.notes)
         layout = QVBoxLayout(self)

@@ -35,7 +35,8 @@ class RebuildBox(Retranslating, QWidget):
         self._step: RebuildProgress | None = None
         self._error: BaseException | None = None
         self.relevant = True
-        self.status = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
+                             textFormat=Qt.TextFormat.PlainText)
         self.progress = QProgressBar(self)
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)

@@ -6,7 +6,7 @@ round of checks there, and every ``WorkerDevices`` shows the latest one.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.rpc.check import WorkerCheck
@@ -43,8 +43,8 @@ class WorkerDevices(Retranslating, QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.heading = QLabel(self)
-        self.rows = QLabel(self)
+        self.heading = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self.rows = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.rows.setWordWrap(True)
         look.hint(self.rows)
         layout = QVBoxLayout(self)

@@ -32,7 +32,7 @@ class DemoRow(Retranslating, QWidget):
         self.task: Task | None = None
         self.last_progress: DemoProgress | None = None
         self.outcome: tuple[str, DemoResult | BaseException] | None = None  # ("done" | "cancelled" | "failed", value)
-        self.status = QLabel(self)
+        self.status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         look.hint(self.status)

@@ -39,7 +39,7 @@ class HashRow(Retranslating, QWidget):
         self.task: Task | None = None
         # ("done" | "cancelled" | "failed", the checks | None | the error)
         self.outcome: tuple[str, CheckedModel | BaseException | None] | None = None
-        self.label = QLabel(self)
+        self.label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.expected = QLineEdit(self)
         self.expected.setClearButtonEnabled(True)
         self.expected.editingFinished.connect(lambda: self.expectedHashChanged.emit(self.expected.text().strip()))
@@ -51,7 +51,7 @@ class HashRow(Retranslating, QWidget):
         self.progress.setMaximumHeight(10)
         self.cancel_button = QPushButton(self)
         self.cancel_button.clicked.connect(self.cancel)
-        self.verdict = QLabel(self)
+        self.verdict = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid = QGridLayout(self)

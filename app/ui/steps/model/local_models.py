@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -69,7 +69,7 @@ class LocalModels(Retranslating, QWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemDoubleClicked.connect(lambda item, _column: self._open_item(item))
         self.tree.itemSelectionChanged.connect(self._update_buttons)
-        self.status = QLabel(self)
+        self.status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         look.hint(self.status)
         self.status.setWordWrap(True)
         self.open_button = QPushButton(self)

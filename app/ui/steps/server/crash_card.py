@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.diagnosis.value import Diagnosis
@@ -48,10 +48,10 @@ class CrashCard(QFrame):
         self.setObjectName("crashCard")
         self.setFrameShape(QFrame.StyledPanel)
         self.setStyleSheet(CRASH_STYLE)
-        self.title = QLabel(self, wordWrap=True)
+        self.title = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.title.setStyleSheet(CRASH_TITLE_STYLE)
         self.problem = ProblemView(self)  # sentence, exit meaning (its detail line), next step, evidence
-        self.fix_changes = QLabel(self, wordWrap=True)
+        self.fix_changes = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.rebuild_box = RebuildBox(self)
         self.problem.add_before_evidence(self.fix_changes, self.rebuild_box)
         self.apply_button = QPushButton(self, clicked=self._apply)

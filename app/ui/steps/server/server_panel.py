@@ -17,6 +17,7 @@ rebuild job to follow (``follow_rebuild``); Start and Restart wait while it runs
 
 from __future__ import annotations
 
+import html
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -95,7 +96,7 @@ class ServerPanel(Retranslating, QWidget):
             self.set_bridge(bridge, wire_actions=wire_actions)
 
     def _build(self) -> None:
-        self.badge = QLabel(self, alignment=Qt.AlignCenter)
+        self.badge = QLabel(self, alignment=Qt.AlignCenter, textFormat=Qt.TextFormat.PlainText)
         self.badge.setMinimumWidth(110)
         self.start_button = QPushButton(self, clicked=self._on_start)
         self.stop_button = QPushButton(self, clicked=self._on_stop)
@@ -103,17 +104,20 @@ class ServerPanel(Retranslating, QWidget):
         self.recover_button = QPushButton(self)  # shown in presenter mode
         self.recover_button.clicked.connect(self.recoverRequested.emit)
         self.recover_button.hide()
-        self.uptime_caption, self.uptime_value = QLabel(self), QLabel("—", self)
-        self.restarts_caption, self.restarts_value = QLabel(self), QLabel("0", self)
-        self.url_caption, self.url_value = QLabel(self), QLabel("—", self)
+        self.uptime_caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self.uptime_value = QLabel("—", self, textFormat=Qt.TextFormat.PlainText)
+        self.restarts_caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self.restarts_value = QLabel("0", self, textFormat=Qt.TextFormat.PlainText)
+        self.url_caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self.url_value = QLabel("—", self)  # rich text on purpose: the address is a link
         self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
         self.url_value.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # Tab passes by; Shift+Tab no longer sticks on it
         self.url_value.setOpenExternalLinks(False)  # opened by _open_address: without a browser it is copied
         self.url_value.linkActivated.connect(self._open_address)
-        self.error_label = QLabel(self, wordWrap=True)
+        self.error_label = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.error_label.setStyleSheet("color: #c62828;")
         self.error_label.hide()
-        self.memory_label = QLabel(self, wordWrap=True)  # the memory watchdog's warning while it lasts
+        self.memory_label = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)  # the watchdog's warning
         self.memory_label.setStyleSheet("color: #8a5a00;")
         self.memory_label.hide()
         self._memory: tuple[Level, MemoryReading] | None = None
@@ -308,7 +312,8 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.set_fix_enabled(not busy)
         self.restarts_value.setText(str(self.restart_count))
         shown = self.url and self.state is State.READY
-        self.url_value.setText(f'<a href="{self.url}">{self.url}</a>' if shown else "—")
+        link = html.escape(self.url or "")
+        self.url_value.setText(f'<a href="{link}">{link}</a>' if shown else "—")
         self._update_uptime()
 
     @Slot()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -80,7 +80,7 @@ class AdvancedForm(Retranslating, QWidget):
                 ("server_bin", server_row), ("host", self.host), ("port", self.port),
                 ("pick_free_port", self.pick_free_port), ("api_key", self.api_key)]
         for key, field in rows:
-            label = QLabel(self)
+            label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
             self._labels[key] = label
             form.addRow(label, field)
 

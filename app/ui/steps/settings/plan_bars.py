@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from app.core.plan.estimate import DevicePlan
@@ -58,7 +58,7 @@ class PlanBars(QWidget):
         self.plan = plan
         devices = list(plan.devices) if plan is not None else []
         while len(self.rows) < len(devices):
-            label, bar = QLabel(self), MemoryBar(self)
+            label, bar = QLabel(self, textFormat=Qt.TextFormat.PlainText), MemoryBar(self)
             self._grid.addWidget(label, len(self.rows), 0)
             self._grid.addWidget(bar, len(self.rows), 1)
             self.rows.append((label, bar))

@@ -66,7 +66,7 @@ class ProbeBox(Retranslating, QWidget):
         self.progress = QProgressBar(self)
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
-        self.status = QLabel(self)
+        self.status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.max_context = QCheckBox(self)  # "as much context as fits": the probe searches up to the training length
         self.max_context.toggled.connect(self._render)

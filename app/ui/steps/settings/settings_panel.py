@@ -79,19 +79,20 @@ class SettingsPanel(Retranslating, QWidget):
         self.ctx.setSingleStep(CTX_STEP)
         self.gpu_layers = QSlider(Qt.Orientation.Horizontal, self)
         self.gpu_layers.setPageStep(1)
-        self.gpu_layers_label = QLabel(self)
+        self.gpu_layers_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.parallel = QSpinBox(self)
         self.parallel.setRange(1, 64)
         guard_wheel(self.ctx, self.gpu_layers, self.parallel)
         self.plan_bars = PlanBars(self)
         self.gpu_notice = GpuEngineNotice(self, show_progress=True)  # an NVIDIA GPU, but an engine without GPU support
         self.gpu_notice.useServerRequested.connect(self.use_server)
-        self.engine_reason = QLabel(self)  # why the built-in engine runs instead of llama-server, when it does
+        # why the built-in engine runs instead of llama-server, when it does
+        self.engine_reason = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.engine_reason.setWordWrap(True)
         look.hint(self.engine_reason)
         self.engine_reason.hide()
         self._engine_reason: Text | None = None
-        self.plan_text = QLabel(self)
+        self.plan_text = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.plan_text.setWordWrap(True)
         self.use_plan = QPushButton(self)
         self.use_plan.clicked.connect(self.apply_plan_recommendation)
@@ -108,7 +109,7 @@ class SettingsPanel(Retranslating, QWidget):
         look.monospace(self.command)
         self.copy_command = QPushButton(self)
         self.copy_command.clicked.connect(self._copy_command)
-        self.command_notes = QLabel(self)
+        self.command_notes = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.command_notes.setWordWrap(True)
         look.hint(self.command_notes)
         self._layout()
@@ -122,7 +123,8 @@ class SettingsPanel(Retranslating, QWidget):
     def _layout(self) -> None:
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
-        self.ctx_label, self.layers_label, self.parallel_label = QLabel(self), QLabel(self), QLabel(self)
+        labels = (QLabel(self, textFormat=Qt.TextFormat.PlainText) for _ in range(3))
+        self.ctx_label, self.layers_label, self.parallel_label = labels
         layers_row = QHBoxLayout()
         layers_row.addWidget(self.gpu_layers, 1)
         layers_row.addWidget(self.gpu_layers_label)
@@ -133,7 +135,7 @@ class SettingsPanel(Retranslating, QWidget):
         plan_row.addWidget(self.plan_text, 1)
         plan_row.addWidget(self.use_plan, 0, Qt.AlignmentFlag.AlignTop)
         command_row = QHBoxLayout()
-        self.command_label = QLabel(self)
+        self.command_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         command_row.addWidget(self.command_label)
         command_row.addWidget(self.command, 1)
         command_row.addWidget(self.copy_command)

@@ -8,7 +8,7 @@ bound to this computer only unless the user types another address, with the warn
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QVBoxLayout, QWidget
 
 from app.core.problem import UserError
@@ -38,7 +38,7 @@ class WorkersBox(Retranslating, QWidget):
         super().__init__(parent)
         self.server_bin: str | None = None
         self.shared: SharedWorker | None = None
-        self.heading, self.status = QLabel(self), QLabel(self)
+        self.heading, self.status = (QLabel(self, textFormat=Qt.TextFormat.PlainText) for _ in range(2))
         self.status.setWordWrap(True)
         look.hint(self.status)
         self.list = QListWidget(self)
@@ -47,7 +47,7 @@ class WorkersBox(Retranslating, QWidget):
         self.add, self.remove, self.recheck = QPushButton(self), QPushButton(self), QPushButton(self)
         self.share_address = QLineEdit(f"{LOOPBACK}:{DEFAULT_WORKER_PORT}", self)
         self.share = QPushButton(self)
-        self.share_warning = QLabel(self)
+        self.share_warning = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.share_warning.setWordWrap(True)
         self._layout()
         self.add.clicked.connect(self._add)

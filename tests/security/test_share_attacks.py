@@ -89,3 +89,23 @@ def test_unauthenticated_bodies_are_not_held(share):
           f"{after['VmHWM'] // 1024} MiB, {after['VmRSS'] // 1024} MiB after; answers {sorted(set(outcomes))}")
     assert after["VmHWM"] - before["VmHWM"] < 64 * 1024  # less than one body's worth (KiB)
     assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
+
+
+def test_a_keyed_body_is_streamed_not_held(share):
+    proc, port, key = share
+    size = 48 * 1024 * 1024
+    before = _rss_kib(proc.pid)
+    answer = httpx.post(f"http://127.0.0.1:{port}/v1/completions", content=_zeros(size), timeout=120,
+                        headers={"Authorization": f"Bearer {key}", "Content-Length": str(size),
+                                 "Content-Type": "application/json"})
+    after = _rss_kib(proc.pid)
+    print(f"\nproxy passing a keyed 48 MiB body: peak {before['VmHWM'] // 1024} -> {after['VmHWM'] // 1024} MiB; "
+          f"the server answered {answer.status_code}")
+    assert answer.status_code in (400, 500) and "error" in answer.json()  # the server read it and refused the JSON
+    assert after["VmHWM"] - before["VmHWM"] < 24 * 1024  # KiB: well under half of the body
+
+
+def _zeros(size: int):
+    chunk = b"0" * (1024 * 1024)
+    for _ in range(size // len(chunk)):
+        yield chunk

@@ -237,8 +237,14 @@ class ChatSession:
         return stats
 
     def _attribute_length(self, stats: ReplyStats, answer: Message, fit: FitResult) -> None:
-        """Which limit ended a "length" answer (the answer's maximum or the context), with the server's context."""
-        stats.n_ctx = self.client.server_info().ctx_per_slot
+        """Which limit ended a "length" answer (the answer's maximum or the context), with the server's context.
+        Only a "length" finish asks the server anything: an answer cut by a dying server must not ask it again."""
+        if stats.finish_reason != FINISH_LENGTH:
+            return
+        try:
+            stats.n_ctx = self.client.server_info().ctx_per_slot
+        except (errors.ChatError, ServerLoading):
+            logger.info("the server's context could not be read after a 'length' finish; told apart by tokens only")
         exact = stats.tokens_source == "server"
         completion = stats.completion_tokens
         if not exact and stats.finish_reason == FINISH_LENGTH and not self.counter.is_estimate:

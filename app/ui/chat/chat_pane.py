@@ -49,7 +49,7 @@ from app.core.chat.hooks import ChatServer, client_for_supervisor
 from app.core.chat.params import FINISH_STOPPED
 from app.core.problem import Fix
 from app.core.remote import RemoteServer, client_for_remote
-from app.core.server.events import State
+from app.core.server.events import IDLE_STATES, State
 from app.ui.chat.connect_dialog import ask_for_remote
 from app.ui.chat.context_meter import ContextMeter
 from app.ui.chat.params_box import ParamsBox
@@ -120,6 +120,7 @@ class ChatPane(Retranslating, QWidget):
         self.resend_label, self.resend_button = self.status.resend_label, self.status.resend_button
         self.input = QPlainTextEdit(self)
         self.input.setMaximumHeight(90)
+        self.input.setTabChangesFocus(True)  # Tab moves on to Send, as everywhere else in the window
         self.input.installEventFilter(self)
         self.input.textChanged.connect(self._update_controls)
         self.send_button = QPushButton(self, clicked=lambda: self.send())
@@ -401,6 +402,11 @@ class ChatPane(Retranslating, QWidget):
     def _on_load_failed(self, error: BaseException) -> None:
         self.transcript.add_notice(self.tr("This conversation could not be opened: {error}").format(error=error))
 
+    def _server_up(self) -> bool:
+        """The server this pane chats with is running or on its way; a stopped one answers nothing, and the Model
+        step may already show another model (its own kind of chat comes with its server)."""
+        return self.remote is not None or self.server_state is None or self.server_state not in IDLE_STATES
+
     def _update_controls(self) -> None:
         streaming, connected = self.is_streaming(), self.session is not None
         has_text = bool(self.input.toPlainText().strip())
@@ -410,5 +416,5 @@ class ChatPane(Retranslating, QWidget):
         self.saved_combo.setEnabled(not streaming)
         pending = connected and not streaming and self.session.conversation.pending_message() is not None
         client = self.session.client if connected else None
-        self.mode_note.setVisible(isinstance(client, ChatClient) and client.text_completion)
+        self.mode_note.setVisible(isinstance(client, ChatClient) and client.text_completion and self._server_up())
         self.status.show_for(pending, connected, self.server_state, self._last_error)

@@ -55,6 +55,21 @@ def test_base_model_shows_the_text_completion_line(qtbot, pane, make_model):
     assert not pane.mode_note.isVisible()
 
 
+def test_the_text_completion_line_goes_with_its_stopped_server(qtbot, pane, make_model):
+    """A base model's server stopped, then an instruct model opened in the Model step: the chat no longer says it
+    continues text (the old server answers nothing; the next server's own kind of chat comes with it)."""
+    pane.show()
+    pane.set_supervisor(_stand_in(make_model("base.gguf", chat_template=False)))
+    pane.set_server_state(State.READY, {})
+    assert pane.mode_note.isVisible()
+    pane.set_server_state(State.STOPPED, {})
+    assert not pane.mode_note.isVisible()
+    pane.set_server_state(State.STARTING, {})  # started again with the same base model: said again
+    assert pane.mode_note.isVisible()
+    pane.set_server_state(State.FAILED, {})
+    assert not pane.mode_note.isVisible()
+
+
 @pytest.mark.slow
 def test_base_model_reply_streams_into_the_pane(qtbot, pane, tmp_path):
     model = write_tiny_llama(tmp_path / "base.gguf", TinyModelSpec(n_extra_tokens=2_000, seed=7, chat_template=False))

@@ -123,6 +123,8 @@ class ProbeBox(Retranslating, QWidget):
     def set_model(self, info: ModelInfo | None, saved: ProbeResult | None) -> None:
         """A new model and the probe result its profile remembered (``ModelSession.saved_probe``)."""
         self.cancel()
+        if getattr(info, "path", None) != getattr(self.info, "path", None) or info is None:
+            self.max_context.setChecked(False)  # "as much context as fits" is this model's choice, not the next one's
         self.info, self.saved, self.result = info, saved, None
         self._status = ("saved", saved) if saved else ("idle", None)
         self._clear_attempts()
@@ -150,9 +152,9 @@ class ProbeBox(Retranslating, QWidget):
             self._render()
 
     def _on_progress(self, step: ProbeProgress) -> None:
-        if step.max_attempts:
+        if step.max_attempts and step.attempt > 1:  # until the first load is measured the bar only says "busy"
             self.progress.setRange(0, step.max_attempts)
-            self.progress.setValue(max(0, step.attempt - 1))
+            self.progress.setValue(step.attempt - 1)
         if step.last is not None and step.phase != "done":
             self._add_attempt(step.last)
         if step.last is not None:

@@ -33,3 +33,19 @@ def test_the_box_asks_the_probe_for_the_most_context_when_ticked(qtbot, monkeypa
     assert seen == [False, True] and applied.args[0]["ctx"] == 19968
     box.set_config(LaunchConfig(model=info.path, ctx=32768))  # already asking for all of it: nothing to offer
     assert not box.max_context.isVisibleTo(box)
+
+
+def test_the_tick_belongs_to_one_model(qtbot):
+    """Ticked for one model, it is not carried over to the next one opened; the same model checked again keeps it."""
+    box = ProbeBox()
+    qtbot.addWidget(box)
+    first = make_info(ctx_train=32768, path="/models/first.gguf")
+    box.set_model(first, None)
+    box.set_config(LaunchConfig(model=first.path, ctx=4096))
+    box.max_context.setChecked(True)
+    box.set_model(make_info(ctx_train=32768, path="/models/first.gguf"), None)  # its hash checked: the same model
+    assert box.max_context.isChecked()
+    second = make_info(ctx_train=32768, path="/models/second.gguf")
+    box.set_model(second, None)
+    box.set_config(LaunchConfig(model=second.path, ctx=4096))
+    assert box.max_context.isVisibleTo(box) and not box.max_context.isChecked()

@@ -14,7 +14,7 @@ from app.cli._types import context_size, gpu_layers, non_negative_int, percent, 
 from app.cli.plan import add_gpu_split_arguments, split_from_args
 from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
-from app.core.problem import UserError
+from app.core.problem import USER_ERROR_JSON, UserError, problem_json
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
 from app.core.server.watchdog import WatchdogLimits
@@ -130,14 +130,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def share_address(text: str) -> tuple[str, int]:
-    """``HOST`` or ``HOST:PORT`` for --share (IPv4 or a name; the port 0 to 65535)."""
-    from app.core.server.lan_share import DEFAULT_SHARE_PORT
+    """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT`` for --share (the port 0 to 65535)."""
+    from app.core.server.lan_share import parse_share_address
 
-    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
-    host = host if sep else text
-    if not host or (sep and not port.isdigit()) or (port and not 0 <= int(port) <= 65535):
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST or HOST:PORT (for example 0.0.0.0:8090)")
-    return host, int(port) if port else DEFAULT_SHARE_PORT
+    try:
+        return parse_share_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bool) -> None:
@@ -145,7 +144,13 @@ def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bo
     from app.core.server.lan_share import LanShare, ShareSettings
 
     share = LanShare(supervisor, ShareSettings(host=address[0], port=address[1]))
-    share.start()
+    try:
+        share.start()
+    except UserError as error:  # in JSON the one error event; run() prints it otherwise
+        if json_mode:
+            with _print_lock:
+                print_json_line({"event": "error", **problem_json(error, None, USER_ERROR_JSON)})
+        raise
     with _print_lock:
         if json_mode:
             print_json_line({"event": "share", "urls": share.urls, "api_key": share.settings.api_key,

@@ -14,7 +14,13 @@ this proxy listens on the address the user chose:
   newcomer needs the place), so idle or slow-header connections cannot turn keyed requests away;
 - at most ``max_active`` answers are generated at once (the server's slots); one more gets HTTP 429 with
   ``Retry-After`` (seconds, from how long recent answers took) and a sentence saying so;
-- the answer passes through as it arrives (each chunk written and flushed): streamed tokens are not held back.
+- the answer passes through as it arrives (each chunk written and flushed): streamed tokens are not held back;
+  the model's absolute path in it becomes its file name (``path_scrub``: the path holds the user's name);
+- a client that goes away while its answer is being made (streamed or not) cancels it: once its request is read,
+  its socket is watched for the close while the server works, and the connection to the server is then closed,
+  which llama-server takes as a cancel (its slot frees at once, not after the whole answer);
+- ``/health`` is answered here from the server's readiness (llama-server's own ``/health``; the built-in engine has
+  none, so whether its ``/v1/models`` answers): ``{"status": "ok"}`` or 503.
 
 Standard library threads and httpx only. ``close()`` stops listening, cuts open connections (upstream too, so the
 server frees its slot) and joins every thread: no thread or port outlives it.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import selectors
 import socket
 import threading
 import time
@@ -33,6 +40,7 @@ from typing import Callable, Iterator
 
 import httpx
 
+from app.core.server.path_scrub import PathScrub
 from app.core.server.request_limit import DEFAULT_RETRY_S, RequestLimit
 
 logger = logging.getLogger(__name__)
@@ -41,7 +49,8 @@ PUBLIC_PATHS = frozenset({"/health", "/v1/health"})
 UNLIMITED_POSTS = frozenset({"/tokenize", "/detokenize", "/apply-template", "/extras/tokenize",
                              "/extras/tokenize/count", "/extras/detokenize"})  # quick, no slot held
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                        "transfer-encoding", "upgrade", "host", "content-length", "authorization"})
+                        "transfer-encoding", "upgrade", "host", "content-length", "authorization",
+                        "accept-encoding"})  # the server answers uncompressed: the path in it can be rewritten
 MAX_CONNECTIONS = 64  # beyond this many keyed connections a newcomer is told to retry, not given a thread to wait in
 IDLE_READ_S = 30.0
 HEAD_DEADLINE_S = 10.0  # for the whole request head: a header line every few seconds does not keep a place
@@ -49,6 +58,8 @@ MAX_WAITING_PER_ADDRESS = 16  # connections from one address whose head is not c
 MAX_WAITING = 256  # the same, all addresses together
 MAX_BODY = 64 * 1024 * 1024
 BODY_CHUNK = 64 * 1024
+HEALTH_TIMEOUT_S = 5.0
+LOADING_BODY = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}  # llama-server's
 CORS_PREFLIGHT = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
                   "Access-Control-Allow-Headers": "Authorization, Content-Type", "Access-Control-Max-Age": "600"}
 
@@ -109,6 +120,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.reply(502, _error_body(502, "unavailable_error", "The model on this computer is not running; "
                                         "whoever shares it has to start it."))
             return
+        if public:
+            self.reply(*self.server.health())
+            return
         length = self._body_length()
         if length is None:
             return
@@ -118,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse_busy()
             return
         try:
-            self.server.forward(self, _body_chunks(self.rfile, length) if length else b"", length)
+            self.server.forward(self, length)
         finally:
             if limited:
                 self.server.limit.leave(ticket)
@@ -135,8 +149,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _refuse_busy(self) -> None:
         seconds = self.server.limit.retry_after_s()
         limit = self.server.limit.max_active
-        message = (f"The server is busy: it answers {limit} request(s) at a time and all are taken. "
-                   f"Retry in {seconds} s.")
+        at_a_time = "one request at a time and it is taken" if limit == 1 else \
+            f"{limit} requests at a time and all are taken"
+        message = f"The server is busy: it answers {at_a_time}. Retry in {seconds} s."
         self.reply(429, _error_body(429, "rate_limit_error", message, retry_after=seconds),
                    {"Retry-After": str(seconds)})
 
@@ -182,17 +197,20 @@ class _ProxyServer(ThreadingHTTPServer):
     request_queue_size = 128  # a burst of connections waits to be accepted instead of having its SYNs dropped
 
     def __init__(self, address: tuple[str, int], upstream: Callable[[], str], api_key: str, limit: RequestLimit,
-                 upstream_key: str | None, available: Callable[[], bool]):
+                 upstream_key: str | None, available: Callable[[], bool], *, health_path: str = "/health",
+                 private_paths: Callable[[], list[str]] = list):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, _Handler)
         self.upstream, self.api_key, self.limit, self.upstream_key = upstream, api_key, limit, upstream_key
-        self.available = available
-        self.http = httpx.Client(timeout=httpx.Timeout(3600.0, connect=5.0))
+        self.available, self.health_path, self.private_paths = available, health_path, private_paths
+        # no connection kept for the next request: each request's own connection is the one to close to cancel it
+        self.http = httpx.Client(timeout=httpx.Timeout(3600.0, connect=5.0),
+                                 limits=httpx.Limits(max_keepalive_connections=0))
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._waiting: dict[socket.socket, tuple[str, float]] = {}  # head not complete yet: address, accepted at
         self._admitted: set[socket.socket] = set()
-        self._streams: set[httpx.Response] = set()
+        self._flights: set[_Flight] = set()
         self.closing = False
 
     @property
@@ -242,7 +260,12 @@ class _ProxyServer(ThreadingHTTPServer):
             return len(self._admitted)
 
     def service_actions(self) -> None:
-        """Called by serve_forever between polls: cut connections whose head missed its deadline."""
+        """Called by serve_forever between polls (every 0.2 s at most): cut connections whose head missed its
+        deadline, and cancel the requests whose client went away."""
+        self._cut_late_heads()
+        self._watch_clients()
+
+    def _cut_late_heads(self) -> None:
         now = time.monotonic()
         with self._lock:
             late = [sock for sock, (_, since) in self._waiting.items() if now - since > HEAD_DEADLINE_S]
@@ -253,17 +276,73 @@ class _ProxyServer(ThreadingHTTPServer):
         if late:
             logger.info("share: %d connection(s) cut: no complete request within %.0f s", len(late), HEAD_DEADLINE_S)
 
-    def forward(self, handler: _Handler, body: bytes | Iterator[bytes], length: int) -> None:
+    def _watch_clients(self) -> None:
+        """A client whose request is read and whose socket then reads as closed (or reset) has gone away."""
+        with self._lock:
+            flights = [flight for flight in self._flights if flight.watching and not flight.gone]
+        if not flights:
+            return
+        with selectors.DefaultSelector() as selector:
+            for flight in flights:
+                try:
+                    selector.register(flight.client, selectors.EVENT_READ, flight)
+                except (ValueError, OSError):  # closed meanwhile: its request has ended
+                    continue
+            ready = [key.data for key, _ in selector.select(0)]
+        for flight in ready:
+            try:
+                more = flight.client.recv(1, socket.MSG_PEEK)
+            except (BlockingIOError, socket.timeout):
+                continue
+            except OSError:  # reset by the client
+                more = b""
+            if more:  # it sent something after its request (pipelining): not a goodbye, and not watched further
+                flight.watching = False
+                continue
+            logger.info("share %s: the client went away before its answer was complete; the answer is cancelled",
+                        flight.address)
+            flight.cancel()
+
+    def health(self) -> tuple[int, bytes]:
+        """``/health`` for the clients: 200 ``{"status": "ok"}`` once the server answers, else 503 (loading)."""
+        headers = {"Authorization": f"Bearer {self.upstream_key}"} if self.upstream_key else {}
+        try:
+            answer = self.http.get(self.upstream().rstrip("/") + self.health_path, headers=headers,
+                                   timeout=HEALTH_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            logger.debug("share: health check got no answer (%s)", type(exc).__name__)
+            answer = None
+        if answer is not None and answer.status_code == 200:
+            return 200, json.dumps({"status": "ok"}).encode()
+        return 503, json.dumps(LOADING_BODY).encode()
+
+    def forward(self, handler: _Handler, length: int) -> None:
+        flight = _Flight(handler.connection, handler.client_address[0])
+        body = _body_chunks(handler.rfile, length, flight.watch) if length else b""
+        if not length:
+            flight.watch()
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
+        headers["Accept-Encoding"] = "identity"
         if length:  # an explicit length: httpx then streams the body as it is, not in chunked framing
             headers["Content-Length"] = str(length)
         if self.upstream_key:
             headers["Authorization"] = f"Bearer {self.upstream_key}"
         request = self.http.build_request(handler.command, self.upstream().rstrip("/") + handler.path,
-                                          headers=headers, content=body)
+                                          headers=headers, content=body, extensions={"trace": flight.on_trace})
+        with self._lock:
+            self._flights.add(flight)
+        try:
+            self._send(handler, request, flight)
+        finally:
+            with self._lock:
+                self._flights.discard(flight)
+
+    def _send(self, handler: _Handler, request: httpx.Request, flight: _Flight) -> None:
         try:
             response = self.http.send(request, stream=True)
         except httpx.HTTPError as exc:
+            if flight.gone:  # cancelled for a client that left: nobody to answer
+                return
             logger.info("share: the model server did not answer (%s)", type(exc).__name__)
             handler.reply(503, _error_body(503, "unavailable_error", "The model server is starting or restarting."),
                           {"Retry-After": str(DEFAULT_RETRY_S)})
@@ -271,31 +350,60 @@ class _ProxyServer(ThreadingHTTPServer):
         except OSError as exc:  # the client stopped sending its body: nothing to answer it with
             logger.debug("share: client gone mid-request (%s)", exc)
             return
-        with self._lock:
-            self._streams.add(response)
         try:
-            _pass_through(handler, response)
+            _pass_through(handler, response, PathScrub(self.private_paths()))
         except OSError as exc:  # the client went away: closing the upstream answer frees the server's slot
             logger.debug("share: client gone mid-answer (%s)", exc)
         except httpx.HTTPError as exc:
-            logger.info("share: the model server's answer broke off (%s)", type(exc).__name__)
+            if not flight.gone:
+                logger.info("share: the model server's answer broke off (%s)", type(exc).__name__)
         finally:
-            with self._lock:
-                self._streams.discard(response)
             response.close()
 
     def cut_everything(self) -> None:
-        """Wake every thread blocked on a socket: the clients' and the upstream answers'."""
+        """Wake every thread blocked on a socket: the clients' and those of the requests to the server."""
         self.closing = True
         with self._lock:
-            connections, streams = list(self._connections), list(self._streams)
+            connections, flights = list(self._connections), list(self._flights)
         for connection in connections:
             _cut(connection)
-        for response in streams:
-            stream = response.extensions.get("network_stream")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None:
-                _cut(sock)
+        for flight in flights:
+            flight.cancel()
+
+
+class _Flight:
+    """One request on its way to the server: the client's socket (watched once the request is read) and the
+    connection to the server, closed to cancel the answer when the client goes away."""
+
+    def __init__(self, client: socket.socket, address: str):
+        self.client, self.address = client, address
+        self.watching = False
+        self.gone = False
+        self._upstream: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def watch(self) -> None:
+        """The whole request is read: from now on anything the client's socket reads is its goodbye."""
+        self.watching = True
+
+    def on_trace(self, event: str, info: dict) -> None:
+        """httpcore's trace: the connection to the server, once made."""
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        with self._lock:
+            self._upstream = sock
+            gone = self.gone
+        if gone and sock is not None:
+            _cut(sock)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.gone = True
+            sock = self._upstream
+        if sock is not None:
+            _cut(sock)
 
 
 def _cut(sock: socket.socket) -> None:
@@ -305,19 +413,23 @@ def _cut(sock: socket.socket) -> None:
         pass
 
 
-def _body_chunks(rfile, length: int) -> Iterator[bytes]:
-    """The request body as it arrives, a chunk at a time; a client that stops short ends the request."""
+def _body_chunks(rfile, length: int, done: Callable[[], None]) -> Iterator[bytes]:
+    """The request body as it arrives, a chunk at a time; a client that stops short ends the request. ``done()``
+    once it is all read."""
     left = length
     while left:
         chunk = rfile.read(min(BODY_CHUNK, left))
         if not chunk:
             raise OSError("the client stopped before the end of its request body")
         left -= len(chunk)
+        if not left:
+            done()
         yield chunk
 
 
-def _pass_through(handler: _Handler, response: httpx.Response) -> None:
-    """Status, headers, then the body chunk by chunk as it arrives (chunked encoding), each chunk flushed."""
+def _pass_through(handler: _Handler, response: httpx.Response, scrub: PathScrub) -> None:
+    """Status, headers, then the body chunk by chunk as it arrives (chunked encoding), each chunk flushed and
+    rewritten by ``scrub`` (unless the server compressed it, which it does not when asked for identity)."""
     handler.send_response(response.status_code)
     for name, value in response.headers.multi_items():
         if name.lower() not in HOP_BY_HOP:
@@ -330,27 +442,37 @@ def _pass_through(handler: _Handler, response: httpx.Response) -> None:
     handler.send_header("Transfer-Encoding", "chunked")
     handler.send_header("Connection", "close")
     handler.end_headers()
+    rewrite = scrub.active and response.headers.get("Content-Encoding", "identity") == "identity"
     for chunk in response.iter_raw():
-        if chunk:
-            handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            handler.wfile.flush()
+        _write_chunk(handler, scrub.feed(chunk) if rewrite else chunk)
+    if rewrite:
+        _write_chunk(handler, scrub.end())
     handler.wfile.write(b"0\r\n\r\n")
     handler.wfile.flush()
+
+
+def _write_chunk(handler: _Handler, chunk: bytes) -> None:
+    if chunk:
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        handler.wfile.flush()
 
 
 class ShareProxy:
     """Listen on ``host:port`` (0: any free port) and pass requests with the key to ``upstream()``'s server."""
 
     def __init__(self, upstream: str | Callable[[], str], *, api_key: str, host: str = "127.0.0.1", port: int = 0,
-                 max_active: int = 1, upstream_key: str | None = None, available: Callable[[], bool] | None = None):
+                 max_active: int = 1, upstream_key: str | None = None, available: Callable[[], bool] | None = None,
+                 health_path: str = "/health", private_paths: Callable[[], list[str]] = list):
         """``available()``: whether the server is running or on its way (else a request gets 502 at once, not a
-        503 that clients would wait on)."""
+        503 that clients would wait on). ``health_path``: the server's route that answers 200 once it is ready.
+        ``private_paths()``: the files (the model's) whose absolute path answers must not carry."""
         if not api_key:
             raise ValueError("a shared server needs an API key")
         self._upstream = upstream if callable(upstream) else (lambda: upstream)
         self.host, self.port, self.api_key, self.upstream_key = host, port, api_key, upstream_key
         self.limit = RequestLimit(max_active)
         self._available = available or (lambda: True)
+        self.health_path, self.private_paths = health_path, private_paths
         self._server: _ProxyServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -366,13 +488,14 @@ class ShareProxy:
         """Bind and serve; OSError when the address cannot be used (taken, not this computer's)."""
         if self._server is not None:
             return
-        server = _ProxyServer((self.host, self.port), self._upstream, self.api_key, self.limit, self.upstream_key,
-                              self._available)
+        server = _ProxyServer((self.host.strip("[]"), self.port), self._upstream, self.api_key, self.limit,
+                              self.upstream_key, self._available, health_path=self.health_path,
+                              private_paths=self.private_paths)
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name=f"share-proxy-{self.bound_port}", daemon=True)
         self._thread.start()
-        logger.info("sharing on %s:%s, at most %d answer(s) at once", self.host, self.bound_port,
+        logger.info("sharing on %s port %s, at most %d answers at once", self.host, self.bound_port,
                     self.limit.max_active)
 
     def close(self) -> None:

@@ -25,7 +25,7 @@ from app.ui import i18n, workers
 from app.ui.chat import chat_embed
 from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
-from app.ui.shell import zoom
+from app.ui.shell import window_size, zoom
 from app.ui.shell.diagnostics_report import DiagnosticsReport
 from app.ui.shell.model_switch import ModelSwitch
 from app.ui.shell.presenter import PresenterMode
@@ -66,6 +66,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._close_state = "open"  # open -> stopping -> done
         self._start_pending = False  # start() waits for the first paint
         self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
+        self.screen_fit = window_size.ScreenFit(self)  # never larger than the screen it opens on
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
@@ -136,7 +137,7 @@ class MainWindow(Retranslating, QMainWindow):
         layout.addWidget(self.stale_servers)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        self.resize(1240, 820)
+        self.resize(self.screen_fit.first_size())  # a share of a big screen, all of a small one
 
     def _tab_order(self) -> None:
         """Tab walks the path first: open a model, find safe settings, start, then the chat; the rest follow."""
@@ -196,6 +197,7 @@ class MainWindow(Retranslating, QMainWindow):
         geometry = self.store.settings.get("window_geometry")
         if geometry:
             self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+            self.screen_fit.fit(move=True)  # saved on a bigger screen: shrunk to this one's
         splitter = self.store.settings.get("window_state")
         if splitter:
             self.splitter.restoreState(QByteArray.fromBase64(splitter.encode("ascii")))
@@ -362,12 +364,12 @@ class MainWindow(Retranslating, QMainWindow):
     def _render_title(self) -> None:
         """"model.gguf — Ready — GGUF Launcher": the taskbar tells a presenter the state at a glance."""
         parts = []
-        sup = self.bridge.supervisor
-        if sup is not None:
-            parts.append(os.path.basename(sup.config.model))
-            parts.append(self.server.state_label(self.control.state()))
+        sup, state = self.bridge.supervisor, self.control.state()
+        if sup is not None and (state is not State.STOPPED or sup.config.model == self.model.path):
+            parts.append(os.path.basename(sup.config.model))  # the server's model while it runs or is shown
+            parts.append(self.server.state_label(state))
         elif self.model.path:
-            parts.append(os.path.basename(self.model.path))
+            parts.append(os.path.basename(self.model.path))  # stopped: the model the Model step shows
         self.setWindowTitle(" — ".join([*parts, self.tr("GGUF Launcher")]))
 
     def _on_server_state(self, state: State, data: dict) -> None:

@@ -15,7 +15,6 @@ with a :class:`Text` notice the UI shows once.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from app.core.bounded_json import UnreadableJson, read_json
 from app.core.paths import config_dir
 from app.core.text import SUPPORTED_LANGUAGES, T, Text
 
@@ -331,32 +331,33 @@ def _set_aside(path: Path) -> Path:
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
-    """Read the settings file; never raises for a missing or damaged file."""
+    """Read the settings file; never raises for a missing or damaged file. Only a regular file of bounded size and
+    nesting is read (:mod:`app.core.bounded_json`): a FIFO, a device or a huge or deeply nested file is set aside."""
     path = Path(path) if path is not None else settings_path()
-    if not path.exists():
+    if not os.path.lexists(path):
         return Settings(path=path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json(path)
         if not isinstance(raw, dict):
             raise ValueError("top level is not an object")
         return Settings(path=path, data=_normalise(raw))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         logger.warning("settings file %s unreadable (%s); setting it aside, defaults are used", path,
                        type(exc).__name__)  # not the text: it may hold an API key
         backup = _set_aside(path)
-        if isinstance(exc, OSError):  # the system's words ("Permission denied"), never the exception's class name
-            notice = T(
-                "Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",
-                "无法读取设置文件（{error}）；原文件已保存为 {backup}，现使用默认设置。",
-                error=exc.strerror or "?",
-                backup=backup.name,
-            )
-        else:
-            notice = T(
-                "Your settings file could not be read (it is damaged); it was kept as {backup} and defaults are used.",
-                "无法读取设置文件（文件已损坏）；原文件已保存为 {backup}，现使用默认设置。",
-                backup=backup.name,
-            )
-        settings = Settings(path=path, notice=notice)
+        settings = Settings(path=path, notice=_set_aside_notice(exc, backup))
         settings.save()
         return settings
+
+
+def _set_aside_notice(exc: Exception, backup: Path) -> Text:
+    if isinstance(exc, OSError):  # the system's words ("Permission denied"), never the exception's class name
+        return T("Your settings file could not be read ({error}); it was kept as {backup} and defaults are used.",
+                 "无法读取设置文件（{error}）；原文件已保存为 {backup}，现使用默认设置。",
+                 error=exc.strerror or "?", backup=backup.name)
+    reason = exc.reason if isinstance(exc, UnreadableJson) else T("it is damaged", "文件已损坏")
+    return Text("Your settings file could not be read ({reason}); it was kept as {backup} and defaults are used."
+                .replace("{reason}", reason.render("en")),
+                "无法读取设置文件（{reason}）；原文件已保存为 {backup}，现使用默认设置。"
+                .replace("{reason}", reason.render("zh")),
+                {"backup": backup.name})

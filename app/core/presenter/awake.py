@@ -33,6 +33,25 @@ def inhibit_command(platform: str = sys.platform, which=shutil.which, pid: int |
     return None
 
 
+NO_SESSION_SERVICE = ("connect to bus", "dbus", "logind")  # systemd-inhibit's words when nobody answers it
+
+
+def refusal_sentence(reason: str) -> Text:
+    """Why the inhibitor could not hold its lock, in plain words (never the system's raw message), and what to do.
+
+    "Failed to connect to bus: No such file or directory" is systemd-inhibit finding no system message bus: no
+    desktop session service (logind) answers here, as in a container or without a full desktop."""
+    if any(marker in reason.lower() for marker in NO_SESSION_SERVICE):
+        return T("This computer could not be kept awake automatically: no desktop session service answers the "
+                 "app's request (common in a container or on a computer without a full desktop). "
+                 "Turn off screen sleep in the system settings for the talk.",
+                 "无法自动让这台电脑保持唤醒：没有桌面会话服务响应应用的请求（在容器中或没有完整桌面的电脑上常见）。"
+                 "演讲期间请在系统设置中关闭屏幕休眠。")
+    return T("This computer refused to be kept awake automatically (the app's log file has the system's words). "
+             "Turn off screen sleep in the system settings for the talk.",
+             "这台电脑拒绝了自动保持唤醒的请求（应用的日志文件里记录了系统的原话）。演讲期间请在系统设置中关闭屏幕休眠。")
+
+
 class ScreenAwake:
     def __init__(self) -> None:
         self._child: subprocess.Popen | None = None
@@ -62,16 +81,14 @@ class ScreenAwake:
         except subprocess.TimeoutExpired:
             self._child = child  # still running: it holds the lock
             return True
-        except OSError as error:
-            return self._unavailable(str(error))
+        except OSError as error:  # it could not even be started
+            return self._unavailable(f"{command[0]}: {error}")
         reason = (child.stderr.read() if child.stderr else "").strip().splitlines()
         return self._unavailable(reason[-1] if reason else f"exit status {child.returncode}")
 
     def _unavailable(self, reason: str) -> bool:
-        logger.info("screen inhibitor did not start: %s", reason)
-        self.unavailable_reason = T("The screen could not be kept awake ({reason}); turn off screen sleep in the "
-                                    "system settings for the talk.",
-                                    "无法保持屏幕常亮（{reason}）；演讲期间请在系统设置中关闭屏幕休眠。", reason=reason)
+        logger.info("screen inhibitor did not start: %s", reason)  # the system's own words stay in the log
+        self.unavailable_reason = refusal_sentence(reason)
         return False
 
     def _windows_state(self, flags: int) -> bool:

@@ -69,7 +69,9 @@ class PreflightDialog(Retranslating, QDialog):
         buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.ActionRole)
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
-        layout.addWidget(self.rows, 1)
+        layout.addWidget(self.rows)
+        layout.addStretch(1)  # the spare height goes below the rows: stretched rows centred each sentence in a
+        # taller cell while its icon stayed at the top (about 8 px above the text)
         layout.addWidget(buttons)
         self.resize(560, 420)
         self.retranslate()

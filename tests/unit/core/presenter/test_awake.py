@@ -28,13 +28,30 @@ def test_a_held_inhibitor_is_released_by_stop(monkeypatch):
     assert not screen.active and not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
-def test_an_inhibitor_that_ends_at_once_is_said_with_its_reason(monkeypatch):
-    script = "import sys; print('Failed to connect to bus', file=sys.stderr); sys.exit(1)"
-    monkeypatch.setattr(awake, "inhibit_command", lambda: [sys.executable, "-c", script])
+def test_an_inhibitor_that_ends_at_once_is_said_in_plain_words(monkeypatch, caplog):
+    """systemd-inhibit without a system bus says "Failed to connect to bus: No such file or directory": the
+    checklist says what that means and what to do, in both languages; the system's words go to the log only."""
+    raw = "Failed to connect to bus: No such file or directory"
+    monkeypatch.setattr(awake, "inhibit_command", lambda: [sys.executable, "-c", f"import sys; sys.exit({raw!r})"])
     screen = ScreenAwake()
-    assert not screen.start() and not screen.active
-    assert "Failed to connect to bus" in screen.unavailable_reason.render("en")
-    assert "system settings" in screen.unavailable_reason.render("en")
+    with caplog.at_level("INFO", logger=awake.__name__):
+        assert not screen.start() and not screen.active
+    english, chinese = screen.unavailable_reason.render("en"), screen.unavailable_reason.render("zh")
+    assert english == ("This computer could not be kept awake automatically: no desktop session service answers the "
+                       "app's request (common in a container or on a computer without a full desktop). Turn off "
+                       "screen sleep in the system settings for the talk.")
+    assert chinese.startswith("无法自动让这台电脑保持唤醒：没有桌面会话服务响应") and "关闭屏幕休眠" in chinese
+    assert all("bus" not in text and "No such file" not in text for text in (english, chinese))
+    assert raw in caplog.text
+
+
+def test_any_other_refusal_is_said_without_the_systems_words(monkeypatch):
+    monkeypatch.setattr(awake, "inhibit_command", lambda: [sys.executable, "-c", "import sys; sys.exit('EPERM 0x1f')"])
+    screen = ScreenAwake()
+    assert not screen.start()
+    for lang in ("en", "zh"):
+        text = screen.unavailable_reason.render(lang)
+        assert "EPERM" not in text and ("system settings" in text or "系统设置" in text)
 
 
 def test_no_inhibitor_at_all_is_said(monkeypatch):

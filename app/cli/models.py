@@ -24,10 +24,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _saved_folders() -> list[str]:
-    from app.core.settings import load_settings
+    from app.cli._settings import load_settings_saying_why
 
     try:
-        return load_settings().model_folders
+        return load_settings_saying_why().model_folders
     except Exception:  # noqa: BLE001 - a damaged settings file must not stop the list
         return []
 

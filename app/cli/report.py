@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from app.cli._output import print_json, report_user_error
+from app.cli._settings import load_settings_saying_why
 from app.core.problem import UserError
 from app.core.report.bundle import ReportOptions, write_report
 from app.core.text import T
@@ -23,6 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    load_settings_saying_why()  # a settings file set aside is said once, before the report reads the fresh one
     try:
         result = write_report(ReportOptions(out=args.out, model=args.model, keep_host_names=args.keep_host_names))
     except UserError as error:

@@ -4,6 +4,7 @@ folder is set aside like a damaged file, with one sentence, and nothing is lost.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -92,3 +93,23 @@ def test_a_link_to_an_ordinary_settings_file_is_read(settings_file, tmp_path):
     settings = _load_within_deadline()
     assert settings.notice is None and settings.language == "zh"
     assert read_json(settings_file) == {"version": 3, "language": "zh"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("command", [pytest.param(["models", "--no-checks", "--json"], marks=pytest.mark.slow),
+                                     ["report", "--json"]])  # models looks through other apps' folders: ~3 s
+def test_commands_say_the_settings_were_set_aside_and_go_on(settings_file, capsys, tmp_path, command):
+    from app.cli import main
+
+    os.mkfifo(settings_file)
+    if command[0] == "report":
+        command = [*command, "--out", str(tmp_path / "r.zip")]
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(code=main(command)), daemon=True)
+    thread.start()
+    thread.join(DEADLINE_S * 4)
+    assert not thread.is_alive(), f"{command[0]} did not finish within {DEADLINE_S * 4} s"
+    captured = capsys.readouterr()
+    assert box["code"] == 0 and isinstance(json.loads(captured.out), dict)  # stdout is still the JSON alone
+    assert captured.err.startswith("note: Your settings file could not be read (it is not a regular file); it was kept")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err

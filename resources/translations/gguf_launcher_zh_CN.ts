@@ -1164,6 +1164,14 @@
         <source>Test the engine</source>
         <translation>测试引擎</translation>
     </message>
+    <message>
+        <source>Hide details</source>
+        <translation>隐藏详情</translation>
+    </message>
+    <message>
+        <source>Show details</source>
+        <translation>显示详情</translation>
+    </message>
 </context>
 <context>
     <name>RebuildBox</name>

@@ -12,7 +12,7 @@ Widgets clipped by design are skipped when ``SKIP`` names their object name, wit
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -118,3 +118,25 @@ def clipped(window: QWidget) -> list[str]:
                 if problem:
                     found.append(f"{_name(widget)}: {problem}")
     return found
+
+
+def seen_rect(widget: QWidget) -> QRect:
+    """The part of ``widget`` (window coordinates) that its window, scroll areas and parents do not cut off."""
+    window = widget.window()
+    seen = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+    parent = widget.parentWidget()
+    while parent is not None and parent is not window:
+        seen = seen.intersected(QRect(parent.mapTo(window, QPoint(0, 0)), parent.size()))
+        parent = parent.parentWidget()
+    return seen.intersected(window.rect())
+
+
+def hidden_part(widget: QWidget) -> str | None:
+    """Why ``widget`` cannot be seen whole without scrolling or resizing (None when it can)."""
+    if not widget.isVisible():
+        return f"{_name(widget)} is not shown"
+    full = QRect(widget.mapTo(widget.window(), QPoint(0, 0)), widget.size())
+    seen = seen_rect(widget)
+    if seen != full:
+        return f"{_name(widget)} at y {full.top()}..{full.bottom() + 1}: only y {seen.top()}..{seen.bottom() + 1} seen"
+    return None

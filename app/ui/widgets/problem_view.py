@@ -65,10 +65,15 @@ def fix_button_text(action: FixAction | None) -> str:
 
 class ProblemView(QWidget):
     """A problem as widgets: ``message``, an optional ``detail`` line, ``next_step`` (bare: the card around it says
-    what it is), and the evidence lines folded behind ``evidence_toggle``."""
+    what it is), and the evidence lines folded behind ``evidence_toggle``.
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    ``folded``: only the sentence and the next step are shown; the detail line, what a surrounding card adds with
+    ``add_before_evidence`` and the evidence lines sit in ``details``, a widget the surrounding card places where it
+    likes (under its buttons), shut until ``details_toggle`` (also the card's to place) opens it."""
+
+    def __init__(self, parent: QWidget | None = None, *, folded: bool = False) -> None:
         super().__init__(parent)
+        self.folded = folded
         self.problem: Problem | None = None
         self._evidence_title: Callable[[int], str] = lambda count: f"({count})"
         selectable = Qt.TextInteractionFlag.TextSelectableByMouse
@@ -85,9 +90,27 @@ class ProblemView(QWidget):
         self.evidence.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.evidence.setMaximumHeight(140)
         self.evidence.hide()
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.message, self.detail, self.next_step, self.evidence_toggle, self.evidence):
+        self.details = QWidget(self)  # folded: what the details toggle opens
+        self.details_toggle = QToolButton(self, checkable=True, autoRaise=True,
+                                          toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_toggle.toggled.connect(self._show_details)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(4 if folded else outer.spacing())
+        for widget in (self.message, self.next_step) if folded else (self.message, self.detail, self.next_step):
+            outer.addWidget(widget)
+        if folded:
+            self._layout = QVBoxLayout(self.details)
+            self._layout.setContentsMargins(0, 0, 0, 0)
+            self._layout.setSpacing(4)
+            self._layout.addWidget(self.detail)
+            self.details.hide()
+        else:
+            self._layout = outer
+            self.details.hide()
+            self.details_toggle.hide()
+        for widget in (self.evidence_toggle, self.evidence):
             self._layout.addWidget(widget)
 
     def add_before_evidence(self, *widgets: QWidget) -> None:
@@ -110,13 +133,47 @@ class ProblemView(QWidget):
         self.evidence.setPlainText("\n".join(lines))
         self.evidence_toggle.setText(self._evidence_title(len(lines)))
         self.evidence_toggle.setVisible(bool(lines))
+        if self.folded:
+            self.render_details_toggle()
+
+    def fold_next_step(self, folded: bool) -> None:
+        """Folded view: the next step under "Show details" (a card's fix button takes it) or under the sentence."""
+        outer = self.layout()
+        if not self.folded or (outer.indexOf(self.next_step) < 0) == folded:
+            return
+        (outer if folded else self._layout).removeWidget(self.next_step)
+        if folded:
+            self._layout.insertWidget(1, self.next_step)  # under the exit meaning
+        else:
+            outer.insertWidget(1, self.next_step)  # under the sentence
+        self.render_details_toggle()
 
     @staticmethod
     def _set_optional(label: QLabel, text: str) -> None:
         label.setText(text)
         label.setVisible(bool(text))
 
+    def has_details(self) -> bool:
+        """Folded: the details hold something to show (the detail line, evidence, a card's own lines)."""
+        layout = self._layout
+        return any(not layout.itemAt(i).widget().isHidden() for i in range(layout.count())
+                   if layout.itemAt(i).widget() is not None)
+
+    def render_details_toggle(self) -> None:
+        shown = self.details_toggle.isChecked()
+        self.details_toggle.setText(QCoreApplication.translate("ProblemView", "Hide details") if shown
+                                    else QCoreApplication.translate("ProblemView", "Show details"))
+        self.details_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.details_toggle.setVisible(self.has_details())
+
+    @Slot(bool)
+    def _show_details(self, shown: bool) -> None:
+        self.details.setVisible(shown)
+        self.render_details_toggle()
+
     @Slot(bool)
     def _show_evidence(self, shown: bool) -> None:
+        if shown and self.folded:
+            self.details_toggle.setChecked(True)  # the evidence is inside the details
         self.evidence.setVisible(shown)
         self.evidence_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)

@@ -32,7 +32,9 @@ CRASH_TITLE_STYLE, APPLIED_TITLE_STYLE = "font-weight: bold; color: #8e0000;", "
 
 
 class CrashCard(QFrame):
-    """The diagnosis of a crash: sentence, exit meaning, fix hint, evidence (collapsible), fix button."""
+    """The diagnosis of a crash, compact so the chat below keeps its room: the title, the sentence, the fix button
+    and Dismiss (with "Show details" beside them), and the next step when there is no fix button to take it. The
+    details, shut until asked for: what the exit means, the next step and what the fix changes, the evidence."""
 
     applyFixRequested = Signal(dict)
     rebuildRequested = Signal()
@@ -50,20 +52,25 @@ class CrashCard(QFrame):
         self.setStyleSheet(CRASH_STYLE)
         self.title = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.title.setStyleSheet(CRASH_TITLE_STYLE)
-        self.problem = ProblemView(self)  # sentence, exit meaning (its detail line), next step, evidence
+        self.problem = ProblemView(self, folded=True)  # sentence, next step; exit meaning and evidence folded
         self.fix_changes = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
-        self.rebuild_box = RebuildBox(self)
-        self.problem.add_before_evidence(self.fix_changes, self.rebuild_box)
+        self.fix_changes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.rebuild_box = RebuildBox(self)  # a rebuild's progress: shown while it runs, never folded away
+        self.problem.add_before_evidence(self.fix_changes)
         self.apply_button = QPushButton(self, clicked=self._apply)
         self.dismiss_button = QPushButton(self, clicked=self.hide)
         actions = QHBoxLayout()
         actions.addWidget(self.apply_button)
-        actions.addStretch(1)
         actions.addWidget(self.dismiss_button)
+        actions.addStretch(1)
+        actions.addWidget(self.problem.details_toggle)
         layout = QVBoxLayout(self)
-        for widget in (self.title, self.problem):
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(4)
+        for widget in (self.title, self.problem, self.rebuild_box):
             layout.addWidget(widget)
         layout.addLayout(actions)
+        layout.addWidget(self.problem.details)
 
     def set_diagnosis(self, diagnosis: Diagnosis | None, config: LaunchConfig | None = None) -> None:
         if diagnosis is not self.diagnosis:
@@ -131,6 +138,7 @@ class CrashCard(QFrame):
             detail=render(diagnosis.exit_meaning) if diagnosis is not None else "",
             evidence_title=lambda count: title.format(count=count))
         self._set_optional(self.fix_changes, "" if self._applied else self._describe_fix())
+        self.problem.fold_next_step(self.has_fix())  # the fix button is the next step; its words wait in details
         kind, _changes = self.action()
         if kind == "rebuild":
             self.apply_button.setText(self.tr("Rebuild the engine and restart"))
@@ -141,6 +149,7 @@ class CrashCard(QFrame):
         self.apply_button.setVisible(self.has_fix())
         self.rebuild_box.set_relevant(kind == "rebuild")
         self.dismiss_button.setText(self.tr("Dismiss"))
+        self.problem.render_details_toggle()
         self._render_button()
 
     def _render_button(self, *_: object) -> None:

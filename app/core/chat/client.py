@@ -20,6 +20,7 @@ from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, recent_log_lines
 from app.core.chat.completion import CHAT, TEXT, completion_request, completion_usage
 from app.core.chat.params import ChatParams
+from app.core.chat.progress import RETURN_PROGRESS
 from app.core.chat.reply import ReplyStream
 from app.core.chat.transport import StoppableStream
 
@@ -200,8 +201,10 @@ class ChatClient:
         info = self.server_info()
         max_tokens = max_tokens if max_tokens is not None else params.effective_max_tokens(info.ctx_per_slot)
         path, body = self._endpoint(messages, params.request_fields(max_tokens), stream=True)
-        if info.backend == BACKEND_LLAMA_SERVER and not self.text_completion:
-            body["stream_options"] = {"include_usage": True}
+        if info.backend == BACKEND_LLAMA_SERVER:
+            body[RETURN_PROGRESS] = True  # how far it has read a long prompt (other servers are not asked)
+            if not self.text_completion:
+                body["stream_options"] = {"include_usage": True}
         request_id = new_request_id()
         headers = {**self.headers(request_id), "Accept": "text/event-stream"}
         timeout = read_timeout or self.read_timeout

@@ -1,4 +1,7 @@
-"""One streamed reply: text pieces as they arrive, stop at any moment, measured stats at the end."""
+"""One streamed reply: text pieces as they arrive, stop at any moment, measured stats at the end.
+
+Iterating a reply gives its text pieces; ``items()`` also gives, before the first piece, each ``PromptProgress``
+the server reports while it reads the prompt (llama-server asked with ``return_progress``)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from app.core.chat import errors
 from app.core.chat.classify import ContextOverflow, LogTail, ServerLoading, classify_http, classify_stream_error
 from app.core.chat.completion import completion_piece, completion_usage
 from app.core.chat.params import FINISH_STOPPED, ReplyStats, generation_rate
+from app.core.chat.progress import PromptProgress, prompt_progress
 from app.core.chat.sse import MalformedChunk, SseDecoder, StreamErrorPayload, decode_payload
 from app.core.chat.transport import StoppableStream
 
@@ -42,6 +46,8 @@ class ReplyStream:
         self._first_token_at: float | None = None
         self._last_token_at: float | None = None
         self._done = False
+        self.progress_reports = 0  # prompt_progress values the server sent before the first piece
+        self.first_progress_s: float | None = None  # send -> the first of them
 
     @property
     def stopped(self) -> bool:
@@ -68,6 +74,12 @@ class ReplyStream:
         self._transport.stop()
 
     def __iter__(self) -> Iterator[str]:
+        for item in self.items():
+            if isinstance(item, str):
+                yield item
+
+    def items(self) -> Iterator[str | PromptProgress]:
+        """Text pieces, and before the first one the server's reports of how far it has read the prompt."""
         try:
             yield from self._pieces()
         except (StreamErrorPayload, MalformedChunk) as exc:
@@ -79,7 +91,7 @@ class ReplyStream:
             self._transport.close()
             self._finish()
 
-    def _pieces(self) -> Iterator[str]:
+    def _pieces(self) -> Iterator[str | PromptProgress]:
         if self.stopped:
             return
         decoder = SseDecoder()
@@ -93,11 +105,24 @@ class ReplyStream:
             if payload is None:
                 self._done = True
                 return
+            progress = self._progress_in(payload)
+            if progress is not None:
+                yield progress
             piece = self._absorb(payload)
             if piece:
                 yield piece
         if not self._done and not self.stopped and self.stats.finish_reason is None:
             raise httpcore.RemoteProtocolError("the stream ended before the answer was complete")
+
+    def _progress_in(self, payload: dict[str, Any]) -> PromptProgress | None:
+        if self._first_token_at is not None:
+            return None  # the answer has begun: reading is over
+        progress = prompt_progress(payload)
+        if progress is not None:
+            self.progress_reports += 1
+            if self.first_progress_s is None:
+                self.first_progress_s = time.perf_counter() - self._started
+        return progress
 
     def _absorb(self, payload: dict[str, Any]) -> str:
         piece = ""

@@ -1,7 +1,8 @@
 """ChatSession: one conversation with one server, safe against overflow, crashes and slow servers.
 
 ``send(text)`` yields ChatEvents while the answer streams: ``delta`` (text), ``trimmed`` / ``notice``
-(a Text to show), ``waiting`` (model still loading), then ``done`` (ReplyStats) or ``error`` (ChatError).
+(a Text to show), ``waiting`` (model still loading), ``progress`` (a PromptProgress: how far the server has read
+the prompt, before the first token), then ``done`` (ReplyStats) or ``error`` (ChatError).
 ``stop()`` may be called from any thread. The conversation is saved after every completed message.
 """
 
@@ -30,11 +31,13 @@ from app.core.chat.conversation import (
 )
 from app.core.chat.guard import DEFAULT_MARGIN, FitResult, fit_history
 from app.core.chat.params import FINISH_LENGTH, FINISH_STOPPED, ChatParams, ReplyStats
+from app.core.chat.progress import PromptProgress, counted
 from app.core.chat.reply import ReplyStream
 from app.core.chat.tokens import TokenCounter
 from app.core.text import T, Text
 
 DELTA, TRIMMED, NOTICE, WAITING, DONE, ERROR = "delta", "trimmed", "notice", "waiting", "done", "error"
+PROGRESS = "progress"
 _SAVE_EVERY_S = 1.0
 logger = logging.getLogger(__name__)
 
@@ -46,6 +49,7 @@ class ChatEvent:
     notice: Text | None = None
     stats: ReplyStats | None = None
     error: errors.ChatError | None = None
+    progress: PromptProgress | None = None
 
 
 class _Stopped(Exception):
@@ -130,6 +134,7 @@ class ChatSession:
                 try:
                     reply = yield from self._with_loading_wait(lambda fit=fit: self._open(fit, read_timeout))
                     answer = self.conversation.add("assistant", "", STREAMING)
+                    yield ChatEvent(PROGRESS, progress=self._counted_prompt(fit))  # until the server says more
                     yield from self._stream_into(reply, answer)
                     break
                 except ContextOverflow as overflow:
@@ -210,9 +215,17 @@ class ChatSession:
                 waited += delay
                 delay = min(delay * 2, 2.0)
 
+    def _counted_prompt(self, fit: FitResult) -> PromptProgress:
+        """The prompt's size as we counted it: all that is known while a server that does not report progress
+        reads it."""
+        return counted(fit.prompt_tokens, estimate=self.counter is None or self.counter.is_estimate)
+
     def _stream_into(self, reply: ReplyStream, answer: Message) -> Iterator[ChatEvent]:
         last_save = time.monotonic()
-        for piece in reply:
+        for piece in reply.items():
+            if isinstance(piece, PromptProgress):
+                yield ChatEvent(PROGRESS, progress=piece)
+                continue
             answer.content += piece
             yield ChatEvent(DELTA, text=piece)
             if time.monotonic() - last_save > _SAVE_EVERY_S:

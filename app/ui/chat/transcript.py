@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from app.core.chat import ChatError, ReplyStats
 from app.core.chat.conversation import INTERRUPTED, PENDING, STOPPED, UNANSWERED
 from app.core.chat.errors import LOADING, SERVER_CRASHED, SERVER_ERROR, UNREACHABLE
+from app.core.chat.progress import PromptProgress
 from app.core.text import Text, current_language
 from app.ui.widgets.problem_view import evidence_lines, next_step_text, render
 
@@ -86,6 +87,7 @@ class Transcript(QTextBrowser):
         self._evidence = _char_format(colour="#666666", small=True, mono=True)
         self._thinking_since: float | None = None  # while a reply is awaited and no text has come yet
         self._thinking_at = 0  # where the "thinking…" lines start in the document (always its last lines)
+        self._reading: PromptProgress | None = None  # how far the server has read the prompt, once it is sent
         self._thinking_timer = QTimer(self, interval=1000)
         self._thinking_timer.timeout.connect(self._redraw_thinking)
         self._set_words()
@@ -94,11 +96,13 @@ class Transcript(QTextBrowser):
 
     def clear_all(self) -> None:
         self._thinking_since = None
+        self._reading = None
         self._thinking_timer.stop()
         self.entries.clear()
         self.clear()
 
-    # "thinking…": from send until the first piece of the answer, so a slow first answer does not look like a freeze
+    # "thinking…": from send until the first piece of the answer, so a slow first answer does not look like a freeze;
+    # once the prompt is sent, "Reading your message…" with how far the server has read it (where it says)
 
     def show_thinking(self) -> None:
         """Show "Assistant · thinking… N s" at the end until ``begin_reply`` or ``hide_thinking``."""
@@ -108,10 +112,22 @@ class Transcript(QTextBrowser):
             self._thinking_timer.start()
 
     def hide_thinking(self) -> None:
+        self._reading = None
         if self._thinking_since is not None:
             self._erase_thinking()
             self._thinking_since = None
             self._thinking_timer.stop()
+
+    def show_progress(self, progress: PromptProgress) -> None:
+        """The "thinking…" line says how far the prompt is read instead, until the server says it has read all of
+        it (a model may then still think before it writes: "thinking…" again) or the first piece of the answer
+        comes. A report without a percentage never replaces one with: a server's figure stays until the next one."""
+        if self._thinking_since is None:
+            return  # the answer has begun, or failed: nothing is being read any more
+        if self._reading is not None and self._reading.reported and not progress.reported:
+            return
+        self._reading = progress
+        self._redraw_thinking()
 
     def is_thinking(self) -> bool:
         return self._thinking_since is not None
@@ -119,7 +135,10 @@ class Transcript(QTextBrowser):
     def thinking_text(self) -> str:
         if self._thinking_since is None:
             return ""
-        seconds = int(time.monotonic() - self._thinking_since)
+        elapsed = time.monotonic() - self._thinking_since
+        if self._reading is not None and not self._reading.complete:  # once read, the model is thinking again
+            return self._reading.sentence(elapsed).render(current_language())
+        seconds = int(elapsed)
         if seconds < 1:
             return self.tr("thinking…")
         return self.tr("thinking… {seconds} s").format(seconds=seconds)

@@ -257,6 +257,7 @@ def _check_llama_server(quant: str, path: Path, server_bin: str | None) -> Quant
             return _server_failure(quant, supervisor)
         try:
             reply = httpx.post(f"{supervisor.url}/completion", timeout=_CHILD_TIMEOUT_S,
+                               headers={"Authorization": f"Bearer {supervisor.api_key}"},
                                json={"prompt": "Hello", "n_predict": GENERATE_TOKENS, "ignore_eos": True,
                                      "temperature": 0})
             tokens = int(reply.json().get("tokens_predicted", 0))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -40,8 +41,14 @@ EMBEDDED_FLAGS = frozenset({"--swa_full",
     "--model", "--n_ctx", "--n_gpu_layers", "--n_batch", "--n_ubatch", "--n_threads", "--n_threads_batch",
     "--flash_attn", "--use_mmap", "--use_mlock", "--type_k", "--type_v", "--host", "--port", "--api_key",
     "--chat_format", "--verbose", "--seed", "--config_file", "--logits_all", "--tensor_split", "--split_mode",
-    "--main_gpu",
+    "--main_gpu", "--model_alias",
 })
+# Where each engine reads its API key from the environment, so the key is never on the command line (which every
+# user of the computer can read with ps): llama-cpp-python's server settings are pydantic settings (the field
+# api_key <- API_KEY); llama-server names its variable in its --help ("(env: LLAMA_API_KEY)").
+EMBEDDED_KEY_ENV = "API_KEY"
+KEY_ENV_NAMES = ("API_KEY", "LLAMA_API_KEY", "LLAMA_ARG_API_KEY", "LLAMA_ARG_API_KEY_FILE")
+KEY_FLAGS = ("--api-key", "--api_key")
 # llama.h's llama_split_mode: llama-cpp-python's --split_mode takes the number
 SPLIT_MODE_IDS = {"none": 0, "layer": 1, "row": 2}
 
@@ -165,9 +172,7 @@ def _embedded_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list[str
         args += ["--n_threads", str(config.threads)]
     if config.flash_attn is not None:
         args += ["--flash_attn", "true" if config.flash_attn else "false"]
-    args += ["--host", config.host, "--port", str(config.port)]
-    if config.api_key:
-        args += [f"--api_key={config.api_key}"]  # one word: a key starting with "-" is still the option's value
+    args += ["--host", config.host, "--port", str(config.port), "--model_alias", served_name(config)]
     if config.parallel > 1:
         notes.append(T("The built-in engine answers one request at a time; parallel {n} is ignored.",
                        "内置引擎一次只处理一个请求；并行数 {n} 将被忽略。", n=config.parallel))
@@ -272,9 +277,32 @@ def _llama_server_args(config: LaunchConfig, backend: BackendInfo) -> tuple[list
     _load_mode_args(config, backend, add, args)
     add(("--host",), config.host)
     add(("--port",), str(config.port))
-    if config.api_key:
+    if backend.pick("-a", "--alias"):  # /v1/models and chat answers name the file, not its path
+        add(("-a", "--alias"), served_name(config))
+    if config.api_key and _llama_server_key_env(backend) is None:  # an old build: only its command line takes it
         add(("--api-key",), config.api_key, required=True)
     return args, notes
+
+
+def served_name(config: LaunchConfig) -> str:
+    """The model's name in the server's answers: its file name, never the path (home folder, user name).
+    llama-server splits its aliases at commas."""
+    return Path(config.model).name.replace(",", " ")
+
+
+def _llama_server_key_env(backend: BackendInfo) -> str | None:
+    match = re.search(r"\(env: ([A-Z_]+)\)", backend.flag_help.get("--api-key", ""))
+    return match.group(1) if match else None
+
+
+def key_environment(config: LaunchConfig, backend: BackendInfo) -> dict[str, str | None]:
+    """The environment changes that hand the server its API key: {name: value}, and None for variables to remove
+    (a key left in the user's own environment would lock the server with a key the app does not know)."""
+    env: dict[str, str | None] = dict.fromkeys(KEY_ENV_NAMES)
+    name = EMBEDDED_KEY_ENV if backend.kind == BACKEND_EMBEDDED else _llama_server_key_env(backend)
+    if config.api_key and name is not None:
+        env[name] = config.api_key
+    return env
 
 
 def _split_args(config: LaunchConfig, add) -> None:
@@ -316,7 +344,23 @@ def _load_mode_args(config: LaunchConfig, backend: BackendInfo, add, args: list[
 
 
 def command_line(argv: list[str]) -> str:
-    """A copyable command line for the user's own scripts or a bug report, quoted for this OS's shell."""
+    """A copyable command line for the user's own scripts or a bug report, quoted for this OS's shell; an API key
+    on it (an old llama-server, or one the user added) is masked."""
+    argv = masked_argv(argv)
     if os.name == "nt":
         return subprocess.list2cmdline(argv)
     return shlex.join(argv)
+
+
+def masked_argv(argv: list[str]) -> list[str]:
+    from app.core.launch.ports import masked_key
+
+    shown: list[str] = []
+    for i, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if equals and flag in KEY_FLAGS:
+            word = f"{flag}={masked_key(value)}"
+        elif i > 0 and argv[i - 1] in KEY_FLAGS:
+            word = masked_key(word)
+        shown.append(word)
+    return shown

@@ -36,7 +36,11 @@ class LaunchConfig:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     pick_free_port: bool = True  # port taken -> use a free one (and say so) instead of failing
-    api_key: str | None = None
+    api_key: str | None = None  # a key the user chose; None = the supervisor's key for this server (local_key)
+    # a random key per server even on this computer only, so a web page (or a rebinding host name) cannot use the
+    # model: the app's own clients are given it. False: programs on this computer connect without a key (the
+    # setting "let other programs on this computer use the server without a key"); beyond it a key is always made
+    local_key: bool = True
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     mmproj: str | None = None  # vision projector GGUF loaded next to the model (llama-server only); None = none
     # mixture-of-experts: keep the experts of the first N layers in RAM while their attention runs on the GPU
@@ -83,6 +87,8 @@ class LaunchConfig:
             if name in known and not _is_count(value):
                 known[name] = default
         known.update(_split_fields(known))
+        if not isinstance(known.get("local_key", True), bool):
+            known["local_key"] = True
         return cls(**known)
 
 

@@ -71,16 +71,30 @@ def base_url(host: str, port: int) -> str:
     return f"http://{name}:{port}"
 
 
+# Letters and digits that cannot be mistaken for one another when a key is read off a screen and typed on a phone:
+# no I, l, 1, O, 0 (nor o); 32 of these 54 characters are about 184 bits.
+KEY_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789"
+KEY_LENGTH = 32
+
+
 def new_api_key() -> str:
-    """A random key that never starts with "-": a command-line parser would take "--api_key -x…" for two options
-    (seen: llama-cpp-python's server refused a token_urlsafe key that began with "-", one start in 64)."""
+    """A random key of letters and digits only: it never starts with "-" (a command-line parser would take
+    "--api_key -x…" for two options) and has no look-alike characters (I l 1 O 0)."""
     import secrets
 
-    return "k" + secrets.token_urlsafe(24)
+    return "".join(secrets.choice(KEY_ALPHABET) for _ in range(KEY_LENGTH))
 
 
-def settle_network(config):
-    """Make a config safe to start: a key when reachable from other machines, a free port. Returns (config, notes).
+def masked_key(key: str | None) -> str:
+    """A key as it may be shown on a screen, a projector or in a log: its first 4 characters and dots."""
+    if not key:
+        return ""
+    return key[:4] + "\u2022" * 8 if len(key) > 8 else "\u2022" * 8
+
+
+def settle_network(config, key: str | None = None):
+    """Make a config safe to start: a key when reachable from other machines (``key``, else a new one), a free port.
+    Returns (config, notes).
 
     Each change comes with a sentence (``Text``) the UI shows, so nothing changes silently.
     """
@@ -88,11 +102,12 @@ def settle_network(config):
     from app.core.text import T
 
     notes = []
-    if not is_loopback(config.host) and not config.api_key:
-        config = config.with_changes(api_key=new_api_key())
-        notes.append(T("The server listens on {host}, so other computers can reach it; an API key was created: {key}",
-                       "服务器监听 {host}，其他电脑可以访问；已生成 API 密钥：{key}",
-                       host=config.host, key=config.api_key))
+    if not is_loopback(config.host) and (not config.api_key or config.api_key == key):
+        config = config.with_changes(api_key=config.api_key or key or new_api_key())
+        notes.append(T("The server listens on {host}, so other computers can reach it; it wants the API key "
+                       "created for it ({key}).",
+                       "服务器监听 {host}，其他电脑可以访问；它需要为它生成的 API 密钥（{key}）。",
+                       host=config.host, key=masked_key(config.api_key)))
     _check_port_number(config.port)
     try:
         if config.port == 0:  # "any free port" (a diagnosis fix for a busy port says so)

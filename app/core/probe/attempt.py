@@ -197,7 +197,8 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
         try:
             outcome["evaluation"] = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, config.ubatch,
                                                   config.ctx, limits.request_timeout_s,
-                                                  ignore_eos=config.backend == BACKEND_LLAMA_SERVER)
+                                                  ignore_eos=config.backend == BACKEND_LLAMA_SERVER,
+                                                  api_key=supervisor.api_key)
         except RequestFailed as error:
             outcome["error"] = error
 

@@ -89,12 +89,13 @@ def prompt_target(ubatch: int, ctx: int) -> int:
 
 
 def evaluate_once(url: str, tokenize_path: str, ubatch: int, ctx: int, timeout_s: float, *,
-                  ignore_eos: bool = False) -> Evaluation:
+                  ignore_eos: bool = False, api_key: str | None = None) -> Evaluation:
     """Send one long prompt and generate a few tokens; returns the prompt's token count and the measured speeds.
     ``ignore_eos`` (llama-server only) makes it generate all of them, so speeds compare like with like."""
     import httpx
 
-    with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(timeout=timeout_s, trust_env=False, headers=headers) as client:
         try:
             text, n_tokens = build_prompt(client, url, tokenize_path, prompt_target(ubatch, ctx))
             response = client.post(url + "/v1/completions", json={

@@ -73,3 +73,22 @@ class ReadinessProbe:
 
     def close(self) -> None:
         self._client.close()
+
+
+def listens_on(pid: int | None, port: int) -> bool | None:
+    """Whether process ``pid`` (or a process it started) listens on ``port``: False when the server that answered
+    there is another program; None when that cannot be told (the process is gone, or the system will not say)."""
+    import psutil
+
+    if pid is None:
+        return None
+    try:
+        process = psutil.Process(pid)
+        for each in (process, *process.children(recursive=True)):
+            connections = getattr(each, "net_connections", None) or each.connections  # psutil < 6: connections
+            if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections("inet")):
+                return True
+    except (psutil.Error, OSError):
+        logger.debug("listening sockets of process %s unreadable", pid, exc_info=True)
+        return None
+    return False

@@ -8,6 +8,7 @@ period plus a kill).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -16,10 +17,16 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from app.core.diagnosis import offload
-from app.core.launch.backends import BackendInfo, build_argv_with_notes, command_line, resolve_backend
+from app.core.diagnosis import Diagnosis, offload
+from app.core.launch.backends import (
+    BackendInfo,
+    build_argv_with_notes,
+    command_line,
+    key_environment,
+    resolve_backend,
+)
 from app.core.launch.config import LaunchConfig, apply_fix
-from app.core.launch.ports import base_url, settle_network
+from app.core.launch.ports import base_url, is_loopback, is_port_free, new_api_key, settle_network
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
 from app.core.server import crash as diag
@@ -27,9 +34,9 @@ from app.core.server.diagnosis_log import record_diagnosis
 from app.core.server.events import ACTIVE_STATES, Event, State
 from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
-from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, ready_time_limit
+from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, listens_on, ready_time_limit
 from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits, sample_server_memory
-from app.core.text import Text
+from app.core.text import T, Text
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +54,10 @@ class Supervisor:
                  ready_timeout_s: float | None = None, stop_grace_s: float = 5.0,
                  backoff_s: Iterable[float] = DEFAULT_BACKOFF_S, log_name: str | None = None,
                  extra_env: dict[str, str] | None = None, memory_watchdog: WatchdogLimits | None = None):
-        self._config = config
+        # this server's API key, made once and kept across its restarts (the chat, the share and other programs keep
+        # working); never written anywhere, handed to the engine through its environment (key_environment)
+        self._session_key = new_api_key()
+        self._config = self._keyed(config)
         self.crash_policy = CrashPolicy(auto_restart=auto_restart, max_crashes=max_crashes, window_s=crash_window_s,
                                         backoff_s=backoff_s)
         self.rlimits = rlimits
@@ -101,6 +111,17 @@ class Supervisor:
     @property
     def child(self) -> ChildProcess | None:
         return self._child
+
+    @property
+    def api_key(self) -> str | None:
+        """The key this server wants (None: programs on this computer connect without one)."""
+        return self._config.api_key
+
+    def _keyed(self, config: LaunchConfig) -> LaunchConfig:
+        """``config`` with this server's key, unless the user chose one or lets this computer connect without."""
+        if config.api_key or (not config.local_key and is_loopback(config.host)):
+            return config
+        return config.with_changes(api_key=self._session_key)
 
     @property
     def url(self) -> str:
@@ -202,8 +223,14 @@ class Supervisor:
         config = self._config
         try:
             backend = resolve_backend(config)
-            config, notes = settle_network(config.with_changes(model=str(Path(config.model).expanduser().absolute())))
+            config, notes = settle_network(config.with_changes(model=str(Path(config.model).expanduser().absolute())),
+                                           key=self._session_key)
+            _refuse_busy_port(config)
             argv, arg_notes = build_argv_with_notes(config, backend)
+        except PortTaken as error:
+            self._remember(error.diagnosis)
+            self._set_state(State.FAILED, generation, diagnosis=error.diagnosis)
+            raise
         except UserError as error:
             self._fail_to_start(generation, error, [config.server_bin or config.backend])
             raise
@@ -215,7 +242,8 @@ class Supervisor:
         try:
             child = ChildProcess(argv, on_line=lambda stream, text: self._on_line(generation, stream, text),
                                  on_exit=lambda c, rc: self._on_exit(generation, c, rc, oom_before),
-                                 env=self._child_env(), rlimits=self.rlimits, sample_memory=sample_server_memory)
+                                 env=self._child_env(config, backend), rlimits=self.rlimits,
+                                 sample_memory=sample_server_memory)
         except OSError as error:
             self._fail_to_start(generation, error, argv)
             raise UserError(self.last_diagnosis.message, self.last_diagnosis.next_step, [str(error)]) from error
@@ -234,10 +262,15 @@ class Supervisor:
     def _read_block_count(self, model: str) -> None:
         self._block_count = diag.block_count(model)
 
-    def _child_env(self) -> dict[str, str]:
+    def _child_env(self, config: LaunchConfig, backend: BackendInfo) -> dict[str, str]:
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"  # embedded server: lines arrive as printed
         env.update(self._extra_env)
+        for name, value in key_environment(config, backend).items():  # the key: never on the command line
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         return env
 
     def _fail_to_start(self, generation: int, error: UserError | OSError, argv: list[str]) -> None:
@@ -249,9 +282,15 @@ class Supervisor:
         limit = ready_time_limit(config.model, self._measured_load_s, self.ready_timeout_s)
         probe = ReadinessProbe(base_url(config.host, config.port) + backend.readiness_path, config.api_key)
         started = time.monotonic()
+        owner_checked = False
         try:
             while child.running and generation == self._generation:
                 answer = probe.check()
+                if answer != "silent" and not owner_checked:
+                    owner_checked = True
+                    if listens_on(child.pid, config.port) is False:  # another program answers on our port
+                        self._port_taken(generation, child, config)
+                        return
                 if answer == "ready":
                     self._mark_ready(generation, child, time.monotonic() - started)
                     return
@@ -271,6 +310,20 @@ class Supervisor:
         self.last_good_config = self._config  # what Recover goes back to
         self._check_offload(generation)  # said before READY: whoever waits for READY finds it in the history
         self._set_state(State.READY, generation, pid=child.pid, url=self.url, load_seconds=round(seconds, 3))
+
+    def _port_taken(self, generation: int, child: ChildProcess, config: LaunchConfig) -> None:
+        """The first answer on the port came from a program that is not this server: said at once, not Ready."""
+        with self._cond:
+            if generation != self._generation:
+                return
+            self._generation += 1  # the exit that follows is ours, not a crash
+            generation = self._generation
+        diagnosis = port_taken_diagnosis(config, T("the answer on port {port} came from another program, not from "
+                                                   "the server just started", "端口 {port} 上的回答来自其他程序，而不是"
+                                                   "刚启动的服务器", port=config.port).render())
+        self._remember(diagnosis)
+        child.stop(self.stop_grace_s)
+        self._set_state(State.FAILED, generation, diagnosis=diagnosis, pid=child.pid)
 
     def _readiness_timed_out(self, generation: int, child: ChildProcess, limit: float, seen: str) -> None:
         with self._cond:
@@ -424,7 +477,7 @@ class Supervisor:
         """Use another config from the next start on (the running child keeps its settings)."""
         if config.model != self._config.model:
             self._block_count = None
-        self._config = config
+        self._config = self._keyed(config)
 
     def add_closer(self, close: Callable[[], None]) -> None:
         """Something that must not outlive this supervisor (the LAN share's proxy): ``close()`` calls it first."""
@@ -440,3 +493,27 @@ class Supervisor:
             self.watchdog.close()
         self.stop()
         self.log.close()
+
+
+def port_taken_diagnosis(config: LaunchConfig, evidence: str) -> Diagnosis:
+    """The crash decoder's sentence for a busy port ("Port N is already used by …", with the free-port fix), for a
+    port found taken before the server ran: no exit code, the evidence is what the app saw."""
+    line = f"couldn't bind HTTP server socket, hostname: {config.host}, port: {config.port}"
+    diagnosis = diag.diagnose_exit(1, [line], config, pid=0, before=None, rss_samples=[])
+    return dataclasses.replace(diagnosis, evidence=(evidence,), exit_code=None, exit_meaning=T("", ""))
+
+
+class PortTaken(UserError):
+    """The port the server must use is held by another program (``diagnosis``: the busy-port sentence and fix)."""
+
+    def __init__(self, diagnosis: Diagnosis):
+        super().__init__(diagnosis.message, diagnosis.next_step, tuple(diagnosis.evidence), action=diagnosis.action)
+        self.diagnosis = diagnosis
+
+
+def _refuse_busy_port(config: LaunchConfig) -> None:
+    """A port the user fixed (no free one picked instead) that another program holds: refused before the start,
+    with the same sentence as a bind failure, instead of a server that loads the model first and then fails."""
+    if config.pick_free_port or is_port_free(config.host, config.port):
+        return
+    raise PortTaken(port_taken_diagnosis(config, f"port {config.port} on {config.host}: cannot be bound (in use)"))

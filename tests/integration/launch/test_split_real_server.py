@@ -17,7 +17,7 @@ def test_llama_server_with_a_tensor_split_loads_on_the_cpu(running_server):
     supervisor = running_server("llama-server", **SPLIT)
     argv = supervisor.argv
     assert argv[argv.index("-ts") + 1] == "1,1"
-    assert chat_once(supervisor.url)["choices"][0]["message"]["role"] == "assistant"
+    assert chat_once(supervisor)["choices"][0]["message"]["role"] == "assistant"
     assert psutil.Process(supervisor.pid).environ().get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID"
     supervisor.stop()
     assert supervisor.state is State.STOPPED
@@ -29,4 +29,4 @@ def test_built_in_engine_with_a_tensor_split_and_row_mode_loads_on_the_cpu(runni
     argv = supervisor.argv
     at = argv.index("--tensor_split")
     assert argv[at + 1:at + 3] == ["1", "1"] and argv[argv.index("--split_mode") + 1] == "2"
-    assert chat_once(supervisor.url)["choices"][0]["message"]["role"] == "assistant"
+    assert chat_once(supervisor)["choices"][0]["message"]["role"] == "assistant"

@@ -51,20 +51,21 @@ def test_llama_server_loads_and_generates(arch, dtype, quantized_models, llama_s
     config = LaunchConfig(model=str(model), backend="llama-server", server_bin=llama_server_bin, ctx=CTX, threads=1,
                           batch=128, ubatch=128, port=find_free_port())
     supervisor = Supervisor(config, auto_restart=False)
+    auth = {"Authorization": f"Bearer {supervisor.api_key}"}
     try:
         supervisor.start()
         state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, READY_S)
         log = "\n".join(line.text for line in supervisor.tail(25))
         assert state is State.READY, f"{arch} {dtype} did not load in llama-server ({state}): " \
                                      f"{supervisor.last_diagnosis}\n{log}"
-        reply = httpx.post(supervisor.url + "/completion", timeout=60, json={
+        reply = httpx.post(supervisor.url + "/completion", timeout=60, headers=auth, json={
             "prompt": PROMPT, "n_predict": N_PREDICT, "ignore_eos": True, "temperature": 0, "n_probs": 1})
         assert reply.status_code == 200, reply.text
         body = reply.json()
         assert body["tokens_predicted"] == N_PREDICT, body
         logprobs = [p["logprob"] for p in body.get("completion_probabilities", [])]
         assert len(logprobs) == N_PREDICT and _finite(logprobs), body.get("completion_probabilities")
-        props = httpx.get(supervisor.url + "/props", timeout=10).json()
+        props = httpx.get(supervisor.url + "/props", timeout=10, headers=auth).json()
         assert Path(props["model_path"]) == model
         assert props.get("chat_template"), "llama-server did not read the file's chat template"
     finally:

@@ -48,6 +48,7 @@ def test_llama_server_loads_the_found_projector_and_answers_an_image(tmp_path, l
     config = LaunchConfig(model=str(model), backend="llama-server", server_bin=llama_server_bin, ctx=256, threads=1,
                           batch=128, ubatch=128, port=find_free_port(), mmproj=str(projector))
     supervisor = Supervisor(config, auto_restart=False)
+    auth = {"Authorization": f"Bearer {supervisor.api_key}"}
     try:
         supervisor.start()
         state = supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, READY_S)
@@ -55,7 +56,7 @@ def test_llama_server_loads_the_found_projector_and_answers_an_image(tmp_path, l
         assert state is State.READY, f"not ready with the projector ({state}): {supervisor.last_diagnosis}\n{log}"
         assert "loaded multimodal model" in log, log
         image = "data:image/png;base64," + base64.b64encode(tiny_png(16, 16)).decode("ascii")
-        reply = httpx.post(supervisor.url + "/v1/chat/completions", timeout=60, json={
+        reply = httpx.post(supervisor.url + "/v1/chat/completions", timeout=60, headers=auth, json={
             "messages": [{"role": "user", "content": [
                 {"type": "text", "text": "What is in this picture?"},
                 {"type": "image_url", "image_url": {"url": image}}]}],
@@ -64,7 +65,7 @@ def test_llama_server_loads_the_found_projector_and_answers_an_image(tmp_path, l
         body = reply.json()
         assert body["usage"]["completion_tokens"] == 4, body
         # the image became spec.n_patches embeddings in the prompt, next to the text's tokens
-        text_only = httpx.post(supervisor.url + "/v1/chat/completions", timeout=60, json={
+        text_only = httpx.post(supervisor.url + "/v1/chat/completions", timeout=60, headers=auth, json={
             "messages": [{"role": "user", "content": [{"type": "text", "text": "What is in this picture?"}]}],
             "max_tokens": 1, "temperature": 0}).json()
         assert body["usage"]["prompt_tokens"] - text_only["usage"]["prompt_tokens"] >= spec.n_patches, (body, text_only)

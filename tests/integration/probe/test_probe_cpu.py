@@ -57,7 +57,8 @@ def load_once(config: LaunchConfig, data_cap: int | None) -> tuple[bool, int]:
         if state is not State.READY:
             return False, 0
         try:
-            reply = httpx.post(supervisor.url + "/completion", json={"prompt": "x" * 150, "n_predict": 4}, timeout=60)
+            reply = httpx.post(supervisor.url + "/completion", json={"prompt": "x" * 150, "n_predict": 4}, timeout=60,
+                               headers={"Authorization": f"Bearer {supervisor.api_key}"})
         except httpx.HTTPError:  # the server died evaluating the prompt
             return False, 0
         return reply.status_code == 200, _vm_data(supervisor.pid)

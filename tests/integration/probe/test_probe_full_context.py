@@ -46,7 +46,8 @@ def _peak_with_the_context_filled(config: LaunchConfig) -> tuple[int, int]:
         # the prompt is cut to at most the target with the server's tokenizer, a few % short on a BPE vocabulary:
         # aim at 90 % for at least 80 %; evaluate_once sends its micro-batch argument + 16 tokens
         target = int(config.ctx * (FILL + 0.1))
-        evaluation = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, target - 16, config.ctx, 900)
+        evaluation = evaluate_once(supervisor.url, supervisor.backend.tokenize_path, target - 16, config.ctx, 900,
+                                   api_key=supervisor.api_key)
         return _peak_resident(supervisor.pid), evaluation.prompt_tokens
     finally:
         supervisor.close()

@@ -61,7 +61,8 @@ def _started(config: LaunchConfig, *, auto_restart: bool = False) -> Supervisor:
 
 
 def _chat(supervisor: Supervisor, **extra) -> dict:
-    reply = httpx.post(supervisor.url + "/v1/chat/completions", json=CHAT | extra, timeout=120)
+    reply = httpx.post(supervisor.url + "/v1/chat/completions", json=CHAT | extra, timeout=120,
+                       headers={"Authorization": f"Bearer {supervisor.api_key}"})
     assert reply.status_code == 200, reply.text
     return reply.json()
 
@@ -106,7 +107,8 @@ def test_a_worker_killed_mid_chat_is_diagnosed_and_the_restart_without_it_works(
         def stream() -> None:
             body = CHAT | {"max_tokens": 2000, "stream": True, "ignore_eos": True}
             try:
-                with httpx.stream("POST", supervisor.url + "/v1/chat/completions", json=body, timeout=60) as r:
+                with httpx.stream("POST", supervisor.url + "/v1/chat/completions", json=body, timeout=60,
+                                  headers={"Authorization": f"Bearer {supervisor.api_key}"}) as r:
                     for _ in r.iter_lines():
                         first_token.set()
             except httpx.HTTPError:

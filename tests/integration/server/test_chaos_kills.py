@@ -50,7 +50,7 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
     supervisor = Supervisor(config, backoff_s=(0.1,), max_crashes=3, crash_window_s=60)
     crashes = []
     supervisor.subscribe(lambda e: crashes.append(e) if e.kind == "crash" else None)
-    client = ChatClient(lambda: supervisor.url, backend="llama-server")
+    client = ChatClient(lambda: supervisor.url, backend="llama-server", api_key=supervisor.api_key)
     session = ChatSession(client, params=ChatParams(max_tokens=200), directory=tmp_path)
     recoveries: list[int] = []
     pids: list[int] = []

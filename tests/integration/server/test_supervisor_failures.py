@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import socket
+import threading
+import time
 
 import psutil
 import pytest
@@ -61,13 +64,17 @@ def test_port_taken_at_bind_time_is_diagnosed_without_restart(backend, server_co
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         taken = busy.getsockname()[1]
-        supervisor = run_until_settled(server_config(backend, port=taken, pick_free_port=False))
-    try:
-        assert supervisor.state is State.FAILED, supervisor.tail(20)
-        assert supervisor.last_diagnosis.cause == "port_in_use" and not supervisor.last_diagnosis.restartable
-        assert supervisor.restart_count == 0
-    finally:
-        supervisor.close()
+        supervisor = Supervisor(server_config(backend, port=taken, pick_free_port=False))
+        try:
+            with pytest.raises(UserError) as refused:  # at once: no server loads the model first, then fails
+                supervisor.start()
+            assert supervisor.state is State.FAILED and supervisor.pid is None, supervisor.tail(20)
+            assert supervisor.last_diagnosis.cause == "port_in_use" and not supervisor.last_diagnosis.restartable
+            assert refused.value.message.render("en").startswith(f"Port {taken} is already used by ")
+            assert supervisor.last_diagnosis.to_dict("en")["fix"] == {"port": 0}  # "Let the app pick a free port"
+            assert supervisor.restart_count == 0
+        finally:
+            supervisor.close()
 
 
 def test_missing_binary_is_a_sentence_not_a_traceback(server_config, tmp_path):
@@ -140,5 +147,45 @@ def test_crash_loop_guard_stops_restarting(server_config, fake_server_bin):
         assert len(crash_events(supervisor)) == 3 and supervisor.restart_count == 2
         failed = [e for e in supervisor.history if e.kind == "state" and e.state is State.FAILED][-1]
         assert failed.data["reason"] == "crash_loop"
+    finally:
+        supervisor.close()
+
+
+class _OtherServer(http.server.BaseHTTPRequestHandler):
+    """Another program on the port: it answers every readiness check with 200."""
+
+    def do_GET(self) -> None:
+        body = b'{"status": "ok", "data": []}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args) -> None:
+        pass
+
+
+def test_an_answer_from_another_program_on_the_port_is_not_taken_for_the_server(server_config):
+    """The built-in engine binds only once its model is loaded: another program that takes the port meanwhile
+    answers the readiness check. Before: Ready for that program, then the crash when the engine could not bind."""
+    config = server_config("embedded", pick_free_port=False)
+    supervisor = Supervisor(config, auto_restart=False)
+    try:
+        supervisor.start()  # the port is free now; the engine imports llama-cpp-python for a second or more
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", config.port), _OtherServer)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        started = time.monotonic()
+        try:
+            state = supervisor.wait_for({State.READY, State.FAILED}, 60)
+        finally:
+            other.shutdown()
+            other.server_close()
+        print(f"\nanother program on port {config.port}: {state.value} after {time.monotonic() - started:.2f} s")
+        assert state is State.FAILED and State.READY not in [e.state for e in supervisor.history]
+        diagnosis = supervisor.last_diagnosis
+        assert diagnosis.cause == "port_in_use", diagnosis
+        assert diagnosis.message.render("en").startswith(f"Port {config.port} is already used by ")
+        assert "another program" in " ".join(diagnosis.evidence)
     finally:
         supervisor.close()

@@ -14,8 +14,10 @@ from app.core.server.supervisor import State
 BACKENDS = ("embedded", "llama-server")
 
 
-def chat_once(url: str) -> dict:
-    response = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={
+def chat_once(supervisor) -> dict:
+    """One chat request as the app's own clients send it: with the server's key."""
+    response = httpx.post(f"{supervisor.url}/v1/chat/completions", timeout=60,
+                          headers={"Authorization": f"Bearer {supervisor.api_key}"}, json={
         "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "temperature": 0})
     assert response.status_code == 200, response.text
     return response.json()
@@ -37,7 +39,7 @@ def test_start_ready_chat_stop(backend, running_server):
     assert ready.data["pid"] == supervisor.pid and ready.data["url"] == supervisor.url
     assert supervisor.load_seconds is not None and supervisor.load_seconds < 60
 
-    reply = chat_once(supervisor.url)
+    reply = chat_once(supervisor)
     assert reply["choices"][0]["message"]["role"] == "assistant"
 
     pid = supervisor.pid
@@ -70,7 +72,7 @@ def test_killed_child_is_diagnosed_and_restarted(backend, running_server):
     assert crash["diagnosis"]["fix"] == {}
     assert supervisor.restart_count == 1 and supervisor.last_diagnosis.cause == crash["diagnosis"]["cause"]
     assert supervisor.pid not in (None, first_pid)
-    chat_once(supervisor.url)  # the restarted child really serves (and was not killed with its spawning thread)
+    chat_once(supervisor)  # the restarted child really serves (and was not killed with its spawning thread)
     snapshot = supervisor.snapshot("en")
     assert snapshot["state"] == "ready" and snapshot["restart_count"] == 1
     assert snapshot["last_diagnosis"]["cause"] == crash["diagnosis"]["cause"]
@@ -84,7 +86,8 @@ def test_listening_beyond_this_computer_requires_the_generated_key(backend, runn
     key = supervisor.config.api_key
     assert key and supervisor.url.startswith("http://127.0.0.1:")
     starting = next(e for e in supervisor.history if e.state is State.STARTING)
-    assert any(key in note.render("en") for note in starting.data["notes"])
+    notes = " ".join(note.render("en") for note in starting.data["notes"])
+    assert "other computers can reach it" in notes and key not in notes and key[:4] + "\u2022" in notes  # masked
     assert httpx.get(f"{supervisor.url}/v1/models", timeout=10).status_code == 401
     allowed = httpx.get(f"{supervisor.url}/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
     assert allowed.status_code == 200

@@ -51,7 +51,8 @@ def test_an_applied_fix_is_said_on_the_card_and_its_button_is_off(qtbot, tmp_pat
         assert card.applied == APPLIED and not card.apply_button.isEnabled()
         assert card.title.text() == f"Applied: Context size: 8192 → {fix['ctx']}; the server is running again."
         assert not card.fix_changes.isVisibleTo(card)  # "The fix changes: …" is history now
-        props = httpx.get(supervisor.url + "/props", timeout=30).json()
+        props = httpx.get(supervisor.url + "/props", timeout=30,
+                          headers={"Authorization": f"Bearer {supervisor.api_key}"}).json()
         assert props["default_generation_settings"]["n_ctx"] == fix["ctx"]  # the server says it runs the fix
     finally:
         bridge.close()

@@ -64,7 +64,7 @@ def test_the_demo_model_answers_paris_on_both_engines(request, real_demo, engine
         supervisor.start()
         state = supervisor.wait_for({State.READY, State.FAILED}, 120)
         assert state is State.READY, f"{supervisor.last_diagnosis}; {supervisor.tail(20)}"
-        client = ChatClient(supervisor.url, backend=engine)
+        client = ChatClient(supervisor.url, backend=engine, api_key=supervisor.api_key)
         reply = client.stream([{"role": "user", "content": QUESTION}],
                               ChatParams(temperature=0, seed=0, max_tokens=64))
         answer = "".join(reply)

@@ -14,6 +14,7 @@ from app.core.launch.backends import (
     build_argv_with_notes,
     command_line,
     embedded_backend,
+    key_environment,
 )
 from app.core.launch.config import LaunchConfig
 from app.core.launch.discovery import parse_help_flags, parse_version
@@ -42,12 +43,32 @@ def value_after(argv: list[str], *names: str) -> str:
     raise AssertionError(f"none of {names} in {argv}")
 
 
-def test_a_key_that_starts_with_a_dash_stays_the_options_value():
-    argv = build_argv(CONFIG.with_changes(backend="embedded", api_key="-Xq9"), embedded_backend())
-    assert "--api_key=-Xq9" in argv and "-Xq9" not in argv
+def test_the_key_goes_through_the_environment_never_the_command_line():
+    config = CONFIG.with_changes(backend="embedded", api_key="-Xq9")
+    argv = build_argv(config, embedded_backend())
+    assert not any("Xq9" in word for word in argv) and not any(word.startswith("--api") for word in argv)
+    assert key_environment(config, embedded_backend())["API_KEY"] == "-Xq9"  # llama-cpp-python's pydantic settings
+    recent = server_backend(NEW_HELP)
+    assert not any("sekret" in word for word in build_argv(CONFIG, recent))
+    env = key_environment(CONFIG, recent)
+    assert env["LLAMA_API_KEY"] == "sekret" and env["API_KEY"] is None  # an inherited key is removed, not kept
+    assert set(key_environment(CONFIG.with_changes(api_key=None), recent).values()) == {None}
+
+
+def test_new_keys_have_no_dash_and_no_look_alike_characters():
     from app.core.launch.ports import new_api_key
 
-    assert all(not new_api_key().startswith("-") for _ in range(2000))  # one in 64 token_urlsafe keys does
+    keys = [new_api_key() for _ in range(2000)]  # one in 64 token_urlsafe keys started with "-"
+    assert all(not key.startswith("-") and len(key) >= 32 for key in keys) and len(set(keys)) == len(keys)
+    assert not set("".join(keys)) & set("Il1O0-_")
+
+
+def test_an_old_build_gets_the_key_on_its_command_line_and_the_shown_line_masks_it():
+    argv = build_argv(CONFIG, server_backend(OLD_HELP))  # its --help names no environment variable for the key
+    assert value_after(argv, "--api-key") == "sekret"
+    shown = command_line(argv)
+    assert "sekret" not in shown and "--api-key" in shown and "\u2022" in shown
+    assert "sekret" not in command_line(["llama-server", "--api_key=sekret"])
 
 
 def flags_in(argv: list[str]) -> set[str]:
@@ -79,7 +100,8 @@ def test_llama_server_argv_from_recent_help():
     assert value_after(argv, "-fa", "--flash-attn") == "on"
     assert value_after(argv, "-lm", "--load-mode") == "none"
     assert value_after(argv, "-fit", "--fit") == "off"  # explicit values must not be re-fitted behind our back
-    assert value_after(argv, "--api-key") == "sekret" and value_after(argv, "--port") == "8123"
+    assert value_after(argv, "--port") == "8123" and "--api-key" not in argv  # the key: key_environment
+    assert value_after(argv, "-a", "--alias") == "my model.gguf"  # /v1/models names the file, not its path
     assert argv[-1] == "--metrics"
     assert flags_in(argv[:-1]) <= set(parse_help_flags(NEW_HELP))
 
@@ -110,7 +132,8 @@ def test_embedded_argv_from_the_same_config():
     assert value_after(argv, "--n_ctx") == "2048" and value_after(argv, "--n_gpu_layers") == "10"
     assert value_after(argv, "--type_k") == "8" and value_after(argv, "--type_v") == "8"  # ggml type id of q8_0
     assert value_after(argv, "--use_mmap") == "false" and value_after(argv, "--flash_attn") == "true"
-    assert "--api_key=sekret" in argv and value_after(argv, "--n_threads") == "4"  # one word: see below
+    assert value_after(argv, "--n_threads") == "4" and not any("sekret" in word for word in argv)
+    assert value_after(argv, "--model_alias") == "my model.gguf"
     assert {flag.split("=")[0] for flag in flags_in(argv[3:-1])} <= EMBEDDED_FLAGS
     assert any("parallel" in note.render("en") for note in notes)  # one request at a time
 
@@ -124,7 +147,7 @@ def test_bad_values_are_user_errors():
 
 
 @pytest.mark.parametrize("argv", [
-    ["/opt/llama server/llama-server", "-m", "/models/it's here.gguf", "--api-key", 'a"b$c`d'],
+    ["/opt/llama server/llama-server", "-m", "/models/it's here.gguf", "--ctx-size", 'a"b$c`d'],
     ["llama-server", "-m", "模型 文件.gguf", "--alias", ""],
 ])
 def test_command_line_round_trip(argv):
@@ -149,7 +172,8 @@ def test_other_machines_get_a_key_and_a_busy_port_is_replaced():
     assert config.api_key and len(config.api_key) >= 24
     assert config.port != port
     rendered = " ".join(note.render("en") for note in notes)
-    assert config.api_key in rendered and f"Port {port} is in use" in rendered
+    assert config.api_key not in rendered and config.api_key[:4] + "\u2022" in rendered  # masked
+    assert f"Port {port} is in use" in rendered
     same, no_notes = settle_network(CONFIG.with_changes(port=config.port))
     assert same.port == config.port and same.api_key == "sekret" and no_notes == []
 

@@ -116,6 +116,7 @@ class FakeSupervisor(FakeLog):
     """What _exercise reads of a supervisor whose server broke the connection but reported no crash (yet)."""
 
     url, backend, last_diagnosis = "http://127.0.0.1:1", SimpleNamespace(tokenize_path="/tokenize"), None
+    api_key = "key-of-this-server"
     child = SimpleNamespace(running=True)
 
     def wait_for(self, states, timeout):

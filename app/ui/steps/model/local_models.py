@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.gguf.naming import file_type_text
 from app.core.library.scan import LocalModel, find_local_models
 from app.core.problem import Status
 from app.core.text import human_bytes
@@ -118,7 +119,8 @@ class LocalModels(Retranslating, QWidget):
         selected = self.selected_path()
         self.tree.clear()
         for model in self.models:
-            item = QTreeWidgetItem([model.name, human_bytes(model.size), model.quant or "?",
+            file_type = file_type_text(model.quant)
+            item = QTreeWidgetItem([model.name, human_bytes(model.size), file_type.render() if file_type else "?",
                                     model.app_name.render(), self._checks_text(model)])
             item.setData(0, PATH_ROLE, model.path)
             item.setToolTip(0, model.path)

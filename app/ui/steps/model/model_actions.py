@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 
+from app.core.gguf.naming import file_type_text, own_name_note
 from app.core.problem import Check, FixAction, Status, UserError, error_detail
 from app.core.session import CheckedModel, check_model
 from app.core.text import T, human_bytes
@@ -141,15 +142,25 @@ def summary_text(path: str | None, model: CheckedModel | None) -> str:
     info = model.info if model is not None else None
     if info is None:
         return name
-    parts = [info.name or name, info.architecture or "?"]
+    parts = [info.architecture or "?"]  # the title is the file name (the line above); see summary_tooltip
     if info.parameter_count:
         parts.append(tr("{n} parameters").format(n=_short_count(info.parameter_count)))
-    if info.file_type_name:
-        parts.append(str(info.file_type_name))
+    file_type = file_type_text(info.file_type_name)
+    if file_type is not None:
+        parts.append(file_type.render())
     parts.append(human_bytes(info.file_size))
     if info.context_length:
         parts.append(tr("trained context {n}").format(n=info.context_length))
     return f"{name}\n" + " · ".join(unbroken(str(part)) for part in parts)  # lines break at the " · " only
+
+
+def summary_tooltip(path: str | None, model: CheckedModel | None) -> str:
+    """What the file calls itself (its ``general.name``), when that says something its file name does not."""
+    info = model.info if model is not None else None
+    if path is None or info is None:
+        return ""
+    note = own_name_note(Path(path).name, info.name)
+    return note.render() if note is not None else ""
 
 
 def _is_cjk(ch: str) -> bool:

@@ -130,6 +130,7 @@ class ModelPanel(Retranslating, QWidget):
             self.demo_hint.setText(actions.demo_hint_text(self.path, self.demo_result))
         self.demo_hint.setVisible(bool(self.demo_hint.text()))
         self.summary.setText(actions.summary_text(self.path, self.report))
+        self.summary.setToolTip(actions.summary_tooltip(self.path, self.report))
         self.checks.set_checks(self.report.checks if self.report is not None else [])
 
     # --- choosing a model ------------------------------------------------------------------------

@@ -34,7 +34,8 @@ def test_list_fills_when_shown_and_opens_on_double_click(qtbot, tmp_path):
     rows = _rows(local)
     assert len(rows) == 7
     ollama = rows[str(fake["ollama"])]
-    assert ollama.text(0) == "tiny:latest" and ollama.text(2) == "ALL_F32" and ollama.text(3) == "Ollama"
+    assert ollama.text(0) == "tiny:latest" and ollama.text(3) == "Ollama"
+    assert ollama.text(2) == "32-bit, not quantized (F32)"  # the file type in words, not "ALL_F32"
     assert ollama.text(4) == "passed"
     assert rows[str(fake["broken"])].text(4) == "did not pass" and rows[str(fake["broken"])].toolTip(4)
     local.section.set_expanded(True)

@@ -14,6 +14,7 @@ from app.cli._types import context_size, gpu_layers, non_negative_int, percent, 
 from app.cli.plan import add_gpu_split_arguments, split_from_args
 from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
+from app.core.launch.ports import masked_key
 from app.core.problem import USER_ERROR_JSON, UserError, problem_json
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
@@ -37,7 +38,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="context size in tokens (default: 4096, or the model's training length if shorter)")
     parser.add_argument("--gpu-layers", type=gpu_layers, default=0, help="layers on the GPU (-1 = all)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="requests served at once (llama-server)")
-    parser.add_argument("--api-key", help="require this key (one is generated when listening beyond this computer)")
+    parser.add_argument("--api-key", help="require this key (default: one made for this run, printed once when the "
+                                          "server is ready; web pages cannot use the server without it)")
+    parser.add_argument("--no-key", action="store_true",
+                        help="programs on this computer connect without a key (so can web pages open in a browser "
+                             "here); a server listening beyond this computer still gets one")
     parser.add_argument("--mmproj", metavar="PATH",
                         help="vision projector GGUF (llama-server; default: an mmproj*.gguf found next to the model)")
     parser.add_argument("--no-mmproj", action="store_true", help="do not load a vision projector")
@@ -68,7 +73,8 @@ def config_from_args(args: argparse.Namespace) -> LaunchConfig:
     info = read_model(str(model))  # a missing, empty, non-GGUF or truncated file is refused before any server starts
     return LaunchConfig(model=str(model.absolute()), backend=chosen_backend(args), server_bin=args.server_bin,
                         ctx=args.ctx or first_run_ctx(info), gpu_layers=args.gpu_layers, parallel=args.parallel,
-                        host=args.host, port=args.port, api_key=args.api_key, mmproj=_projector(args, model),
+                        host=args.host, port=args.port, api_key=args.api_key, local_key=not args.no_key,
+                        mmproj=_projector(args, model),
                         n_cpu_moe=args.n_cpu_moe, **split_from_args(args))
 
 
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     supervisor = Supervisor(config, auto_restart=not args.no_restart,
                             memory_watchdog=None if args.no_watchdog else limits)
     supervisor.subscribe(lambda event: _show(event, json_mode=args.json, logs=args.logs))
+    supervisor.subscribe(_key_teller(supervisor, args.json, own_key=bool(args.api_key)))
     try:  # SIGINT and SIGTERM arrive as KeyboardInterrupt (the dispatcher installs the handlers)
         supervisor.start()
         if args.share is not None:
@@ -159,6 +166,39 @@ def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bo
             print(share.summary(), flush=True)
             print(T("Key for the other devices (shown only now): {key}", "给其他设备的密钥（只在此时显示）：{key}",
                     key=share.settings.api_key), flush=True)
+
+
+def _key_teller(supervisor: Supervisor, json_mode: bool, *, own_key: bool):
+    """Once the server is first ready: how other programs on this computer connect. The key is printed in full once
+    (a JSON ``key`` event, or a line of its own on a terminal); written to a file or a pipe it is masked, with the
+    two ways to connect without reading it (your own --api-key, or --no-key)."""
+    told = threading.Event()
+
+    def tell(event: Event) -> None:
+        if event.kind != "state" or event.state is not State.READY or told.is_set():
+            return
+        told.set()
+        key, url = supervisor.api_key, supervisor.url
+        with _print_lock:
+            if json_mode:
+                print_json_line({"event": "key", "url": f"{url}/v1", "api_key": key})
+            elif key is None:
+                print(T("Programs on this computer connect to {url}/v1 without a key.",
+                        "本机上的程序无需密钥即可连接 {url}/v1。", url=url), flush=True)
+            elif own_key:
+                print(T("Programs on this computer connect to {url}/v1 with the API key you gave.",
+                        "本机上的程序使用你提供的 API 密钥连接 {url}/v1。", url=url), flush=True)
+            elif sys.stdout.isatty():
+                print(T("Programs on this computer connect to {url}/v1 with this API key (shown only now):",
+                        "本机上的程序使用此 API 密钥连接 {url}/v1（只在此时显示）：", url=url), flush=True)
+                print(key, flush=True)
+            else:
+                print(T("Programs on this computer connect to {url}/v1 with the API key {masked} made for this run; "
+                        "to connect one, start with --api-key YOUR-KEY (or --no-key).",
+                        "本机上的程序使用为本次运行生成的 API 密钥 {masked} 连接 {url}/v1；要连接其他程序，"
+                        "请用 --api-key 你的密钥 启动（或用 --no-key）。", url=url, masked=masked_key(key)), flush=True)
+
+    return tell
 
 
 def _handle_stale_children(kill: bool, json_mode: bool) -> None:

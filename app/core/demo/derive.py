@@ -11,7 +11,6 @@ answers wrongly, the download is used and one sentence says so.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.demo import errors
 from app.core.demo.answer import AnswerCheck, AskCancelled, ask_capital
 from app.core.demo.errors import CopyNotUsed
@@ -146,7 +146,7 @@ def _intact(copy: Path, source: DemoSource, digest: str | None, emit: EmitFn, ca
 
 def _load(copy: Path, source: DemoSource) -> dict | None:
     try:
-        record = json.loads(record_path(copy).read_text(encoding="utf-8"))
+        record = read_json(record_path(copy))
         _check(record)
         if record["source_sha256"] == source.sha256 and isinstance(record["key"], str):
             return record

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.bounded_json import read_json
 from app.core.engine import cpu_isa, gpu_build
 from app.core.engine.amx_compiler import with_compiler_verdict
 from app.core.engine.build_flags import BuildChoice, choose, summary_line
@@ -172,7 +173,7 @@ def write_record(python: str, spec: EngineSpec, choice: BuildChoice, cmake_args:
                  report: cpu_isa.IsaReport) -> None:
     path = venv_prefix(python) / RECORD_NAME
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = read_json(path)
     except (OSError, ValueError):
         records = {}
     records[spec.package] = {"version": spec.version, "cmake_args": list(cmake_args), "native": choice.native,
@@ -236,7 +237,7 @@ def _gpu_args(python: str, spec: EngineSpec, gpu: str | None) -> tuple[str, ...]
 
 def _record(python: str, spec: EngineSpec) -> dict:
     try:
-        records = json.loads((venv_prefix(python) / RECORD_NAME).read_text(encoding="utf-8"))
+        records = read_json(venv_prefix(python) / RECORD_NAME)
     except (OSError, ValueError):
         return {}
     record = records.get(spec.package, {})

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.bounded_json import read_json
 from app.core.engine.build import RECORD_NAME
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ class BuildRecord:
 def read_all(prefix: Path | None = None) -> dict[str, BuildRecord]:
     path = (prefix or Path(sys.prefix)) / RECORD_NAME
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json(path)
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from pathlib import Path
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, IsaReport, Verdict, probe
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def _cache_file() -> Path:
 def current_report(*, refresh: bool = False) -> IsaReport:
     key = cpu_fingerprint()
     try:
-        entries = json.loads(_cache_file().read_text(encoding="utf-8"))
+        entries = read_json(_cache_file())
     except (OSError, ValueError):
         entries = {}
     if not refresh and isinstance(entries.get(key), dict):

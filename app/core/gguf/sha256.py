@@ -9,7 +9,6 @@ while the worker hashes), which are cached with the digest.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.gguf.zero_runs import ZeroRun, ZeroScanner
 from app.core.paths import cache_dir
 from app.core.problem import UserError
@@ -46,7 +46,7 @@ def _cache_file() -> Path:
 
 def _load_cache() -> dict:
     try:
-        data = json.loads(_cache_file().read_text(encoding="utf-8"))
+        data = read_json(_cache_file())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

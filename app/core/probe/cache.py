@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.paths import cache_dir
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,7 @@ def _path(key: dict[str, Any]):
 def load_cached(key: dict[str, Any]) -> dict[str, Any] | None:
     """The stored result for exactly this key, or None (missing, unreadable or for another key)."""
     try:
-        with open(_path(key), encoding="utf-8") as handle:
-            stored = json.load(handle)
+        stored = read_json(_path(key))
     except FileNotFoundError:
         return None  # not measured yet
     except (OSError, ValueError):  # unreadable or half-written: measured again

@@ -6,7 +6,6 @@ A pid is only ever reported (or killed) when all three still match: a reused pid
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -17,6 +16,7 @@ from pathlib import Path
 import psutil
 
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.paths import data_dir
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def _same_process(pid: int, create_time: float, cmdline: list[str] | None = None
 
 def _load(record: Path) -> dict | None:
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = read_json(record)
         int(data["pid"]), float(data["create_time"]), list(data["cmdline"])
         return data
     except (OSError, ValueError, KeyError, TypeError):  # half-written or foreign: not a record of ours

@@ -52,13 +52,13 @@ def context_out_of_memory(s: Situation) -> Parts:
         hint = T("Lower the context to {ctx} tokens and the micro-batch to {ub}"
                  + (", serve one chat at a time" if one_chat else "")
                  + ", then restart.",
-                 "把上下文长度降到 {ctx} 个 token、微批大小降到 {ub}"
+                 "把上下文长度降到 {ctx} 个词元、微批大小降到 {ub}"
                  + ("，并且一次只处理一个对话" if one_chat else "")
                  + "，然后重新启动。",
                  ctx=fix.get("ctx", ctx), ub=SMALL_UBATCH)
     if _compute_buffers(s) and ctx:
         message = T("There was not enough memory for the working buffers of the context ({ctx} tokens).",
-                    "内存不足以分配 {ctx} 个 token 上下文所需的计算缓冲区。", ctx=ctx)
+                    "内存不足以分配 {ctx} 个词元上下文所需的计算缓冲区。", ctx=ctx)
         return message, hint, fix, _restartable(s)
     on_gpu = (s.facts.failed_alloc_device or "").upper().startswith(("GPU", "CUDA", "ROCM", "VULKAN", "METAL", "SYCL"))
     needed = human_bytes(s.facts.failed_alloc_bytes) if s.facts.failed_alloc_bytes else None
@@ -66,10 +66,10 @@ def context_out_of_memory(s: Situation) -> Parts:
         where_en, where_zh = ("graphics memory", "显存") if on_gpu else ("memory", "内存")
         message = T("There was not enough " + where_en + " for the conversation memory (KV cache) of {ctx} tokens: "
                     "it needed {size}.",
-                    where_zh + "不足以存放 {ctx} 个 token 的对话缓存（KV cache）：需要 {size}。", ctx=ctx, size=needed)
+                    where_zh + "不足以存放 {ctx} 个词元的对话缓存（KV 缓存）：需要 {size}。", ctx=ctx, size=needed)
     elif ctx:
         message = T("There was not enough memory for the conversation memory (KV cache) of {ctx} tokens.",
-                    "没有足够的内存存放 {ctx} 个 token 的对话缓存（KV cache）。", ctx=ctx)
+                    "没有足够的内存存放 {ctx} 个词元的对话缓存（KV 缓存）。", ctx=ctx)
     else:
         message = T("There was not enough memory to set up the conversation memory (context).",
                     "没有足够的内存来建立对话缓存（上下文）。")

@@ -79,11 +79,11 @@ def _context_hint(fix: dict[str, Any]) -> Text:
     if "ctx" in fix and "parallel" in fix:
         return T(
             "Lower the context to {ctx} tokens, serve one chat at a time, and restart.",
-            "把上下文长度降到 {ctx} 个 token，并且一次只处理一个对话，然后重新启动。",
+            "把上下文长度降到 {ctx} 个词元，并且一次只处理一个对话，然后重新启动。",
             ctx=fix["ctx"],
         )
     if "ctx" in fix:
-        return T("Lower the context to {ctx} tokens and restart.", "把上下文长度降到 {ctx} 个 token，然后重新启动。",
+        return T("Lower the context to {ctx} tokens and restart.", "把上下文长度降到 {ctx} 个词元，然后重新启动。",
                  ctx=fix["ctx"])
     return T("Serve one chat at a time (parallel 1) and restart.", "改为一次只处理一个对话（并发数 1），然后重新启动。")
 

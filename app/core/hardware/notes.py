@@ -33,9 +33,11 @@ def _gpu_notes(report: HardwareReport, nvidia_adapters: list[str]) -> list[Text]
             ))
         if report.in_container and not report.is_wsl:
             notes.append(T(
-                "This runs inside a container ({kind}): a GPU is visible only if the container was started "
-                "with GPU access (for example `docker run --gpus all`).",
-                "当前运行在容器（{kind}）中：只有以显卡权限启动的容器才能看到显卡（例如 `docker run --gpus all`）。",
+                "No graphics card is visible, and this app runs inside a container ({kind}): a container sees "
+                "the computer's graphics card only when it was started with access to it. If this computer has "
+                "one, ask whoever set up the container to start it with graphics card access.",
+                "看不到显卡，且本应用运行在容器（{kind}）中：容器只有在启动时被授予显卡权限才能看到电脑的显卡。"
+                "如果这台电脑有显卡，请让设置该容器的人以显卡权限重新启动它。",
                 kind=report.container_kind or "container",
             ))
     notes += _wsl_notes(report)

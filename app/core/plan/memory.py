@@ -137,9 +137,11 @@ def _notes(info: Any, config: LaunchConfig, budgets: list[DeviceBudget]) -> tupl
                        size=human_bytes(logits)))
     full_size_swa = _full_size_swa_bytes(info, config)
     if full_size_swa:
-        notes.append(T("The built-in engine keeps the sliding-window layers at the full context ({size} more than "
-                       "llama-server, which keeps only the window).",
-                       "内置引擎让滑动窗口层保存完整上下文（比只保存窗口的 llama-server 多用 {size}）。",
+        notes.append(T("The built-in engine needs {size} more memory than llama-server here: some of this model's "
+                       "layers only look at the last part of the conversation, yet with these settings the built-in "
+                       "engine keeps room for the whole context in them.",
+                       "内置引擎在这里比 llama-server 多用 {size} 内存：这个模型有些层只看对话的最近一段，"
+                       "在这些设置下内置引擎却在这些层里为整个上下文留出空间。",
                        size=human_bytes(full_size_swa)))
     if config.ctx > int(info.context_length or config.ctx):
         notes.append(T("The context {ctx} is longer than the model was trained for ({train}).",

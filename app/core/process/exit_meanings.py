@@ -13,8 +13,8 @@ LINUX_SIGNALS = {
 
 SIGNAL_MEANINGS: dict[str, Text] = {
     "SIGKILL": T(
-        "The server was killed by force (SIGKILL): something outside it ended it at once, without letting it say why.",
-        "服务器被强制结束（SIGKILL）：外部的某个程序或系统立即结束了它，它来不及说明原因。",
+        "The server was stopped by force: something outside it ended it at once, without letting it say why.",
+        "服务器被强制结束：外部的某个程序或系统立即结束了它，它来不及说明原因。",
     ),
     "SIGSEGV": T(
         "The server crashed while touching memory it may not use (segmentation fault, SIGSEGV).",

@@ -22,6 +22,15 @@ KILLS = 20
 READY_S = 60
 
 
+def _settled(states: list[State], before: int) -> None:
+    """Wait until the supervisor has settled (READY or FAILED) since the kill. The crash event comes before the
+    state leaves READY, so wait_for() alone could return the READY of the server just killed, and the resend then
+    found nothing answering."""
+    deadline = time.monotonic() + READY_S
+    while sum(s in (State.READY, State.FAILED) for s in states) <= before and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _ready(supervisor: Supervisor, recoveries: list[int]) -> None:
     """READY again: by the automatic restart, or by Restart after a crash-loop stop."""
     state = supervisor.wait_for({State.READY, State.FAILED}, READY_S)
@@ -50,7 +59,9 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
     supervisor = Supervisor(config, backoff_s=(0.1,), max_crashes=3, crash_window_s=60)
     crashes = []
     supervisor.subscribe(lambda e: crashes.append(e) if e.kind == "crash" else None)
-    client = ChatClient(lambda: supervisor.url, backend="llama-server", api_key=supervisor.api_key)
+    states: list[State] = []
+    supervisor.subscribe(lambda e: states.append(e.state) if e.kind == "state" else None)
+    client = ChatClient(lambda: supervisor.url, backend="llama-server")
     session = ChatSession(client, params=ChatParams(max_tokens=200), directory=tmp_path)
     recoveries: list[int] = []
     pids: list[int] = []
@@ -60,12 +71,14 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
         supervisor.start()
         _ready(supervisor, recoveries)
         for i in range(KILLS):
+            settled_before = sum(s in (State.READY, State.FAILED) for s in states)
             pid, during = _kill_mid_answer(session, supervisor, f"Question {i}: tell me a story.")
             pids.append(pid)
             mid_answer += during
             deadline = time.monotonic() + 30
             while len(crashes) <= i and time.monotonic() < deadline:  # the death is noticed and diagnosed
                 time.sleep(0.05)
+            _settled(states, settled_before)
             _ready(supervisor, recoveries)
             if session.conversation.pending_message() is not None:  # asked again once the server is back
                 kinds = [event.kind for event in session.resend_pending()]

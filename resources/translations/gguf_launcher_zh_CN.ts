@@ -589,6 +589,29 @@
     </message>
 </context>
 <context>
+    <name>LocalAccessBox</name>
+    <message>
+        <source>Other programs on this computer</source>
+        <translation>本机上的其他程序</translation>
+    </message>
+    <message>
+        <source>Copy address</source>
+        <translation>复制地址</translation>
+    </message>
+    <message>
+        <source>Copy key</source>
+        <translation>复制密钥</translation>
+    </message>
+    <message>
+        <source>No key needed: every program on this computer can use the model, web pages open in your browser too. The Settings step can ask for a key again.</source>
+        <translation>无需密钥：本机上的每个程序都可以使用该模型，浏览器中打开的网页也可以。可以在“设置”步骤中重新要求密钥。</translation>
+    </message>
+    <message>
+        <source>Programs you run here connect with this address and key. Web pages cannot use the model without the key; it stays the same while this model stays open.</source>
+        <translation>你在本机运行的程序使用此地址和密钥连接。没有密钥，网页无法使用该模型；只要这个模型保持打开，密钥就不变。</translation>
+    </message>
+</context>
+<context>
     <name>LocalModels</name>
     <message>
         <source>Model</source>
@@ -1380,6 +1403,14 @@
         <translation>工作机（其他电脑）</translation>
     </message>
     <message>
+        <source>Let other programs on this computer use the server without a key</source>
+        <translation>允许本机上的其他程序无需密钥使用服务器</translation>
+    </message>
+    <message>
+        <source>Off: the server wants a key the app makes for it, so web pages open in your browser cannot use the model. The Server step shows the key for programs you run. On: any program on this computer can connect, web pages too.</source>
+        <translation>关闭：服务器需要程序为它生成的密钥，因此浏览器中打开的网页无法使用该模型。“服务器”步骤会显示供你运行的程序使用的密钥。打开：本机上的任何程序都可以连接，网页也可以。</translation>
+    </message>
+    <message>
         <source>Command:</source>
         <translation>命令：</translation>
     </message>
@@ -1431,8 +1462,8 @@
         <translation>复制密钥</translation>
     </message>
     <message>
-        <source>The key is shown only now. Copy it to the other device; turning sharing off and on again makes a new one.</source>
-        <translation>密钥只在此时显示。请把它复制到另一台设备；关闭后再次打开共享会生成新的密钥。</translation>
+        <source>Copy the key and give it to the other device (it is never shown in full); turning sharing off and on again makes a new one.</source>
+        <translation>复制密钥并提供给其他设备（密钥从不完整显示）；关闭再重新打开共享会生成新密钥。</translation>
     </message>
     <message>
         <source>Start the model first; it is shared as soon as it runs.</source>

@@ -106,13 +106,13 @@ def _serve(path: Path, engine: str, server_bin: str | None, port: int) -> tuple[
     events = []
     for line in proc.stdout:
         events.append(json.loads(line))
-        if events[-1]["event"] in ("state", "crash") and events[-1].get("state") in ("ready", "failed", "crashed"):
-            break
+        if events[-1]["event"] == "key" or events[-1].get("state") in ("failed", "crashed"):
+            break  # the key event comes right after the ready one
     return proc, events
 
 
-def _chat(url: str, engine: str, text: str) -> tuple[str, object]:
-    client = ChatClient(url, backend=engine, ctx_per_slot=1024)
+def _chat(url: str, key: str, engine: str, text: str) -> tuple[str, object]:
+    client = ChatClient(url, backend=engine, ctx_per_slot=1024, api_key=key)
     session = ChatSession(client, params=ChatParams(temperature=0.0, max_tokens=24, seed=0), save=False)
     reply, outcome = "", None
     try:
@@ -134,10 +134,10 @@ def test_serve_and_chat_with_the_files_template(request, model, engine):
     server_bin = request.getfixturevalue("llama_server_bin") if engine == "llama-server" else None
     proc, events = _serve(path, engine, server_bin, find_free_port())
     try:
-        ready = events[-1] if events else {}
-        assert ready.get("state") == "ready", (events[-20:], proc.stderr.read() if proc.poll() is not None else "")
-        url = ready["url"]
-        reply, outcome = _chat(url, engine, QUESTION)
+        ready = next((e for e in events if e.get("state") == "ready"), {})
+        assert ready and events[-1]["event"] == "key", (events[-20:], proc.stderr.read() if proc.poll() else "")
+        url, key = ready["url"], events[-1]["api_key"]
+        reply, outcome = _chat(url, key, engine, QUESTION)
         print(f"{label} on {engine}: {QUESTION!r} -> {reply!r}")
         assert getattr(outcome, "finish_reason", None) in ("stop", "length"), (outcome, reply)
         if label == "smollm2":
@@ -145,7 +145,7 @@ def test_serve_and_chat_with_the_files_template(request, model, engine):
         else:
             assert reply.strip(), "the generated model answered nothing"
         if engine == "llama-server":  # asked of the running server
-            _assert_template_used(url, engine, label, [])
+            _assert_template_used(url, engine, label, [], key)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -155,15 +155,15 @@ def test_serve_and_chat_with_the_files_template(request, model, engine):
     states = [e.get("state") for e in later if e["event"] == "state"]
     assert states[-1:] == ["stopped"], out[-2000:]
     if engine != "llama-server":  # read from the whole log: the server's stderr may still be in transit at ready
-        _assert_template_used(url, engine, label, [e["line"] for e in events + later if e["event"] == "log"])
+        _assert_template_used(url, engine, label, [e["line"] for e in events + later if e["event"] == "log"], key)
 
 
-def _assert_template_used(url: str, engine: str, label: str, log: list[str]) -> None:
+def _assert_template_used(url: str, engine: str, label: str, log: list[str], key: str) -> None:
     """The prompt is built by the file's own template (ChatML for SmolLM2, gemma's turns for gemma3)."""
     if engine == "llama-server":
         marker = "<|im_start|>user\nHi<|im_end|>" if label == "smollm2" else "<start_of_turn>user\nHi<end_of_turn>"
         rendered = httpx.post(url + "/apply-template", json={"messages": [{"role": "user", "content": "Hi"}]},
-                              timeout=30).json()["prompt"]
+                              headers={"Authorization": f"Bearer {key}"}, timeout=30).json()["prompt"]
         assert marker in rendered, rendered
     else:  # llama-cpp-python renders with Jinja2 and logs which template it took from the file
         start = "{% for message in messages %}{% if loop.first" if label == "smollm2" else "{{ bos_token }}"

@@ -142,11 +142,14 @@ def serve(bundle: Path, env: dict[str, str], model: Path, *args: str) -> tuple[s
     if event.get("state") != "ready":
         proc.kill()
         pytest.fail(f"serve did not get ready: {event}; {proc.communicate(timeout=30)[1][-3000:]}")
-    return proc, event
+    told = next(json.loads(line) for line in proc.stdout if json.loads(line)["event"] == "key")  # right after ready
+    return proc, event | {"api_key": told["api_key"]}
 
 
-def chat_once(url: str) -> None:
-    reply = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={
+def chat_once(ready: dict) -> None:
+    """One chat request with the key serve printed for this run, as another program on this computer sends it."""
+    reply = httpx.post(f"{ready['url']}/v1/chat/completions", timeout=60,
+                       headers={"Authorization": f"Bearer {ready['api_key']}"}, json={
         "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "temperature": 0})
     assert reply.status_code == 200, reply.text
     assert reply.json()["choices"][0]["message"]["role"] == "assistant"
@@ -166,7 +169,7 @@ def stop(proc: subprocess.Popen) -> list[str]:
 def test_serve_answers_one_chat_request_on_the_built_in_engine(bundle, bare_env, tmp_path):
     proc, ready = serve(bundle, bare_env, write_tiny_llama(tmp_path / "tiny.gguf"), "--backend", "embedded")
     try:
-        chat_once(ready["url"])
+        chat_once(ready)
     finally:
         states = stop(proc)
     assert states[-1] == "stopped"
@@ -178,7 +181,7 @@ def test_serve_answers_one_chat_request_on_the_bundled_llama_server(bundle, bare
                         "--server-bin", str(server))
     try:
         assert Path(f"/proc/{ready['pid']}/exe").resolve() == server.resolve()
-        chat_once(ready["url"])
+        chat_once(ready)
     finally:
         states = stop(proc)
     assert states[-1] == "stopped"
@@ -199,7 +202,7 @@ def test_an_external_llama_server_gets_the_users_library_path(bundle, bare_env, 
     try:
         environ = Path(f"/proc/{ready['pid']}/environ").read_bytes().split(b"\0")
         assert not [entry for entry in environ if entry.startswith(b"LD_LIBRARY_PATH=")], environ
-        chat_once(ready["url"])
+        chat_once(ready)
     finally:
         stop(proc)
 

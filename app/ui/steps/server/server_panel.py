@@ -37,6 +37,7 @@ from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
 from app.core.server.watchdog import Level, MemoryReading, VramGrab, level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
+from app.ui.steps.server.local_access import LocalAccessBox
 from app.ui.steps.server.share_box import ShareBox
 from app.ui.widgets.problem_view import problem_text
 
@@ -127,6 +128,7 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.rebuildRequested.connect(self._on_rebuild)
         self.crash_card.hide()
         self.share_box = ShareBox(self)  # other devices on the network (off, and loopback, unless chosen)
+        self.local_access = LocalAccessBox(self)  # other programs on this computer: address and key, while ready
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.badge)
@@ -144,6 +146,7 @@ class ServerPanel(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addLayout(facts)
+        layout.addWidget(self.local_access)
         layout.addWidget(self.share_box)
         layout.addWidget(self.error_label)
         layout.addWidget(self.memory_label)
@@ -264,6 +267,10 @@ class ServerPanel(Retranslating, QWidget):
         self._set_card_context(state, data)
         if state is State.READY:
             self.crash_card.mark_running()  # a fix being applied now runs: the card says so, its button is off
+        if state is State.READY and supervisor is not None and self.url:
+            self.local_access.show_server(self.url, supervisor.api_key)
+        else:
+            self.local_access.clear()
         self._render_state()
 
     @Slot(object, object)

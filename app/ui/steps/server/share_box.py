@@ -1,4 +1,4 @@
-"""Share the running model with other devices on this network: where to listen, the key (shown once), the address.
+"""Share the running model with other devices on this network: where to listen, the key (masked, Copy), the address.
 
 Core does the work (``app.core.server.lan_share``: a proxy with the key and a request limit in front of the
 server, which stays on this computer only); this box asks for the choice and shows the result. The share follows
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.launch.ports import masked_key
 from app.core.problem import UserError
 from app.core.server.lan_share import (
     ALL_NETWORKS,
@@ -86,8 +87,8 @@ class ShareBox(Retranslating, QWidget):
                                      "network you trust; answers beyond what the model can handle at once are asked "
                                      "to retry."))
         self.copy_button.setText(self.tr("Copy key"))
-        self.key_note.setText(self.tr("The key is shown only now. Copy it to the other device; turning sharing off "
-                                      "and on again makes a new one."))
+        self.key_note.setText(self.tr("Copy the key and give it to the other device (it is never shown in full); "
+                                      "turning sharing off and on again makes a new one."))
         self._render()
 
     def set_bridge(self, bridge: SupervisorBridge) -> None:
@@ -136,7 +137,7 @@ class ShareBox(Retranslating, QWidget):
         self.where.setEnabled(not self.enabled.isChecked())
         self.port.setEnabled(not self.enabled.isChecked())
         self.warning.setVisible(self.enabled.isChecked() or self.where.currentData() != LOOPBACK)
-        self.key.setText(self._settings.api_key if sharing and self._settings else "")
+        self.key.setText(masked_key(self._settings.api_key) if sharing and self._settings else "")  # projectors
         for widget in (self.key, self.copy_button, self.key_note):
             widget.setVisible(sharing)
         if sharing:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -104,6 +105,8 @@ class SettingsPanel(Retranslating, QWidget):
         self.workers = WorkersBox(self)
         self.workers_box = Collapsible("", self.workers, self)
         self.workers_box.hide()  # shown with the llama-server engine (_emit_engine)
+        # off (the default): the server wants a key made for it, so web pages cannot use the model (LaunchConfig)
+        self.keyless = QCheckBox(self)
         self.command = QLineEdit(self)
         self.command.setReadOnly(True)
         look.monospace(self.command)
@@ -119,6 +122,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.advanced.changed.connect(self._edited)
         self.workers.changed.connect(self._sync_layer_range)
         self.workers.changed.connect(self._edited)
+        self.keyless.toggled.connect(self._edited)
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -149,6 +153,7 @@ class SettingsPanel(Retranslating, QWidget):
         layout.addWidget(self.probe)
         layout.addWidget(self.advanced_box)
         layout.addWidget(self.workers_box)
+        layout.addWidget(self.keyless)
         layout.addLayout(command_row)
         layout.addWidget(self.command_notes)
 
@@ -164,6 +169,10 @@ class SettingsPanel(Retranslating, QWidget):
         self.use_plan.setText(self.tr("Use these"))
         self.advanced_box.set_title(self.tr("Advanced"))
         self.workers_box.set_title(self.tr("Workers (other computers)"))
+        self.keyless.setText(self.tr("Let other programs on this computer use the server without a key"))
+        self.keyless.setToolTip(self.tr("Off: the server wants a key the app makes for it, so web pages open in your "
+                                        "browser cannot use the model. The Server step shows the key for programs "
+                                        "you run. On: any program on this computer can connect, web pages too."))
         self.command_label.setText(self.tr("Command:"))
         self.copy_command.setText(self.tr("Copy"))
         self.probe.retranslate()
@@ -213,9 +222,10 @@ class SettingsPanel(Retranslating, QWidget):
         self._render_preview()
 
     def _apply_config(self, config: LaunchConfig) -> None:
-        for widget in (self.ctx, self.gpu_layers, self.parallel):
+        for widget in (self.ctx, self.gpu_layers, self.parallel, self.keyless):
             widget.blockSignals(True)
         try:
+            self.keyless.setChecked(not config.local_key)
             self._sync_layer_range()
             if self.info is not None and self.info.context_length:
                 self.ctx.setMaximum(max(CTX_STEP, int(self.info.context_length)))
@@ -224,7 +234,7 @@ class SettingsPanel(Retranslating, QWidget):
             self.gpu_layers.setValue(top if config.gpu_layers < 0 else min(int(config.gpu_layers), top))
             self.parallel.setValue(int(config.parallel))
         finally:
-            for widget in (self.ctx, self.gpu_layers, self.parallel):
+            for widget in (self.ctx, self.gpu_layers, self.parallel, self.keyless):
                 widget.blockSignals(False)
         self.advanced.set_values(config)
         self.workers.set_addresses(config.rpc_workers)
@@ -244,7 +254,7 @@ class SettingsPanel(Retranslating, QWidget):
             return None
         return self.session.config.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
                                        parallel=self.parallel.value(), **self.advanced.values(),
-                                       rpc_workers=self.workers.addresses())
+                                       rpc_workers=self.workers.addresses(), local_key=not self.keyless.isChecked())
 
     def apply_changes(self, changes: dict) -> None:
         """Apply a recommendation or a diagnosis fix, e.g. {"ctx": 2048, "gpu_layers": 12}."""

@@ -910,6 +910,10 @@
         <translation>试用演示模型</translation>
     </message>
     <message>
+        <source>{name} (damaged)</source>
+        <translation>{name}（已损坏）</translation>
+    </message>
+    <message>
         <source>Open a GGUF model</source>
         <translation>打开 GGUF 模型</translation>
     </message>

@@ -128,6 +128,30 @@ ensure_validators() {
   fi
 }
 
+# The real-screen tests (tests/ui/real_screen) run the window under Xvfb with openbox managing it; Qt's xcb platform
+# needs these X libraries and Chinese text a CJK font. As root with apt-get they are installed here, else those
+# tests skip (no Xvfb or openbox) or fail (a library missing), saying what to install.
+SCREEN_PACKAGES="xvfb xauth openbox libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+  libxcb-render-util0 libxcb-xinerama0 fonts-wqy-microhei"
+ensure_screen_tools() {
+  local missing="" package
+  command -v dpkg-query >/dev/null 2>&1 || return 0
+  for package in $SCREEN_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing="$missing $package"
+  done
+  [ -n "$missing" ] || return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing$missing (a real X screen for the window tests) ..."
+    export DEBIAN_FRONTEND=noninteractive
+    # shellcheck disable=SC2086 # one word per package
+    { apt-get install -y --no-install-recommends $missing ||
+      { apt-get update && apt-get install -y --no-install-recommends $missing; }
+    } >> "$log" 2>&1 || echo "  could not install them (see $log); the real-screen tests will skip or fail." >&2
+  else
+    echo "The real-screen window tests need$missing: install them (sudo apt-get install$missing)." >&2
+  fi
+}
+
 elapsed() {  # seconds since $1, as "42 s" or "3 min 05 s"
   local s=$(( $(date +%s) - $1 ))
   if [ "$s" -ge 60 ]; then printf '%d min %02d s' $((s / 60)) $((s % 60)); else printf '%d s' "$s"; fi
@@ -195,7 +219,7 @@ without_server() {  # $1: what went wrong
 want=$(inputs_hash)
 adopt_old_stamps
 if satisfied; then
-  if [ "$level" = test ]; then ensure_validators; fi
+  if [ "$level" = test ]; then ensure_validators; ensure_screen_tools; fi
   exit 0
 fi
 check_compiler
@@ -203,7 +227,7 @@ if [ ! -x .venv/bin/python ]; then
   create_venv
 fi
 : > "$log"
-if [ "$level" = test ]; then ensure_validators; fi
+if [ "$level" = test ]; then ensure_validators; ensure_screen_tools; fi
 what="the app"
 if [ "$level" = test ]; then what="the app and its tests"; fi
 echo "Setting up .venv for $what (the first time builds llama.cpp from source: several minutes; log: $log)"

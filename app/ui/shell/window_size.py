@@ -69,6 +69,7 @@ class ScreenFit(QObject):
         self.window = window
         self._settling = False
         self._shown = False
+        self._first: QSize | None = None  # the first size given, until the real frame replaces the guess
         self._timer = QTimer(self, singleShot=True, interval=0, timeout=lambda: self.fit(move=True))
         window.installEventFilter(self)
 
@@ -89,14 +90,22 @@ class ScreenFit(QObject):
 
     def first_size(self) -> QSize:
         room = self.available()
-        return first_size(room) if not room.isEmpty() else PREFERRED
+        self._first = first_size(room) if not room.isEmpty() else None
+        return self._first or PREFERRED
 
     def fit(self, *, move: bool) -> None:
         """Shrink the window (and with ``move`` move it) so that it, frame included, lies inside the screen."""
         window, room = self.window, self.available()
         if room.isEmpty() or window.windowState() & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
             return
-        fitted = fit_frame(window.geometry(), self.frame(), room, move=move)
+        frame = self.frame()
+        if not window.isVisible():
+            self._first = None  # a fit before showing is a restored geometry's: the user's size, not ours
+        elif self._first is not None and window.size() == self._first and frame != FRAME_RESERVE:
+            self._first = None  # framed now: the first size again, with the real frame instead of the guess
+            window.setGeometry(centred(first_size(room, frame), frame, room))
+            return
+        fitted = fit_frame(window.geometry(), frame, room, move=move)
         if not move or not window.isVisible():
             if fitted.size() != window.size():
                 window.resize(fitted.size())
@@ -117,4 +126,4 @@ class ScreenFit(QObject):
 
     def _settled(self) -> None:
         self._settling = False
-        self.fit(move=False)  # the last word on the size, whatever the window manager did meanwhile
+        self.fit(move=True)  # the last word, with the frame the window manager gave it meanwhile

@@ -6,6 +6,7 @@ Validation, hashing, copying and fetching the demo model all run in workers; thi
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.library.recent import DAMAGED, MISSING, RecentFile, check_recent, recent_labels
 from app.core.problem import Check, Fix
 from app.core.session import CheckedModel, ModelSession
 from app.ui.i18n import Retranslating
@@ -33,6 +35,8 @@ from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
     from app.core.demo import DemoResult
+
+logger = logging.getLogger(__name__)
 
 
 class ModelPanel(Retranslating, QWidget):
@@ -51,6 +55,7 @@ class ModelPanel(Retranslating, QWidget):
         super().__init__(parent)
         self.session = session if session is not None else ModelSession()
         self.recent: list[str] = []
+        self.recent_files: dict[str, RecentFile] = {}  # what the last check found, by path
         self._task: Task | None = None
         self.demo_result: DemoResult | None = None  # the last one: says why the demo is the random fallback
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
@@ -120,7 +125,7 @@ class ModelPanel(Retranslating, QWidget):
         self.open_button.setText(self.tr("Open a GGUF model…"))
         self.recent_button.setText(self.tr("Recent") + " ▾")
         self.demo_button.setText(self.tr("Try the demo model"))
-        self.set_recent(self.recent)
+        self._render_recent()
         self._render()
 
     def _render(self) -> None:
@@ -136,13 +141,32 @@ class ModelPanel(Retranslating, QWidget):
     # --- choosing a model ------------------------------------------------------------------------
 
     def set_recent(self, paths: list[str]) -> None:
+        """List ``paths`` at once by name (a shared name gets its folder), then check on a worker that each is still
+        there and undamaged: a missing file is left out, a damaged one is marked (opening it shows what is wrong)."""
         self.recent = list(paths)
+        self._render_recent()  # with what the last check found, until this one answers
+        if self.recent:
+            recent = list(self.recent)
+            run_task(check_recent, recent, owner=self, on_done=lambda found: self._on_recent_checked(recent, found),
+                     on_error=lambda error: logger.warning("the recent files could not be checked: %s", error))
+
+    def _on_recent_checked(self, paths: list[str], found: list[RecentFile]) -> None:
+        if paths == self.recent:  # not a list replaced since
+            self.recent_files = {entry.path: entry for entry in found}
+            self._render_recent()
+
+    def _render_recent(self) -> None:
         self.recent_menu.clear()
-        for path in self.recent:
-            action = self.recent_menu.addAction(Path(path).name)
-            action.setToolTip(path)
+        self.recent_menu.setToolTipsVisible(True)  # the full path (and a damaged file's problem)
+        shown = [(path, label) for path, label in zip(self.recent, recent_labels(self.recent), strict=True)
+                 if getattr(self.recent_files.get(path), "state", None) != MISSING]
+        for path, label in shown:
+            entry = self.recent_files.get(path)
+            damaged = entry is not None and entry.state == DAMAGED
+            action = self.recent_menu.addAction(self.tr("{name} (damaged)").format(name=label) if damaged else label)
+            action.setToolTip(f"{path}\n{entry.problem.render()}" if damaged and entry.problem else path)
             action.triggered.connect(lambda _=False, p=path: self.open_model(p))
-        self.recent_button.setEnabled(bool(self.recent))
+        self.recent_button.setEnabled(bool(shown))
 
     def choose_file(self) -> None:
         start = actions.open_dialog_folder([p for p in (self.path, *self.recent) if p])

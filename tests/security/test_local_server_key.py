@@ -124,3 +124,17 @@ def test_one_key_per_server_kept_across_its_restarts_and_new_settings(tiny_model
         first.close()
         second.close()
 
+
+
+def test_the_chat_follows_the_key_when_the_keyless_choice_changes(local_server):
+    supervisor = local_server("llama-server", local_key=False)
+    client = client_for_supervisor(supervisor)  # made once, as the chat pane does
+    try:
+        assert client.complete([{"role": "user", "content": "Hi"}], ChatParams(max_tokens=2), 2).get("choices")
+        supervisor.set_config(supervisor.config.with_changes(local_key=True))  # the Settings step, then Restart
+        supervisor.restart()
+        assert supervisor.wait_for({State.READY, State.FAILED}, READY_S) is State.READY
+        assert supervisor.api_key and _chat(supervisor.url, json=CHAT).status_code == 401
+        assert client.complete([{"role": "user", "content": "Hi"}], ChatParams(max_tokens=2), 2).get("choices")
+    finally:
+        client.close()

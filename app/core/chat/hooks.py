@@ -107,12 +107,29 @@ def _exit_being_diagnosed(supervisor: ChatServer, child: ServerChild | None) -> 
     return child is not None and supervisor.child is child and not child.running and not child.stop_requested
 
 
+class SupervisorClient(ChatClient):
+    """A client whose API key is the running server's: a start with the key, after one without (the Settings
+    step's choice changed), keeps the chat working, as the URL follows a restart on another port."""
+
+    def __init__(self, supervisor: ChatServer, *args: Any, **kwargs: Any):
+        self._server = supervisor
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def api_key(self) -> str | None:
+        return running_config(self._server).api_key
+
+    @api_key.setter
+    def api_key(self, _value: str | None) -> None:
+        """ChatClient sets the key it was given; this one always asks the supervisor."""
+
+
 def client_for_supervisor(supervisor: ChatServer, **options: Any) -> ChatClient:
     """A client for the supervisor's server; a base model (no chat template) gets text completion."""
     config: LaunchConfig = supervisor.config
     options.setdefault("mode", model_chat_mode(config.model))
-    return ChatClient(
-        lambda: supervisor.url, api_key=config.api_key, backend=config.backend,
+    return SupervisorClient(
+        supervisor, lambda: supervisor.url, backend=config.backend,
         ctx_per_slot=lambda: ctx_per_slot(running_config(supervisor)),  # follows restarts with other settings
         crash_info=lambda: crash_report(supervisor),
         log_tail=lambda n: [line.text for line in supervisor.tail(n)],

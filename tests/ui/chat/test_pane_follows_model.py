@@ -1,0 +1,29 @@
+"""The chat follows the model through the real window: a base model's server stopped, then an instruct model opened,
+and the chat no longer says "Text completion"."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+
+pytestmark = pytest.mark.slow  # a real server starts from the window
+SERVER = 180_000
+
+
+def test_text_completion_line_goes_when_the_base_models_server_stops(qtbot, window, make_model, tiny_model):
+    base = make_model("base.gguf", chat_template=False)
+    open_and_wait(qtbot, window, base)
+    wait_for_plan(qtbot, window)
+    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
+    qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
+    note = window.chat.mode_note
+    assert note.isVisible() and note.text().startswith("Text completion")
+    qtbot.mouseClick(window.server.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.server.state == "stopped", timeout=SERVER)
+    open_and_wait(qtbot, window, tiny_model)  # an instruct model (it has a chat template)
+    assert window.model.report.usable
+    assert not note.isVisible()

@@ -128,15 +128,38 @@ def _verdict(digest: str, expected: str | None, source: Text) -> Check:
                  action=FixAction(Fix.REDOWNLOAD))
 
 
+LAYOUT_IDS = ("truncation", "tensor_offsets", "tensor_sizes")
+
+
+def _layout_failed(checks: list[Check]) -> bool:
+    return any(c.is_error for c in checks if c.id in LAYOUT_IDS)
+
+
+def _not_hashed(path: Path, typed: str | None) -> _Hashed:
+    """The checksum of a file whose structure already failed: a cached one is still compared, none is computed (a
+    row says so only when the user asked for one: a value, or a checksum file beside the model)."""
+    expected = _expected(path, typed)
+    if isinstance(expected, Check):
+        return _Hashed(expected)
+    digest, source, asks = expected
+    cached = cached_sha256(path)
+    if cached is not None:
+        return _Hashed(_verdict(cached, digest, source), cached)
+    if not asks:
+        return _Hashed()
+    return _Hashed(Check("sha256", Status.WARNING,
+                         T("The checksum was not computed: the checks above already found the file damaged.",
+                           "未计算校验值：上面的检查已经发现文件损坏。")))
+
+
 def _with_zero_row(checks: list[Check], info: ModelInfo, runs: list[ZeroRun] | None) -> list[Check]:
     """The zero-data row after the layout rows; none while the layout itself is broken (those rows say so)."""
-    layout_ids = ("truncation", "tensor_offsets", "tensor_sizes")
-    if any(c.is_error for c in checks if c.id in layout_ids):
+    if _layout_failed(checks):
         return checks
     row = zero_data_check(info, runs)
     if row is None:
         return checks
-    after = max((i for i, c in enumerate(checks) if c.id in layout_ids), default=len(checks) - 1)
+    after = max((i for i, c in enumerate(checks) if c.id in LAYOUT_IDS), default=len(checks) - 1)
     return checks[:after + 1] + [row] + checks[after + 1:]
 
 
@@ -159,9 +182,13 @@ def validate(path: str | os.PathLike[str], *, supported_types: set[int] | None =
     except GGUFError as error:
         report.checks.append(_error_check(error))
         return report
-    hashed = _hash(file, expected_sha256, compute_sha256, progress, cancel)
+    content = content_checks(report.info, supported_types)
+    if _layout_failed(content):  # already known damaged: reading it all for a checksum would only take time
+        hashed = _not_hashed(file, expected_sha256)
+    else:
+        hashed = _hash(file, expected_sha256, compute_sha256, progress, cancel)
     report.sha256 = hashed.digest
-    report.checks += _with_zero_row(content_checks(report.info, supported_types), report.info, hashed.zero_runs)
+    report.checks += _with_zero_row(content, report.info, hashed.zero_runs)
     report.checks += split_checks(file, report.info)
     if hashed.check is not None:
         report.checks.append(hashed.check)

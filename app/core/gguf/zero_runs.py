@@ -14,6 +14,7 @@ Whether a run is damage or a legitimate zero part of the model is ``zero_layout`
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Iterable
@@ -121,10 +122,25 @@ def _run_start(fd: int, zero_at: int, floor: int) -> int:
     return floor
 
 
+def _next_data(fd: int, offset: int, ceiling: int) -> int:
+    """The first byte at or after ``offset`` that is not in a hole of a sparse file (``ceiling`` when only holes
+    follow); ``offset`` itself where the system cannot tell."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    if seek_data is None:
+        return offset
+    try:
+        return min(os.lseek(fd, offset, seek_data), ceiling)
+    except OSError as error:
+        return ceiling if error.errno == errno.ENXIO else offset  # ENXIO: no data after offset
+
+
 def _run_end(fd: int, zero_at: int, ceiling: int) -> int:
     """The byte after the zero run that holds ``zero_at`` (at most ``ceiling``)."""
     start = zero_at
     while start < ceiling:
+        start = _next_data(fd, start, ceiling)  # a hole reads as zeros: skipped, not read (a sparse 1 TiB tail)
+        if start >= ceiling:
+            return ceiling
         data = _read(fd, start, min(STEP, ceiling - start))
         if not data:
             return start

@@ -56,6 +56,7 @@ class ModelPanel(Retranslating, QWidget):
         self.session = session if session is not None else ModelSession()
         self.recent: list[str] = []
         self.recent_files: dict[str, RecentFile] = {}  # what the last check found, by path
+        self._recent_unchecked = False  # the list changed since the last check
         self._task: Task | None = None
         self.demo_result: DemoResult | None = None  # the last one: says why the demo is the random fallback
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
@@ -83,6 +84,7 @@ class ModelPanel(Retranslating, QWidget):
         self.recent_button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")
         self.recent_menu = QMenu(self)
         self.recent_button.setMenu(self.recent_menu)
+        self.recent_menu.aboutToShow.connect(self._check_recent)
         self.demo_button = QPushButton(self)
         self.demo_button.clicked.connect(self.make_demo)
         self.demo_row = DemoRow(self)
@@ -145,10 +147,17 @@ class ModelPanel(Retranslating, QWidget):
         there and undamaged: a missing file is left out, a damaged one is marked (opening it shows what is wrong)."""
         self.recent = list(paths)
         self._render_recent()  # with what the last check found, until this one answers
-        if self.recent:
-            recent = list(self.recent)
-            run_task(check_recent, recent, owner=self, on_done=lambda found: self._on_recent_checked(recent, found),
-                     on_error=lambda error: logger.warning("the recent files could not be checked: %s", error))
+        self._recent_unchecked = True
+        if self.isVisible():  # at start-up it waits for the menu or the next list: the window's first paint first
+            self._check_recent()
+
+    def _check_recent(self) -> None:
+        if not self._recent_unchecked or not self.recent:
+            return
+        self._recent_unchecked = False
+        recent = list(self.recent)
+        run_task(check_recent, recent, owner=self, on_done=lambda found: self._on_recent_checked(recent, found),
+                 on_error=lambda error: logger.warning("the recent files could not be checked: %s", error))
 
     def _on_recent_checked(self, paths: list[str], found: list[RecentFile]) -> None:
         if paths == self.recent:  # not a list replaced since

@@ -32,7 +32,9 @@ def test_recent_tells_same_names_apart_marks_damage_and_leaves_out_the_missing(q
     qtbot.addWidget(panel)
     paths = _files(tmp_path, tiny_model)
     try:
-        panel.set_recent(paths)
+        panel.set_recent(paths)  # at start-up: the files are checked when the menu is first opened
+        assert not panel.recent_files and len(panel.recent_menu.actions()) == 4
+        panel.recent_menu.aboutToShow.emit()
         qtbot.waitUntil(lambda: _checked(panel), timeout=LONG)
         actions = panel.recent_menu.actions()
         assert [a.text() for a in actions] == [f"{NAME} — …/demo", f"{NAME} — …/Downloads",
@@ -46,6 +48,11 @@ def test_recent_tells_same_names_apart_marks_damage_and_leaves_out_the_missing(q
         assert "不完整" in actions[2].toolTip()
         actions[2].trigger()  # still opens: its checks say what is wrong
         assert panel.path == paths[2]
+        panel.show()  # once the window is up, a new list is checked at once: a file deleted since is left out
+        Path(paths[1]).unlink()
+        panel.set_recent(paths[::-1])
+        qtbot.waitUntil(lambda: [a.toolTip().split("\n")[0] for a in panel.recent_menu.actions()]
+                        == [paths[2], paths[0]], timeout=LONG)
     finally:
         i18n.apply_language("en")
         qtbot.waitUntil(lambda: workers.active_count() == 0, timeout=LONG)

@@ -7,6 +7,7 @@ import argparse
 import json
 import socket
 
+import httpx
 import pytest
 
 from app.cli.serve import share_address
@@ -49,3 +50,26 @@ def test_serve_json_says_a_taken_share_port_in_one_error_event(tiny_model, llama
     assert len(errors) == 1, events
     assert errors[0]["message"].startswith(f"Sharing cannot listen on 127.0.0.1 port {share_port}: ")
     assert errors[0]["fix"] and errors[0]["evidence"]
+
+
+@pytest.mark.slow
+def test_serve_shares_on_an_ipv6_address(tiny_model, llama_server_bin):
+    share_port = find_free_port()
+    proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
+                 "--port", str(find_free_port()), "--ctx", "512", "--share", f"[::1]:{share_port}", "--json")
+    try:
+        events, share = [], None
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            share = events[-1] if events[-1]["event"] == "share" else share
+            states = [e.get("state") for e in events if e["event"] == "state"]
+            if "failed" in states or ("ready" in states and share):
+                break
+        assert share is not None, events[-5:]
+        assert share["urls"] == [f"http://[::1]:{share_port}"]
+        assert "for programs on this computer only" in share["message"] and "(s)" not in share["message"]
+        answer = httpx.get(f"http://[::1]:{share_port}/health", timeout=30)
+        assert answer.status_code == 200, answer.text
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)

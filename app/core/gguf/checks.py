@@ -36,7 +36,7 @@ def truncation_check(info: ModelInfo) -> Check:
         T("This file is incomplete: it is {size}, but its data needs {needed} ({missing} missing). "
           "(llama.cpp: tensor '{name}' data is not within the file bounds.)",
           "该文件不完整：文件大小为 {size}，但其数据需要 {needed}（缺少 {missing}）。"
-          "（llama.cpp：张量“{name}”的数据不在文件范围内，data is not within the file bounds。）",
+          "（llama.cpp 会报告：部分“{name}”的数据不在文件范围内。）",
           name=first.name, size=human_bytes(info.file_size), needed=human_bytes(info.data_end),
           missing=human_bytes(missing)),
         REDOWNLOAD,

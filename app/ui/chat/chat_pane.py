@@ -331,6 +331,8 @@ class ChatPane(Retranslating, QWidget):
             self.transcript.append_delta(self._reply_entry, event.text)
         elif kind in ("trimmed", "notice", "waiting"):
             self.transcript.add_notice(event.notice)
+        elif kind == "progress":  # how far the server has read the prompt, until the first piece of the answer
+            self.transcript.show_progress(event.progress)
         elif kind == "done":
             self._on_reply_done(event.stats)
         elif kind == "error":

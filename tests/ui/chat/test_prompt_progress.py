@@ -103,3 +103,21 @@ def test_a_real_llama_server_long_prompt_shows_rising_percentages_then_the_answe
     assert percents == sorted(percents) and len(set(percents)) >= 2, shown
     assert shown[-1].startswith("thinking…"), shown  # the last report says every token is read
     assert entry is not None and "Reading" not in transcript.plain_text()
+
+
+def test_the_chat_pane_hands_the_servers_progress_to_its_transcript(qtbot, monkeypatch):
+    from app.core.chat.session import ChatEvent
+    from app.ui.chat import chat_pane as chat_pane_module
+    from app.ui.chat.chat_pane import ChatPane
+    from tests.ui.chat.test_thinking import Stream
+
+    stream = Stream()
+    monkeypatch.setattr(chat_pane_module, "start_stream", stream)
+    pane = ChatPane()
+    qtbot.addWidget(pane)
+    pane._run(lambda session: iter(()))
+    stream.on_event(ChatEvent(PROGRESS, progress=PromptProgress(3100, 1024)))
+    assert pane.transcript.plain_text().endswith("Assistant\nReading your message: 1,024 of 3,100 tokens (33 %)")
+    stream.on_event(ChatEvent(DELTA, text="Hi"))
+    assert "Reading" not in pane.transcript.plain_text() and pane.transcript.plain_text().endswith("Hi")
+    stream.finish()

@@ -314,7 +314,8 @@ def test_selftest_when_the_server_is_killed_between_rounds(backend, model, app_h
 
 def test_selftest_url_when_the_server_it_uses_is_killed_between_rounds(running_server, app_home):
     server = running_server("llama-server")  # not started by the command: no crash report, just a lost connection
-    command = Command(app_home, "selftest", "--url", server.url, "--rounds", "50", unbuffered=True)
+    command = Command(app_home, "selftest", "--url", server.url, "--api-key", server.api_key, "--rounds", "50",
+                      unbuffered=True)  # another program on this computer: it connects with the key
     try:
         command.line(lambda line: line.startswith("[ok  ] round 1:"))
         server.child.kill()

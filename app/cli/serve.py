@@ -62,7 +62,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--share", type=share_address, metavar="HOST[:PORT]",
                         help="share the server with other devices through a proxy on HOST (0.0.0.0: every network) "
                              "that wants a generated key and turns away what the slots cannot take (HTTP 429); "
-                             "the server itself stays on 127.0.0.1 (port default 8090, 0 = any free one)")
+                             "the server itself stays on 127.0.0.1 (port default 8090, 0 = any free one; an IPv6 "
+                             "address in brackets: [::1]:8090)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per event")
     parser.add_argument("--logs", action="store_true", help="also print the server's own output lines")
     return parser

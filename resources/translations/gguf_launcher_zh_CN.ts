@@ -255,6 +255,18 @@
 <context>
     <name>CheckList</name>
     <message>
+        <source>Passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
         <source>All {n} checks passed.</source>
         <translation>全部 {n} 项检查通过。</translation>
     </message>

@@ -23,6 +23,15 @@ def _status(check: Check) -> str:
     return check.status.value
 
 
+def _status_word(status: str) -> str:
+    """The icon's tooltip: what the colour means, in the user's language."""
+    if status == "ok":
+        return QCoreApplication.translate("CheckList", "Passed")
+    if status == "warning":
+        return QCoreApplication.translate("CheckList", "Warning")
+    return QCoreApplication.translate("CheckList", "Problem")
+
+
 class CheckList(QWidget):
     fixRequested = Signal(object)  # the Check whose fix button was pressed
 
@@ -118,7 +127,7 @@ class CheckList(QWidget):
     def _add_row(self, row: int, check: Check) -> None:
         status = _status(check)
         icon = StatusIcon(status, 16, self)
-        icon.setToolTip(status)
+        icon.setToolTip(_status_word(status))
         text = problem_text(check) if status != "ok" else render(check.message)
         label = QLabel(text, self, textFormat=Qt.TextFormat.PlainText)
         label.setWordWrap(True)
@@ -127,7 +136,7 @@ class CheckList(QWidget):
         if check.evidence:
             label.setToolTip(evidence_text(check))
         self._grid.addWidget(icon, row, 0, Qt.AlignmentFlag.AlignTop)
-        self._grid.addWidget(label, row, 1)
+        self._grid.addWidget(label, row, 1, Qt.AlignmentFlag.AlignTop)  # level with the icon when a button is taller
         button = None
         if fix_button_text(check.action) and status != "ok":
             button = QPushButton(fix_button_text(check.action), self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli._output import print_json, problem_lines, report_user_error
+from app.cli._output import json_error, print_json, problem_lines, report_user_error
 from app.core.problem import UserError
 from app.core.text import T
 
@@ -74,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
         result = get_demo_model(progress=progress)
     except (KeyboardInterrupt, DemoCancelled) as stopped:
         progress.end()
-        sentence = stopped.message if isinstance(stopped, DemoCancelled) else cancelled().message
-        sys.stderr.write(f"{sentence}\n")
+        stopped = stopped if isinstance(stopped, DemoCancelled) else cancelled()
+        if args.json:
+            print_json(json_error(stopped))
+        sys.stderr.write(f"{stopped.message}\n")
         return 130
     except UserError as error:
         progress.end()
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     progress.end()
     if result.problem is not None:
         report_user_error(result.problem)

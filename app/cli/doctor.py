@@ -166,7 +166,7 @@ def run(args) -> int:
         report = validate(args.model, supported_types=supported, expected_sha256=args.sha256,
                           compute_sha256=not args.no_sha256, progress=_progress_printer(show_progress))
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     if backend_check is not None:
         report.checks.insert(0, backend_check)
     else:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         checks = [(engine, path, selftest.run_check(engine, path, use_cache=not args.again))
                   for engine, path in engines]
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     rows = [report.check_row(check, engine, path) for engine, path, check in checks]
     if args.json:
         print_json({"ok": all(r.status is Status.OK for r in rows),

@@ -211,7 +211,7 @@ def run(args) -> int:
         report, side = _llama_cpp_side(args, plan, config)
         suggested = _suggest_experts(args, info, config, hw, margins_from_args(args))
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     projector = found_projector(args.model, config.backend, config.flash_attn)
     if args.json:
         llama = None if report is None else {"side_by_side": side.to_dict() if side else None,

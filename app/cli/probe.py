@@ -58,7 +58,7 @@ def run(args) -> int:
                                use_cache=not args.no_cache)
         result = run_probe(info, config, hw, options, progress=_progress)
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     if args.json:
         print_json(result.to_dict())
     else:

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = write_report(ReportOptions(out=args.out, model=args.model, keep_host_names=args.keep_host_names))
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     if args.json:
         print_json(result.to_dict())
         return 0

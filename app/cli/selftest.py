@@ -53,9 +53,9 @@ def run(args) -> int:
             read_model(args.model)  # a file that cannot load is refused before a server is started for it
         report = _with_url(args, progress) if args.url else _with_model(args, progress)
     except UserError as error:
-        return report_user_error(error)
+        return report_user_error(error, args.json)
     except ChatError as error:  # e.g. the server died before the first round could be prepared
-        return report_user_error(_user_error(error))
+        return report_user_error(_user_error(error), args.json)
     _print_report(report, args.json)
     return 0 if report.passed else 1
 

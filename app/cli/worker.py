@@ -4,11 +4,12 @@ llama.cpp worker (rpc-server, supervised) until Ctrl-C, or check other workers."
 from __future__ import annotations
 
 import argparse
+import sys
 
-from app.cli._output import print_json, print_json_line, print_next_step, report_user_error
+from app.cli._output import json_error, print_json, print_json_line, print_next_step, report_user_error
 from app.cli._types import port_number, positive_int, rpc_workers
 from app.core.problem import UserError
-from app.core.rpc.share import LOOPBACK, SharedWorker
+from app.core.rpc.share import LOOPBACK, SharedWorker, _is_loopback
 from app.core.rpc.worker import DEFAULT_WORKER_PORT
 from app.core.text import T
 
@@ -25,6 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--server-bin", metavar="PATH", help="the llama-server whose rpc-server to use")
     parser.add_argument("--check", type=rpc_workers, metavar="HOST:PORT[,...]",
                         help="do not share: check these workers (reachable, version, memory) and exit")
+    parser.add_argument("--yes", action="store_true",
+                        help="with a --host other computers can reach: start without asking (for scripts)")
     parser.add_argument("--json", action="store_true", help="JSON output")
     return parser
 
@@ -36,13 +39,17 @@ def run(args: argparse.Namespace) -> int:
         shared = SharedWorker(host=args.host, port=args.port, mem_mib=args.mem, threads=args.threads,
                               server_bin=args.server_bin)
     except UserError as error:
-        return report_user_error(error)
+        return _fail(error, args.json)
     _say(shared.warning, args.json, "warning")
+    if not _is_loopback(args.host):
+        refusal = _confirm(args, shared.worker.address)
+        if refusal is not None:
+            return _fail(refusal, args.json)
     try:
         shared.start()
         check = shared.wait_ready()
     except UserError as error:
-        return report_user_error(error)
+        return _fail(error, args.json)
     except KeyboardInterrupt:
         shared.stop()
         return 0
@@ -69,6 +76,37 @@ def run(args: argparse.Namespace) -> int:
             print_next_step(diagnosis)
     shared.stop()
     return 1
+
+
+def _confirm(args: argparse.Namespace, where: str) -> UserError | None:
+    """An address other computers can reach is shared only when the user says so: --yes, or y at the terminal's
+    question. None when confirmed; the sentence to end with otherwise."""
+    if args.yes:
+        return None
+    if not sys.stdin.isatty():
+        return UserError(T("The worker was not started: it would listen on {where}, which other computers can reach, "
+                           "and there is no terminal to ask you first.",
+                           "工作机没有启动：它会在 {where} 上监听，其他电脑可以访问这个地址，"
+                           "而这里没有终端可以先询问您。",
+                           where=where),
+                         T("Run it again with --yes to share it anyway, or without --host to keep it on this "
+                           "computer.", "如仍要共享，请加上 --yes 重新运行；不加 --host 则只在本机使用。"))
+    sys.stderr.write(str(T("Share this computer as a worker on {where}? [y/N] ",
+                           "要在 {where} 上把这台电脑共享为工作机吗？[y/N] ", where=where)))
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    if answer in ("y", "yes", "是"):
+        return None
+    return UserError(T("The worker was not started.", "工作机没有启动。"),
+                     T("Run it again and answer y to share it, or without --host to keep it on this computer.",
+                       "如要共享，请重新运行并回答 y；不加 --host 则只在本机使用。"))
+
+
+def _fail(error: UserError, json_mode: bool) -> int:
+    """The one ending for a failure: the sentence on stderr and, in --json mode, an error event on stdout."""
+    if json_mode:
+        print_json_line({"event": "error", **json_error(error)["error"]})
+    return report_user_error(error)
 
 
 def _mib(n: int) -> str:

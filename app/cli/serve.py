@@ -9,13 +9,13 @@ from pathlib import Path
 
 from app.cli._engine import add_backend_argument, chosen_backend
 from app.cli._model import read_model
-from app.cli._output import print_json_line, print_next_step, report_user_error
+from app.cli._output import json_error, print_json_line, print_next_step, report_user_error
 from app.cli._types import context_size, gpu_layers, non_negative_int, percent, port_number, positive_int
 from app.cli.plan import add_gpu_split_arguments, split_from_args
 from app.core.gguf.projector import find_projector, read_projector
 from app.core.launch.config import DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.launch.ports import masked_key
-from app.core.problem import USER_ERROR_JSON, UserError, problem_json
+from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
 from app.core.server.supervisor import Event, State, Supervisor
 from app.core.server.watchdog import WatchdogLimits
@@ -157,7 +157,7 @@ def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bo
     except UserError as error:  # in JSON the one error event; run() prints it otherwise
         if json_mode:
             with _print_lock:
-                print_json_line({"event": "error", **problem_json(error, None, USER_ERROR_JSON)})
+                print_json_line({"event": "error", **json_error(error)})  # the other commands' error object
         raise
     with _print_lock:
         if json_mode:

@@ -48,8 +48,9 @@ def test_serve_json_says_a_taken_share_port_in_one_error_event(tiny_model, llama
     errors = [event for event in events if event["event"] == "error"]
     assert proc.returncode == 1 and "Traceback" not in err, err
     assert len(errors) == 1, events
-    assert errors[0]["message"].startswith(f"Sharing cannot listen on 127.0.0.1 port {share_port}: ")
-    assert errors[0]["fix"] and errors[0]["evidence"]
+    error = errors[0]["error"]  # the error object every --json command prints
+    assert error["message"].startswith(f"Sharing cannot listen on 127.0.0.1 port {share_port}: ")
+    assert error["fix"] and error["evidence"]
 
 
 @pytest.mark.slow

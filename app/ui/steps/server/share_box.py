@@ -30,6 +30,7 @@ from app.core.server.lan_share import (
     LanShare,
     ShareSettings,
     lan_addresses,
+    reach_sentence,
 )
 from app.ui.i18n import Retranslating
 from app.ui.widgets.problem_view import problem_text, render
@@ -49,6 +50,7 @@ class ShareBox(Retranslating, QWidget):
         self.enabled = QCheckBox(self)
         self.enabled.toggled.connect(self._on_toggled)
         self.where = QComboBox(self)
+        self.where.currentIndexChanged.connect(lambda _index: self._render())  # the warning follows the choice
         self.port = QSpinBox(self, minimum=1, maximum=65535, value=DEFAULT_SHARE_PORT)
         guard_wheel(self.where, self.port)  # scrolling the Server step passes over them without changing them
         self.warning = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
@@ -83,9 +85,6 @@ class ShareBox(Retranslating, QWidget):
         index = self.where.findData(current if current is not None else LOOPBACK)  # loopback unless chosen
         self.where.setCurrentIndex(max(0, index))
         self.port.setToolTip(self.tr("Port other devices connect to"))
-        self.warning.setText(self.tr("Anyone on the network who has the key can use this model. Share only on a "
-                                     "network you trust; answers beyond what the model can handle at once are asked "
-                                     "to retry."))
         self.copy_button.setText(self.tr("Copy key"))
         self.key_note.setText(self.tr("Copy the key and give it to the other device (it is never shown in full); "
                                       "turning sharing off and on again makes a new one."))
@@ -136,6 +135,8 @@ class ShareBox(Retranslating, QWidget):
         sharing = self.share is not None and self.share.running
         self.where.setEnabled(not self.enabled.isChecked())
         self.port.setEnabled(not self.enabled.isChecked())
+        host = self._settings.host if self._settings is not None else self.where.currentData() or LOOPBACK
+        self.warning.setText(render(reach_sentence(host)))  # never "anyone on the network" for this computer only
         self.warning.setVisible(self.enabled.isChecked() or self.where.currentData() != LOOPBACK)
         self.key.setText(masked_key(self._settings.api_key) if sharing and self._settings else "")  # projectors
         for widget in (self.key, self.copy_button, self.key_note):

@@ -54,3 +54,14 @@ def test_a_port_in_use_is_a_sentence(qtbot, tiny_model):
     assert box.share is None and not box.enabled.isChecked()
     assert "Sharing cannot listen on 127.0.0.1 port" in box.addresses.text()
     supervisor.close()
+
+
+def test_the_warning_says_who_can_reach_the_share(qtbot):
+    box = ShareBox()
+    qtbot.addWidget(box)
+    box.enabled.setChecked(True)  # no supervisor yet: the choice is made, the warning shows
+    assert box.where.currentData() == LOOPBACK
+    assert "this computer" in box.warning.text() and "nyone" not in box.warning.text()
+    box.enabled.setChecked(False)
+    box.where.setCurrentIndex(box.where.findData("0.0.0.0"))
+    assert box.warning.isVisibleTo(box) and box.warning.text().startswith("Anyone on the network")

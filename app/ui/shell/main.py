@@ -48,6 +48,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     from app.ui import i18n, workers
     from app.ui.shell.app_icon import DESKTOP_FILE_NAME, app_icon
     from app.ui.shell.main_window import MainWindow
+    from app.ui.widgets import plain_tooltips
 
     configure_app_log("gui")
     app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
@@ -56,6 +57,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setOrganizationName("gguf-launcher")
     app.setWindowIcon(app_icon())
     app.setDesktopFileName(DESKTOP_FILE_NAME)
+    plain_tooltips.install(app)  # model names, file names and server answers in tooltips stay text
     settings = load_settings()
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))

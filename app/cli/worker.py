@@ -105,7 +105,7 @@ def _confirm(args: argparse.Namespace, where: str) -> UserError | None:
 def _fail(error: UserError, json_mode: bool) -> int:
     """The one ending for a failure: the sentence on stderr and, in --json mode, an error event on stdout."""
     if json_mode:
-        print_json_line({"event": "error", **json_error(error)["error"]})
+        print_json_line({"event": "error", **json_error(error)})  # the other commands' error object, as an event
     return report_user_error(error)
 
 

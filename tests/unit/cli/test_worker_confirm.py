@@ -43,9 +43,10 @@ def _finish(proc: subprocess.Popen, *, interrupt: bool = False) -> tuple[list[di
 def test_without_a_terminal_and_without_yes_it_refuses_in_one_sentence():
     events, err = _finish(_worker(stdin=subprocess.DEVNULL))
     assert [e["event"] for e in events] == ["warning", "error"]
-    assert events[1]["message"].startswith("The worker was not started: it would listen on 0.0.0.0:")
-    assert "there is no terminal to ask you first." in events[1]["message"]
-    assert events[1]["fix"] == "Run it again with --yes to share it anyway, or without --host to keep it on this " \
+    error = events[1]["error"]
+    assert error["message"].startswith("The worker was not started: it would listen on 0.0.0.0:")
+    assert "there is no terminal to ask you first." in error["message"]
+    assert error["fix"] == "Run it again with --yes to share it anyway, or without --host to keep it on this " \
                                "computer."
     assert err.startswith("error: The worker was not started") and "Traceback" not in err
 
@@ -64,7 +65,7 @@ def test_at_a_terminal_anything_but_y_does_not_start_it(answer):
         os.close(terminal)
     assert [e["event"] for e in events] == ["warning", "error"] and proc.returncode == 1
     assert "Share this computer as a worker on 0.0.0.0:" in err and "[y/N]" in err
-    assert events[1]["message"] == "The worker was not started."
+    assert events[1]["error"]["message"] == "The worker was not started."
 
 
 def test_yes_at_the_terminal_or_on_the_command_line_starts_it():

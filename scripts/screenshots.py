@@ -1,12 +1,14 @@
 """Render screenshots of each main state of the app, in English and Chinese, into docs/screenshots/.
 
     .venv/bin/python scripts/screenshots.py     # offscreen rendering, no X server needed
-    QT_QPA_PLATFORM=xcb xvfb-run -a .venv/bin/python scripts/screenshots.py   # the same under Xvfb
+    xvfb-run -a -s "-screen 0 1920x1080x24" bash -c \
+        'openbox & sleep 1; QT_QPA_PLATFORM=xcb .venv/bin/python scripts/screenshots.py'   # the same on X
     .venv/bin/python scripts/screenshots.py --sizes 1024x700,1440x900,1920x1080 [--out DIR]
 
 With ``--sizes`` every state is grabbed at each size (``DIR/WxH/NAME-LANG.png``, DIR defaults to a new temporary
-folder, printed) and each grab is checked for cut text (tests/ui/clipping.py); without it the README's images
-are rendered at the one size they have always had, into docs/screenshots/.
+folder, printed) and each grab is checked for cut text (tests/ui/clipping.py); without it the README's images are
+rendered into docs/screenshots/ at the size the window opens at on a 1366×768 screen (the most common laptop
+screen; openbox's frame taken off), and checked the same way.
 
 Chinese text needs a CJK font on the machine (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 
@@ -27,7 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
-DEFAULT_SIZE = (1280, 860)
+SCREEN = (1366, 768)  # the README's images: the window as it opens on this screen
+OPENBOX_FRAME = (1, 24, 1, 1)  # left, top, right, bottom: openbox's borders and title bar, measured under Xvfb
 sys.path.insert(0, str(ROOT))
 
 
@@ -57,7 +60,7 @@ class Shots:
     def grab(self, app, window, name: str) -> None:
         from tests.ui.clipping import clipped
 
-        for size in self.sizes or [DEFAULT_SIZE]:
+        for size in self.sizes or [default_size()]:
             window.resize(*size)
             folder = self.out / f"{size[0]}x{size[1]}" if self.sizes else self.out
             folder.mkdir(parents=True, exist_ok=True)
@@ -68,14 +71,23 @@ class Shots:
                 window.grab().save(str(path), "PNG", 0)  # PNG "quality" 0 = smallest file
                 shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
                 print(f"{shown}  {path.stat().st_size // 1024} KiB")
-                if self.sizes:
-                    cut = [f"{folder.name} {name}-{lang}: {line}" for line in clipped(window)]
-                    self.clipped += cut
-                    for line in cut:
-                        print(f"  clipped: {line}")
-        window.resize(*(self.sizes or [DEFAULT_SIZE])[0])
+                cut = [f"{folder.name} {name}-{lang}: {line}" for line in clipped(window)]  # in a picture too
+                self.clipped += cut
+                for line in cut:
+                    print(f"  clipped: {line}")
+        window.resize(*(self.sizes or [default_size()])[0])
         window.set_language("en")
         settle(app, 0.1)
+
+
+def default_size() -> tuple[int, int]:
+    """The window's first size on a ``SCREEN`` with openbox's frame (app/ui/shell/window_size.py)."""
+    from PySide6.QtCore import QMargins, QRect
+
+    from app.ui.shell.window_size import first_size
+
+    size = first_size(QRect(0, 0, *SCREEN), QMargins(*OPENBOX_FRAME))
+    return size.width(), size.height()
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -107,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     i18n.apply_language("en")
     win = MainWindow(settings, live_hardware=False)
-    win.resize(*(sizes or [DEFAULT_SIZE])[0])
+    win.resize(*(sizes or [default_size()])[0])
     win.show()
     win.start()
     wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel))
@@ -122,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     win.settings_panel.probe.run()
     wait_until(app, lambda: win.settings_panel.probe.result is not None)
     settle(app)
+    win.left_scroll.ensureWidgetVisible(win.settings_panel.probe, 0, 0)  # the attempts are what this one shows
     grab(app, win, "03-probe-done")
+    win.left_scroll.verticalScrollBar().setValue(0)
 
     win.server.start_button.click()
     wait_until(app, lambda: win.server.state == "ready")
@@ -155,9 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     win.shutdown_blocking()
     workers.wait_for_pool()
     print(f"screenshots in {shots.out}")
-    if sizes:
-        print(f"{len(shots.clipped)} clipped widgets" if shots.clipped else "no clipped text")
-    return 0
+    print(f"{len(shots.clipped)} clipped widgets" if shots.clipped else "no clipped text")
+    return 1 if shots.clipped else 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ holds steps: it scrolls up and down, never sideways, and never asks the window t
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.ui.widgets import look
@@ -47,6 +47,7 @@ class ColumnScroll(QScrollArea):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Type.LayoutRequest:
             self.updateGeometry()
+            QTimer.singleShot(0, self, self.updateGeometry)  # again once the content's layout has settled
         return super().eventFilter(watched, event)
 
     def _bar_width(self) -> int:

@@ -88,6 +88,12 @@ def loads_bounded(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise UnreadableJson(T("it is damaged", "文件已损坏")) from None
 
 
+def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> str:
+    """The text of a regular file of at most ``max_bytes`` (undecodable bytes replaced); OSError when it cannot be
+    read, UnreadableJson when it is not a regular file or too big. For files of JSON lines."""
+    return _read_bounded(Path(path), max_bytes).decode("utf-8", errors="replace")
+
+
 def read_json(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON value in the file at ``path``: a regular file of at most ``max_bytes``, nested at most ``max_depth``.
     OSError when it cannot be opened or read (FileNotFoundError when missing), UnreadableJson otherwise."""

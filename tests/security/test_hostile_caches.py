@@ -1,6 +1,7 @@
 """The app's other JSON files in the user's folders (the checksum cache, "Find safe settings" results, the processor
-probe, the engine build record, the children registry) are read within bounds too: a FIFO, a link to /dev/zero or
-JSON nested 100,000 deep in their place counts as no cache (measured again), never a hang or a crash."""
+probe, the engine build record, the children registry, the kept diagnoses) are read within bounds too: a FIFO, a link
+to /dev/zero or JSON nested 100,000 deep in their place counts as nothing stored (measured again), never a hang or a
+crash."""
 
 from __future__ import annotations
 
@@ -83,3 +84,11 @@ def test_children_registry(kind):
     assert _within_deadline(find_stale_children) == []
     assert not record.exists() and not record.is_symlink()  # not a record of ours: removed
     assert paths.data_dir() in record.parents
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_kept_diagnoses(kind):
+    from app.core.server.diagnosis_log import diagnoses_path, read_diagnoses
+
+    _plant(diagnoses_path(), kind)
+    assert _within_deadline(read_diagnoses) == []

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.atomic import write_bytes_atomic
+from app.core.bounded_json import UnreadableJson, loads_bounded, read_text
 from app.core.paths import log_dir
 
 logger = logging.getLogger(__name__)
@@ -47,17 +48,17 @@ def read_diagnoses(directory: Path | None = None) -> list[dict[str, Any]]:
     """The kept diagnoses, oldest first; a damaged line is skipped, a missing file is no diagnoses."""
     path = diagnoses_path(directory)
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_text(path).splitlines()  # a regular file of bounded size: never a FIFO or /dev/zero
     except FileNotFoundError:
         return []
-    except OSError as error:
+    except (OSError, UnreadableJson) as error:
         logger.info("could not read %s: %s", path, error)
         return []
     found = []
     for line in lines:
         try:
-            item = json.loads(line)
-        except ValueError:
+            item = loads_bounded(line)
+        except ValueError:  # damaged, or nested too deep (UnreadableJson)
             continue
         if isinstance(item, dict):
             found.append(item)

@@ -2,7 +2,9 @@
 
 Public API:
 - ``diagnose(returncode, log_lines, config=None, *, oom_evidence=None, rss_samples=(), block_count=None,
-  was_ready=None, memory_limit=None, plan=None) -> Diagnosis`` (``rss_samples``: MemorySample readings)
+  was_ready=None, memory_limit=None, plan=None, engine=None) -> Diagnosis`` (``rss_samples``: MemorySample
+  readings; ``engine``: ``EngineFacts``, what the caller knows of the engine and processor, for an illegal instruction
+  — ``is_illegal_instruction(returncode)`` says when it is needed)
 - ``diagnose_timeout(seconds, log_lines, config=None)``, ``diagnose_start_failure(exc, argv=None, config=None)``
 - ``decode_exit_status(code) -> ExitStatus(exit_code, signal, meaning)``
 - ``snapshot_oom_counters()`` before start, ``oom_evidence_since(before, pid)`` after death -> ``OomEvidence``
@@ -14,10 +16,11 @@ fixes (config changes), causes_* (sentences per cause), diagnose (the decision),
 starts), value (the Diagnosis dataclass).
 """
 
-from app.core.diagnosis.diagnose import MEMORY_CAUSES, diagnose
+from app.core.diagnosis.diagnose import MEMORY_CAUSES, diagnose, is_illegal_instruction
 from app.core.diagnosis.memory_evidence import MemorySample
 from app.core.diagnosis.not_started import diagnose_start_failure, diagnose_timeout
 from app.core.diagnosis.oom_evidence import OomCounters, OomEvidence, oom_evidence_since, snapshot_oom_counters
+from app.core.diagnosis.situation import EngineFacts
 from app.core.diagnosis.value import Diagnosis
 from app.core.process.exit_status import ExitStatus, decode_exit_status, parse_exit_code
 
@@ -36,7 +39,7 @@ CAUSES = (
 )
 
 __all__ = [
-    "CAUSES", "MEMORY_CAUSES", "Diagnosis", "ExitStatus", "MemorySample", "OomCounters", "OomEvidence",
-    "decode_exit_status", "diagnose",
+    "CAUSES", "MEMORY_CAUSES", "Diagnosis", "EngineFacts", "ExitStatus", "MemorySample", "OomCounters", "OomEvidence",
+    "decode_exit_status", "diagnose", "is_illegal_instruction",
     "diagnose_start_failure", "diagnose_timeout", "oom_evidence_since", "parse_exit_code", "snapshot_oom_counters",
 ]

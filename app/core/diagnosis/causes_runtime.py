@@ -134,12 +134,13 @@ def library_incompatible(s: Situation) -> Parts:
 
 
 def illegal_instruction(s: Situation) -> Parts:
-    """SIGILL. The engine's own system_info line says what it was compiled for; the instruction-set probe says
-    what runs here. Where they disagree, name the extension and offer the fix that works (rebuild, other engine)."""
+    """SIGILL. The engine's own system_info line says what it was compiled for; the instruction-set probe (whose
+    answer the caller passes in ``s.engine``) says what runs here. Where they disagree, name the extension and offer
+    the fix that works (rebuild, other engine)."""
     faulting, missing = _compiled_but_unusable(s)
     if faulting or missing:
         return _unusable_features(s, faulting, missing)
-    if s.backend != "llama-server" and _built_here():
+    if s.backend != "llama-server" and s.engine.builtin_built_here:
         return (T("The built-in engine stopped on an instruction this processor cannot run, although it was built "
                   "on this computer.", "内置引擎遇到这台处理器无法运行的指令而停止，尽管它是在这台电脑上构建的。"),
                 _rebuild_hint(), {REBUILD_ENGINE: BUILTIN}, False)
@@ -151,22 +152,12 @@ def illegal_instruction(s: Situation) -> Parts:
             _switch_to_builtin(s), False)
 
 
-def _built_here() -> bool:
-    from app.core.engine import build_record
-
-    return build_record.for_engine(BUILTIN) is not None
-
-
 def _compiled_but_unusable(s: Situation) -> tuple[list[str], list[str]]:
-    if not s.facts.cpu_features:
-        return [], []
-    from app.core.engine import isa_cache
-
-    try:
-        return isa_cache.compiled_but_unusable(s.facts.cpu_features, isa_cache.current_report())
-    except OSError as exc:  # the probe could not run: fall back to the general sentence
-        log.warning("instruction-set probe unavailable for the diagnosis: %s", exc)
-        return [], []
+    """Of the extensions the engine was compiled to use (its system_info line): the names of those advertised here
+    but faulting, and of those not even advertised here."""
+    flags = s.facts.cpu_features or ()
+    return ([s.engine.faulting[flag] for flag in flags if flag in s.engine.faulting],
+            [s.engine.missing[flag] for flag in flags if flag in s.engine.missing])
 
 
 def _rebuild_hint() -> Text:
@@ -176,9 +167,7 @@ def _rebuild_hint() -> Text:
 
 
 def _unusable_features(s: Situation, faulting: list[str], missing: list[str]) -> Parts:
-    from app.core.engine.cpu_isa import label
-
-    names = ", ".join(dict.fromkeys(label(name) for name in faulting + missing))
+    names = ", ".join(dict.fromkeys(faulting + missing))
     if faulting:
         message = T("The engine was built to use {features}, which this processor advertises but cannot run here "
                     "(common in virtual machines), so it stopped at the first calculation.",

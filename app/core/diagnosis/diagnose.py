@@ -12,7 +12,7 @@ from app.core.diagnosis.memory_evidence import KillEvidence, MemoryState, judge_
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import rss_trend
 from app.core.diagnosis.signatures import SignatureHit, find_hits
-from app.core.diagnosis.situation import Situation
+from app.core.diagnosis.situation import EngineFacts, Situation
 from app.core.diagnosis.value import MAX_EVIDENCE_LINES, Diagnosis, fix_from_dict, trim_evidence
 from app.core.hardware.cgroup import memory_limit_bytes
 from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_status
@@ -62,7 +62,7 @@ def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence
     if signal == "SIGKILL" and kill is not None:
         # Nothing in a log makes a process SIGKILL itself: someone else did, and only the evidence says who.
         return KILL_CAUSES[kill.state]
-    if signal == "SIGILL" or status.exit_code == 0xC000001D:
+    if _illegal_instruction(status):
         return "illegal_instruction"
     if hit is not None:
         return hit.cause
@@ -75,6 +75,15 @@ def _choose_cause(status: ExitStatus, hit: SignatureHit | None, oom: OomEvidence
     if status.exit_code == 0:
         return "exited_early"
     return "unknown"
+
+
+def _illegal_instruction(status: ExitStatus) -> bool:
+    return crash_signal(status) == "SIGILL" or status.exit_code == 0xC000001D
+
+
+def is_illegal_instruction(returncode: int | float | str | None) -> bool:
+    """The process died on an instruction its processor cannot run: its diagnosis needs ``EngineFacts``."""
+    return _illegal_instruction(decode_exit_status(returncode))
 
 
 def _evidence(lines: list[str], hits: list[SignatureHit], *, tail: int) -> tuple[str, ...]:
@@ -119,11 +128,14 @@ def diagnose(
     was_ready: bool | None = None,
     memory_limit: int | None = None,
     plan: Any = None,
+    engine: EngineFacts | None = None,
 ) -> Diagnosis:
     """Why the server stopped. ``was_ready``: the supervisor knows whether the server ever became ready;
     without it the log is read for signs. ``memory_limit`` (bytes) defaults to the cgroup limit or total RAM.
     ``plan`` (a MemoryPlan for this config) lowers memory fixes to what it estimates fits, and knows the layer count.
-    ``rss_samples``: the supervisor's MemorySample readings (RSS and available memory), or bare RSS numbers."""
+    ``rss_samples``: the supervisor's MemorySample readings (RSS and available memory), or bare RSS numbers.
+    ``engine``: what the caller knows of the engine build and the processor, for an illegal instruction (the
+    decoder reads the log and these values only: it imports no engine module and runs no probe)."""
     lines = as_lines(log_lines)
     hits = find_hits(lines)
     hit = hits[0] if hits else None
@@ -135,7 +147,7 @@ def diagnose(
     kill = judge_kill(oom_evidence, trend, samples) if crash_signal(status) == "SIGKILL" else None
     situation = Situation(
         status=status, config=config, facts=facts, hit=hit, block_count=block_count, oom=oom_evidence,
-        trend=trend, was_ready=was_ready, plan=plan, kill=kill,
+        trend=trend, was_ready=was_ready, plan=plan, kill=kill, engine=engine or EngineFacts(),
     )
     cause = _choose_cause(status, hit, oom_evidence, kill)
     if hit is not None and hit.cause != cause:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from app.core.diagnosis.log_facts import LogFacts
 from app.core.diagnosis.memory_evidence import KillEvidence
@@ -13,6 +13,18 @@ from app.core.diagnosis.rss_trend import RssTrend
 from app.core.diagnosis.signatures import SignatureHit
 from app.core.process.exit_status import ExitStatus
 from app.core.text import Text, human_bytes
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """What the caller knows about this computer's engines, gathered before the diagnosis runs (the classifier
+    imports no engine module and runs no probe; app/core/server/crash.py gathers them for an illegal instruction).
+    ``faulting``/``missing``: for each ggml system_info flag of an extension this processor cannot run, the
+    extension's name: advertised here but faulting when run / not even advertised here."""
+
+    builtin_built_here: bool = False  # the set-up built the built-in engine on this computer (its build record)
+    faulting: Mapping[str, str] = field(default_factory=dict)
+    missing: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,7 @@ class Situation:
     was_ready: bool | None
     plan: Any = None  # app.core.plan.memory.MemoryPlan for the failed config, when the caller has one
     kill: KillEvidence | None = None  # for a SIGKILL: whether memory was short, and the readings that show it
+    engine: EngineFacts = EngineFacts()  # for an illegal instruction: the engine build and the processor's answer
 
     def group(self, name: str) -> str | None:
         """A named group of the matched signature, if it has one."""

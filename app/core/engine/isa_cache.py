@@ -9,7 +9,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json
-from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, IsaReport, Verdict, probe
+from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, IsaReport, Verdict, label, probe
 
 log = logging.getLogger(__name__)
 
@@ -56,15 +56,14 @@ def current_report(*, refresh: bool = False) -> IsaReport:
     return report
 
 
-def compiled_but_unusable(system_info_flags: tuple[str, ...], report: IsaReport) -> tuple[list[str], list[str]]:
-    """Of the features an engine was compiled to use (its system_info line): (advertised here but faulting,
-    not even advertised here). Both mean the engine cannot run on this processor."""
-    faulting, missing = [], []
-    for flag in system_info_flags:
-        name = SYSTEM_INFO_NAMES.get(flag)
-        verdict = report.verdicts.get(name) if name else None
+def unusable_extensions(report: IsaReport) -> tuple[dict[str, str], dict[str, str]]:
+    """For each ggml system_info flag of an extension this processor cannot run, the extension's name: (advertised
+    here but faulting, not even advertised here). What a diagnosis of an illegal instruction is given."""
+    faulting, missing = {}, {}
+    for flag, name in SYSTEM_INFO_NAMES.items():
+        verdict = report.verdicts.get(name)
         if verdict is Verdict.FAULTS:
-            faulting.append(name)
+            faulting[flag] = label(name)
         elif verdict is Verdict.NOT_ADVERTISED:
-            missing.append(name)
+            missing[flag] = label(name)
     return faulting, missing

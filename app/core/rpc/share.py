@@ -23,6 +23,7 @@ from app.core.problem import UserError
 from app.core.process.child import ChildProcess
 from app.core.rpc.check import READY, WorkerCheck, check_worker
 from app.core.rpc.worker import DEFAULT_WORKER_PORT, Worker
+from app.core.server.crash import engine_facts
 from app.core.server.log import ServerLog
 from app.core.text import T, Text
 
@@ -180,4 +181,4 @@ def diagnose_worker_exit(returncode: int, lines: list[str], worker: Worker) -> D
             next_step=T("Choose another port (for example {port}) and share again.",
                         "请选择另一个端口（例如 {port}），然后重新共享。", port=worker.port + 1),
             evidence=tuple(lines[-8:]), exit_code=returncode, restartable=False)
-    return diagnose(returncode, lines)
+    return diagnose(returncode, lines, engine=engine_facts(returncode))

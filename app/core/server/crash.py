@@ -8,10 +8,12 @@ from typing import Any, Sequence
 
 from app.core.diagnosis import (
     Diagnosis,
+    EngineFacts,
     OomCounters,
     diagnose,
     diagnose_start_failure,
     diagnose_timeout,
+    is_illegal_instruction,
     oom_evidence_since,
     snapshot_oom_counters,
 )
@@ -40,6 +42,23 @@ def block_count(model: str) -> int | None:
         return None
 
 
+def engine_facts(returncode: int | float | str | None) -> EngineFacts | None:
+    """What the diagnosis of an illegal instruction needs, gathered here so that the decoder runs no probe: whether
+    the set-up built the built-in engine, and which extensions this processor cannot run (the instruction-set
+    probe's kept answer; the probe runs once when there is none). None for any other exit."""
+    if not is_illegal_instruction(returncode):
+        return None
+    from app.core.engine import build_record, isa_cache
+
+    built_here = build_record.for_engine("embedded") is not None
+    try:
+        faulting, missing = isa_cache.unusable_extensions(isa_cache.current_report())
+    except OSError as exc:  # the probe could not run: the diagnosis falls back to the general sentence
+        logger.warning("instruction-set probe unavailable for the diagnosis: %s", exc)
+        faulting, missing = {}, {}
+    return EngineFacts(built_here, faulting, missing)
+
+
 def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: int, before: OomCounters | None,
                   rss_samples: list, block_count: int | None = None, was_ready: bool | None = None) -> Diagnosis:
     """Decode an unexpected exit. Kernel OOM evidence is read only when a kill signal makes it plausible.
@@ -52,7 +71,8 @@ def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: in
             logger.warning("OOM evidence unreadable after pid %s died", pid, exc_info=True)
             oom = None
     return diagnose(returncode, log_lines[-LOG_LINES_FOR_DIAGNOSIS:], config, oom_evidence=oom,
-                    rss_samples=tuple(rss_samples), block_count=block_count, was_ready=was_ready)
+                    rss_samples=tuple(rss_samples), block_count=block_count, was_ready=was_ready,
+                    engine=engine_facts(returncode))
 
 
 def readiness_timeout(limit_s: float, seen: str, log_lines: list[str], config: Any) -> Diagnosis:

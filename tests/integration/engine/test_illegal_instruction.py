@@ -11,6 +11,7 @@ from app.core.diagnosis import diagnose
 from app.core.engine import cpu_isa, isa_cache
 from app.core.launch.config import LaunchConfig
 from app.core.problem import Fix, FixAction, change_settings
+from app.core.server.crash import engine_facts
 from app.core.server.supervisor import State, Supervisor
 
 pytestmark = pytest.mark.skipif(not cpu_isa.can_probe(), reason="the probe runs x86-64 code on Linux only")
@@ -34,7 +35,7 @@ def system_info(extension: str) -> str:
 def test_embedded_engine_built_for_a_missing_extension_gets_the_rebuild_fix(unusable_extension):
     info_name, label = unusable_extension
     lines = [system_info(info_name), "llama_model_loader: loaded meta data", "Illegal instruction (core dumped)"]
-    result = diagnose(-4, lines, LaunchConfig(model="m.gguf", backend="embedded"))
+    result = diagnose(-4, lines, LaunchConfig(model="m.gguf", backend="embedded"), engine=engine_facts(-4))
     assert result.cause == "illegal_instruction"
     assert label in result.message.render("en") and label in result.message.render("zh")
     assert result.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"})

@@ -24,6 +24,7 @@ from app.core.engine.selftest import EngineCheck, Outcome, QuantResult
 from app.core.engine.shipped import shipped_llama_server
 from app.core.launch.config import LaunchConfig, fix_changes
 from app.core.problem import Fix, FixAction, Status, UserError
+from app.core.server.crash import engine_facts
 from app.core.text import T
 from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.server.server_panel import ServerPanel
@@ -173,7 +174,7 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
 
 def test_crash_card_offers_the_rebuild_for_a_rebuild_diagnosis(qtbot):
     diagnosis = diagnose(-4, ["llama_model_loader: loaded meta data", "Illegal instruction"],
-                         LaunchConfig(model="m.gguf", backend="embedded"))
+                         LaunchConfig(model="m.gguf", backend="embedded"), engine=engine_facts(-4))
     assert diagnosis.action == FixAction(Fix.REBUILD_ENGINE, {"engine": "embedded"}), (
         "the set-up built this engine: the fix is a rebuild")
     panel = ServerPanel()
@@ -190,7 +191,8 @@ def test_crash_card_offers_the_rebuild_for_a_rebuild_diagnosis(qtbot):
 
 def test_crash_card_offers_the_other_engine_where_no_rebuild_is_possible(qtbot, monkeypatch):
     monkeypatch.setattr(sys, "frozen", True, raising=False)  # an installed (frozen) app cannot compile
-    diagnosis = diagnose(-4, ["Illegal instruction"], LaunchConfig(model="m.gguf", backend="embedded"))
+    diagnosis = diagnose(-4, ["Illegal instruction"], LaunchConfig(model="m.gguf", backend="embedded"),
+                         engine=engine_facts(-4))
     panel = ServerPanel()
     qtbot.addWidget(panel)
     panel.show_diagnosis(diagnosis)

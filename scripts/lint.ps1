@@ -1,5 +1,6 @@
 # Lint (Windows): ruff (style, likely bugs, import order; [tool.ruff] in pyproject.toml) and the import-linter layer
-# contracts ([tool.importlinter]: core imports no Qt, no ui, no cli; ui and cli do not import each other).
+# contracts ([tool.importlinter]: core imports no Qt, no ui, no cli; ui and cli do not import each other;
+# core's packages import only downward, in the layers listed there).
 # Mirrors scripts/lint.sh.
 #   scripts\lint.ps1       needs .venv\ with the test extra (scripts\setup.ps1 test)
 $ErrorActionPreference = "Stop"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lint: ruff (style, likely bugs, import order; [tool.ruff] in pyproject.toml) and the import-linter layer contracts
-# ([tool.importlinter]: core imports no Qt, no ui, no cli; ui and cli do not import each other).
+# ([tool.importlinter]: core imports no Qt, no ui, no cli; ui and cli do not import each other; core's packages
+# import only downward, in the layers listed there).
 #   scripts/lint.sh        needs .venv/ with the test extra (scripts/setup.sh test)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -61,7 +61,7 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
     supervisor.subscribe(lambda e: crashes.append(e) if e.kind == "crash" else None)
     states: list[State] = []
     supervisor.subscribe(lambda e: states.append(e.state) if e.kind == "state" else None)
-    client = ChatClient(lambda: supervisor.url, backend="llama-server")
+    client = ChatClient(lambda: supervisor.url, backend="llama-server", api_key=supervisor.api_key)
     session = ChatSession(client, params=ChatParams(max_tokens=200), directory=tmp_path)
     recoveries: list[int] = []
     pids: list[int] = []

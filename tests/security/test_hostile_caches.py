@@ -1,7 +1,7 @@
 """The app's other JSON files in the user's folders (the checksum cache, "Find safe settings" results, the processor
-probe, the engine build record, the children registry, the kept diagnoses) are read within bounds too: a FIFO, a link
-to /dev/zero or JSON nested 100,000 deep in their place counts as nothing stored (measured again), never a hang or a
-crash."""
+probe, the engine build record and self-test, the children registry, the kept diagnoses) are read within bounds too:
+a FIFO, a link to /dev/zero or JSON nested 100,000 deep in their place counts as nothing stored (measured again),
+never a hang or a crash."""
 
 from __future__ import annotations
 
@@ -92,3 +92,11 @@ def test_kept_diagnoses(kind):
 
     _plant(diagnoses_path(), kind)
     assert _within_deadline(read_diagnoses) == []
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_engine_self_test_cache(kind):
+    from app.core.engine import selftest
+
+    _plant(selftest._cache_file(), kind)
+    assert _within_deadline(lambda: selftest.cached("embedded")) is None  # tested again

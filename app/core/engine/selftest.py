@@ -21,6 +21,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.engine.cpu_isa import _verdict_from_exit
 from app.core.engine.isa_cache import cpu_fingerprint
 from app.core.process.frozen import child_argv
@@ -125,7 +126,7 @@ def _cache_file() -> Path:
 def cached(engine: str, server_bin: str | None = None) -> EngineCheck | None:
     """The last self-test of exactly this engine build on this processor, if there is one."""
     try:
-        entries = json.loads(_cache_file().read_text(encoding="utf-8"))
+        entries = read_json(_cache_file())
         data = entries.get(f"{engine}:{build_fingerprint(engine, server_bin)}:{cpu_fingerprint()}")
         return EngineCheck.from_dict(data) if data else None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -136,7 +137,7 @@ def cached(engine: str, server_bin: str | None = None) -> EngineCheck | None:
 def store(check: EngineCheck) -> None:
     """Keep a self-test result as the one for its engine build and processor."""
     try:
-        entries = json.loads(_cache_file().read_text(encoding="utf-8"))
+        entries = read_json(_cache_file())
     except (OSError, ValueError):
         entries = {}
     entries[f"{check.engine}:{check.build}:{check.cpu}"] = check.to_dict()

@@ -138,3 +138,23 @@ def test_the_chat_follows_the_key_when_the_keyless_choice_changes(local_server):
         assert client.complete([{"role": "user", "content": "Hi"}], ChatParams(max_tokens=2), 2).get("choices")
     finally:
         client.close()
+
+
+def test_the_share_follows_the_key_when_the_keyless_choice_changes(local_server):
+    """The share reads the server's key per request: a Restart that turns the key on (or off) keeps it answering."""
+    from app.core.server.lan_share import LanShare, ShareSettings
+
+    supervisor = local_server("llama-server", local_key=False)
+    share = LanShare(supervisor, ShareSettings(port=find_free_port()))
+    share.start()
+    shared = f"http://127.0.0.1:{share.proxy.bound_port}"
+    keyed = {"Authorization": f"Bearer {share.settings.api_key}"}
+    try:
+        assert _chat(shared, json=CHAT, headers=keyed).status_code == 200
+        supervisor.set_config(supervisor.config.with_changes(local_key=True))
+        supervisor.restart()
+        assert supervisor.wait_for({State.READY, State.FAILED}, READY_S) is State.READY
+        assert supervisor.api_key and _chat(supervisor.url, json=CHAT).status_code == 401
+        assert _chat(shared, json=CHAT, headers=keyed).status_code == 200  # was 401: the key taken at start
+    finally:
+        share.close()

@@ -147,7 +147,7 @@ class LanShare:
         slots = config.parallel if llama_server and config.parallel > 0 else 1
         self.proxy = ShareProxy(lambda: supervisor.url, api_key=settings.api_key, host=settings.host,
                                 port=settings.port, max_active=settings.max_active or slots,
-                                upstream_key=config.api_key,
+                                upstream_key=lambda: supervisor.api_key,  # follows a restart with other settings
                                 available=lambda: supervisor.state in ACTIVE_STATES,
                                 health_path="/health" if llama_server else "/v1/models",  # the built-in has none
                                 private_paths=lambda: [supervisor.config.model, supervisor.config.mmproj or ""])

@@ -197,7 +197,7 @@ class _ProxyServer(ThreadingHTTPServer):
     request_queue_size = 128  # a burst of connections waits to be accepted instead of having its SYNs dropped
 
     def __init__(self, address: tuple[str, int], upstream: Callable[[], str], api_key: str, limit: RequestLimit,
-                 upstream_key: str | None, available: Callable[[], bool], *, health_path: str = "/health",
+                 upstream_key: Callable[[], str | None], available: Callable[[], bool], *, health_path: str = "/health",
                  private_paths: Callable[[], list[str]] = list):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, _Handler)
@@ -305,7 +305,8 @@ class _ProxyServer(ThreadingHTTPServer):
 
     def health(self) -> tuple[int, bytes]:
         """``/health`` for the clients: 200 ``{"status": "ok"}`` once the server answers, else 503 (loading)."""
-        headers = {"Authorization": f"Bearer {self.upstream_key}"} if self.upstream_key else {}
+        key = self.upstream_key()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         try:
             answer = self.http.get(self.upstream().rstrip("/") + self.health_path, headers=headers,
                                    timeout=HEALTH_TIMEOUT_S)
@@ -325,8 +326,9 @@ class _ProxyServer(ThreadingHTTPServer):
         headers["Accept-Encoding"] = "identity"
         if length:  # an explicit length: httpx then streams the body as it is, not in chunked framing
             headers["Content-Length"] = str(length)
-        if self.upstream_key:
-            headers["Authorization"] = f"Bearer {self.upstream_key}"
+        key = self.upstream_key()  # read per request: the server's key can change with a restart
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         request = self.http.build_request(handler.command, self.upstream().rstrip("/") + handler.path,
                                           headers=headers, content=body, extensions={"trace": flight.on_trace})
         with self._lock:
@@ -461,7 +463,8 @@ class ShareProxy:
     """Listen on ``host:port`` (0: any free port) and pass requests with the key to ``upstream()``'s server."""
 
     def __init__(self, upstream: str | Callable[[], str], *, api_key: str, host: str = "127.0.0.1", port: int = 0,
-                 max_active: int = 1, upstream_key: str | None = None, available: Callable[[], bool] | None = None,
+                 max_active: int = 1, upstream_key: str | None | Callable[[], str | None] = None,
+                 available: Callable[[], bool] | None = None,
                  health_path: str = "/health", private_paths: Callable[[], list[str]] = list):
         """``available()``: whether the server is running or on its way (else a request gets 502 at once, not a
         503 that clients would wait on). ``health_path``: the server's route that answers 200 once it is ready.
@@ -469,7 +472,8 @@ class ShareProxy:
         if not api_key:
             raise ValueError("a shared server needs an API key")
         self._upstream = upstream if callable(upstream) else (lambda: upstream)
-        self.host, self.port, self.api_key, self.upstream_key = host, port, api_key, upstream_key
+        self.host, self.port, self.api_key = host, port, api_key
+        self.upstream_key = upstream_key if callable(upstream_key) else (lambda: upstream_key)
         self.limit = RequestLimit(max_active)
         self._available = available or (lambda: True)
         self.health_path, self.private_paths = health_path, private_paths

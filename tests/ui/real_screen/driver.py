@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a small real chat model (SmolLM2-135M-Instruct Q4_1)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--first-run-only", action="store_true", help="only the first state (no server)")
     args = parser.parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
@@ -186,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     busy = None
     try:
         report["states"].append(first_run(app, win))
+        if args.first_run_only:
+            return 0
         stage = "chatting"
         report["states"].append(chatting(app, win, args.model))
         stage = "crash-card"

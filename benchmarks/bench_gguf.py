@@ -19,10 +19,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness
 import numpy as np
 
-N_TOKENS, N_MERGES = 152_000, 151_000
+N_TOKENS, N_MERGES = harness.pick((152_000, 151_000), (15_200, 15_100))
 
 
 def write_big_vocab_model(path: Path) -> Path:
@@ -56,7 +58,7 @@ def bench_metadata(folder: Path) -> None:
     path = write_big_vocab_model(folder / "vocab152k.gguf")
     read_model_info(path)  # warm the page cache for both readers
     app_times = []
-    for _ in range(5):
+    for _ in range(RUNS):
         start = time.perf_counter()
         info = read_model_info(path)
         app_times.append(time.perf_counter() - start)
@@ -67,9 +69,12 @@ def bench_metadata(folder: Path) -> None:
     assert len(reader.fields["tokenizer.ggml.tokens"].data) == N_TOKENS
     app = statistics.median(app_times)
     print(f"[metadata] {path.stat().st_size / 2**20:.1f} MiB file, {N_TOKENS} tokens, {N_MERGES} merges")
-    print(f"[metadata] app reader      {app * 1000:9.1f} ms (median of 5)")
+    print(f"[metadata] app reader      {app * 1000:9.1f} ms (median of {RUNS})")
     print(f"[metadata] gguf.GGUFReader {oracle * 1000:9.1f} ms")
     print(f"[metadata] ratio           {oracle / app:9.1f}x faster (target >= 100x)")
+
+
+RUNS = harness.pick(5, 1)
 
 
 def _time_it(fn) -> float:
@@ -88,17 +93,16 @@ def bench_sha256(folder: Path, size_mib: int) -> None:
             f.write(block)
     sha256sum = shutil.which("sha256sum")
     if sha256sum is None:
-        print("[sha256] coreutils sha256sum not found; skipping the comparison")
-        return
+        raise harness.BenchFailure("coreutils sha256sum not found: the SHA-256 comparison needs it")
     expected = subprocess.run([sha256sum, str(path)], capture_output=True, text=True, check=True).stdout.split()[0]
     tool_times, app_times = [], []
-    for _ in range(3):  # interleaved, file in the page cache for both
+    for _ in range(harness.pick(3, 1)):  # interleaved, file in the page cache for both
         tool_times.append(_time_it(lambda: subprocess.run([sha256sum, str(path)], capture_output=True, check=True)))
         app_times.append(_time_it(lambda: hash_stream(path)))
     assert hash_stream(path) == expected
     size = size_mib * 2**20
     tool, app = min(tool_times), min(app_times)
-    print(f"[sha256] {size_mib} MiB file (page cache warm), best of 3")
+    print(f"[sha256] {size_mib} MiB file (page cache warm), best of {len(app_times)}")
     print(f"[sha256] sha256sum   {size / tool / 2**20:9.1f} MiB/s")
     print(f"[sha256] app         {size / app / 2**20:9.1f} MiB/s")
     print(f"[sha256] ratio       {tool / app:9.2f}x of sha256sum's throughput (target >= 0.9x)")
@@ -106,9 +110,11 @@ def bench_sha256(folder: Path, size_mib: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size-mib", type=int, default=1024, help="size of the hashed file (default 1024)")
+    parser.add_argument("--size-mib", type=int, default=harness.pick(1024, 32),
+                        help="size of the hashed file (default 1024)")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     args = parser.parse_args()
+    harness.announce_short(f"a {N_TOKENS:,}-token vocabulary, a {args.size_mib} MiB file, one timing each")
     folder = Path(tempfile.mkdtemp(prefix="bench-gguf-"))
     try:
         bench_metadata(folder)
@@ -120,4 +126,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

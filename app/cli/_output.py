@@ -15,11 +15,11 @@ from app.core.text_safety import inert
 _ICONS = {Status.OK: "ok  ", Status.WARNING: "warn", Status.ERROR: "FAIL"}
 
 
-# Written as \uXXXX escapes in JSON: C1 controls, bidi overrides and marks (what text_safety.inert drops from terminal
-# text), line/paragraph separators, and lone surrogates (a file name's undecodable bytes, os.fsdecode's
+# Written as \uXXXX escapes in JSON: DEL, C1 controls, bidi overrides and marks (what text_safety.inert drops from
+# terminal text), line/paragraph separators, and lone surrogates (a file name's undecodable bytes, os.fsdecode's
 # surrogateescape), which would otherwise be invalid UTF-8. A parser gets the same string back; a terminal showing
 # the JSON obeys none of them.
-_UNSAFE_IN_JSON = re.compile("[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE_IN_JSON = re.compile("[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
                              "\ud800-\udfff]")
 
 

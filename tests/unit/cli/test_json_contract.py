@@ -14,7 +14,7 @@ import pytest
 from app.cli import main
 from tests.paths import ROOT
 
-HOSTILE = "a\u202eb\u2066c\u200fd\x85e\x9b31mf\x1b]0;title\x07g\udcffh"
+HOSTILE = "a\u202eb\u2066c\u200fd\x85e\x9b31mf\x1b]0;title\x07g\udcffh\x7fi\u061cj"
 
 
 def _one_error_object(out: str) -> dict:
@@ -42,7 +42,7 @@ def test_json_text_escapes_what_a_terminal_would_obey_and_round_trips():
 
     text = json_text({"name": HOSTILE}, indent=2)
     raw = text.encode("utf-8")  # no lone surrogate left: strict UTF-8 works
-    for char in ("\u202e", "\u2066", "\u200f", "\x85", "\x9b", "\x1b", "\x07"):
+    for char in ("\u202e", "\u2066", "\u200f", "\x85", "\x9b", "\x1b", "\x07", "\x7f", "\u061c"):
         assert char not in text
     assert "\\u202e" in text and "\\u009b" in text and "\\udcff" in text and "\\u001b" in text
     assert json.loads(raw.decode("utf-8")) == {"name": HOSTILE}  # nothing lost for a program reading it

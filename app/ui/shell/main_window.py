@@ -118,7 +118,7 @@ class MainWindow(Retranslating, QMainWindow):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(4, 8, 8, 8)
-        self.server_scroll = ColumnScroll(self.server_step, max_share=0.45)  # a tall crash card scrolls here
+        self.server_scroll = ColumnScroll(self.server_step, max_share=0.35)  # card under Start; the rest scrolls
         right_layout.addWidget(self.server_scroll)
         right_layout.addWidget(self.talk_step, 1)  # the chat keeps at least half the height
         self.splitter = QSplitter(Qt.Orientation.Horizontal)

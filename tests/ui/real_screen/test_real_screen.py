@@ -24,7 +24,7 @@ SCREENS = [(1366, 768), (1024, 700)]
 DRIVER_TIMEOUT_S = 900
 ALWAYS = ("start", "server_stop", "send", "chat_stop")
 WITH_CARD = ("fix", "dismiss")
-MIN_TRANSCRIPT_LINES = 3  # lines the chat keeps with the card open (presenter: 22 px each)
+MIN_TRANSCRIPT_LINES = 4.5  # lines the chat keeps with the card open (presenter: 22 px each)
 
 
 def run_driver(size: tuple[int, int], model: Path, folder: Path, *options: str) -> dict:

@@ -145,12 +145,12 @@ class ServerPanel(Retranslating, QWidget):
         facts.setColumnStretch(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
+        layout.addWidget(self.crash_card)  # right under Start: seen first when the Server step has little room
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.memory_label)
         layout.addLayout(facts)
         layout.addWidget(self.local_access)
         layout.addWidget(self.share_box)
-        layout.addWidget(self.error_label)
-        layout.addWidget(self.memory_label)
-        layout.addWidget(self.crash_card)
         layout.addStretch(1)
 
     def state_label(self, state: State) -> str:

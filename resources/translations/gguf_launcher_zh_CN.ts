@@ -1117,8 +1117,8 @@
         <translation>读取提示每秒 {pp} 个词元</translation>
     </message>
     <message>
-        <source>As much context as fits (up to the {ctx} tokens the model was trained for)</source>
-        <translation>尽可能多的上下文（最多到模型训练时的 {ctx} 个词元）</translation>
+        <source>As much context as fits (up to {ctx} tokens)</source>
+        <translation>尽可能多的上下文（最多 {ctx} 个词元）</translation>
     </message>
     <message>
         <source>Testing settings with real loads of the model…</source>
@@ -1470,10 +1470,6 @@
         <translation>其他设备连接的端口</translation>
     </message>
     <message>
-        <source>Anyone on the network who has the key can use this model. Share only on a network you trust; answers beyond what the model can handle at once are asked to retry.</source>
-        <translation>网络中任何持有密钥的人都能使用这个模型。请只在您信任的网络中共享；超出模型同时处理能力的请求会被告知稍后重试。</translation>
-    </message>
-    <message>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
@@ -1557,6 +1553,10 @@
     <message>
         <source>Assistant · {model}</source>
         <translation>助手 · {model}</translation>
+    </message>
+    <message>
+        <source>{problem} (Solved then; the server has been stopped since.)</source>
+        <translation>{problem}（当时已解决；此后服务器已停止。）</translation>
     </message>
     <message>
         <source>{problem} (Solved: the server is running again.)</source>

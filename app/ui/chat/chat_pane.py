@@ -243,6 +243,8 @@ class ChatPane(Retranslating, QWidget):
         if self.server_state is State.READY:  # after a crash: its sentences in the transcript are history now
             self.transcript.resolve_server_errors()
             self._ask_server_context()
+        elif self.server_state is State.STOPPED:
+            self.transcript.stopped_after_solved()  # "running again" would no longer be true
         self._update_controls()
 
     def _ask_server_context(self) -> None:

@@ -207,6 +207,16 @@ class Transcript(QTextBrowser):
         if changed:
             self.rerender()
 
+    def stopped_after_solved(self) -> None:
+        """The server stopped: "the server is running again" is no longer true; those lines say it was solved then."""
+        changed = False
+        for entry in self.entries:
+            if entry.kind == ERROR and entry.extra.get("resolved") and not entry.extra.get("stopped_since"):
+                entry.extra["stopped_since"] = True
+                changed = True
+        if changed:
+            self.rerender()
+
     def add_stats(self, stats: ReplyStats | StoredStats) -> None:
         self.hide_thinking()
         self._add(Entry(STATS, value=stats))
@@ -273,6 +283,9 @@ class Transcript(QTextBrowser):
             self._block(render_text(entry.value), self._note, top=4)
         elif entry.kind == STATS:
             self._block(self.stats_line(entry.value), self._note)
+        elif entry.kind == ERROR and entry.extra.get("stopped_since"):
+            self._block(self.tr("{problem} (Solved then; the server has been stopped since.)").format(
+                problem=render(entry.value.message)), self._note, top=4)
         elif entry.kind == ERROR and entry.extra.get("resolved"):
             self._block(self.tr("{problem} (Solved: the server is running again.)").format(
                 problem=render(entry.value.message)), self._note, top=4)

@@ -260,8 +260,7 @@ class ProbeBox(Retranslating, QWidget):
     def _render(self, *_: object) -> None:
         kind, value = self._status
         trained = self._trained_ctx()
-        self.max_context.setText(self.tr("As much context as fits (up to the {ctx} tokens the model was trained for)")
-                                 .format(ctx=trained))
+        self.max_context.setText(self.tr("As much context as fits (up to {ctx} tokens)").format(ctx=trained))
         self.max_context.setVisible(self.config is not None and trained > int(self.config.ctx))
         self.max_context.setEnabled(not self.running)
         self.run_button.setEnabled(not self.running and self.info is not None and self.config is not None)

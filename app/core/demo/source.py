@@ -73,10 +73,17 @@ RANDOM_NAME = "GGUF Launcher demo (random weights)"
 
 
 def real_label(source: DemoSource = SMOLLM2, *, copy: bool = False) -> Text:
+    if copy:
+        return T("Demo model: {base} ({copy_quant}, made here from the {quant} file), a small real model ({license} "
+                 "licence) that answers in plain words; it is small, so its answers are simple and sometimes wrong.",
+                 "演示模型：{base}（{copy_quant}，由 {quant} 文件在本机生成），"
+                 "一个能用文字回答的小型真实模型（{license} 许可）；它很小，回答简单，有时会出错。",
+                 base=source.name.split(" (")[0], copy_quant=source.copy_quant, quant=source.quant,
+                 license=source.license)
     return T("Demo model: {name}, a small real model ({license} licence) that answers in plain words; "
              "it is small, so its answers are simple and sometimes wrong.",
              "演示模型：{name}，一个能用文字回答的小型真实模型（{license} 许可）；它很小，回答简单，有时会出错。",
-             name=source.copy_name if copy else source.name, license=source.license)
+             name=source.name, license=source.license)
 
 
 def random_label() -> Text:

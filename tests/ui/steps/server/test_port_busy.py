@@ -42,8 +42,10 @@ def test_busy_port_crash_card_then_apply_fix_starts_on_a_free_port(qtbot, window
         assert window.bridge.supervisor.config.port != port
         assert advanced.pick_free_port.currentIndex() == 0  # the fix is reflected in the Settings step
         shown, running = window.settings_panel.config(), window.bridge.supervisor.config
-        # one config: the supervisor runs what the Settings step shows, only the free port was settled at start
-        assert running.with_changes(port=shown.port, model=shown.model) == shown
+        # one config: the supervisor runs what the Settings step shows, only the free port was settled at start and
+        # the server's own key added (made by the supervisor, never shown in the Settings step)
+        assert running.api_key and shown.api_key is None
+        assert running.with_changes(port=shown.port, model=shown.model, api_key=None) == shown
     finally:
         busy.close()
 

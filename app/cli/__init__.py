@@ -31,12 +31,19 @@ def _command_modules() -> list[ModuleType]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one sentence and the next step, not the whole usage block (exit 2 as before)."""
+    """Usage errors as one sentence and the next step, not the whole usage block (exit 2 as before); with --json
+    anywhere on the command line, stdout also gets them as the one JSON error object every command prints."""
+
+    json_errors = False  # set by main() for the command line being parsed (subcommand parsers share it)
 
     def error(self, message: str):
         from app.core.text import T
 
         next_step = T("see `{prog} --help` for the options.", "运行 `{prog} --help` 查看可用选项。", prog=self.prog)
+        if _Parser.json_errors:
+            from app.cli._output import print_json
+
+            print_json({"error": {"message": message, "fix": str(next_step), "evidence": [], "fix_action": None}})
         self.exit(2, f"{self.prog}: {T('error', '错误')}: {message}\n{T('next step', '下一步')}: {next_step}\n")
 
 
@@ -60,6 +67,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[], int] | None = 
     argv = sys.argv[1:] if argv is None else argv
     _set_language_early(argv)
     parser = build_parser()
+    _Parser.json_errors = "--json" in argv
     args = parser.parse_args(argv)
     if args.command is None:
         if open_window is None:

@@ -108,11 +108,11 @@ def _watchdog_levels_error(args: argparse.Namespace) -> UserError | None:
 def run(args: argparse.Namespace) -> int:
     levels_error = _watchdog_levels_error(args)
     if levels_error is not None:
-        return report_user_error(levels_error)
+        return _refuse(levels_error, args.json)
     try:
         config = config_from_args(args)
     except UserError as error:
-        return report_user_error(error)
+        return _refuse(error, args.json)
     _handle_stale_children(args.kill_stale, args.json)
     limits = WatchdogLimits(warn_fraction=args.memory_warn / 100, critical_fraction=args.memory_restart / 100)
     supervisor = Supervisor(config, auto_restart=not args.no_restart,
@@ -135,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         supervisor.close()
+
+
+def _refuse(error: UserError, json_mode: bool) -> int:
+    """A server that cannot start: the sentence on stderr and, in --json mode, the error event on stdout."""
+    if json_mode:
+        print_json_line({"event": "error", **json_error(error)})
+    return report_user_error(error)
 
 
 def share_address(text: str) -> tuple[str, int]:

@@ -10,7 +10,6 @@ model that wrote it (``Message.model``, its file name), so a transcript can say 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.atomic import write_json_atomic
+from app.core.bounded_json import read_json
 from app.core.chat.params import ChatParams
 from app.core.paths import data_dir
 from app.core.text import T, Text
@@ -144,9 +144,12 @@ def save_conversation(conversation: Conversation, directory: Path | None = None)
     return path
 
 
+MAX_CONVERSATION_BYTES = 64 * 1024 * 1024  # a very long chat; a FIFO or /dev/zero is refused
+
+
 def load_conversation(conversation_id: str, directory: Path | None = None) -> Conversation:
     path = (directory or conversations_dir()) / f"{conversation_id}.json"
-    return Conversation.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    return Conversation.from_dict(read_json(path, max_bytes=MAX_CONVERSATION_BYTES))
 
 
 def list_conversations(directory: Path | None = None) -> list[dict[str, Any]]:
@@ -154,7 +157,7 @@ def list_conversations(directory: Path | None = None) -> list[dict[str, Any]]:
     items = []
     for path in (directory or conversations_dir()).glob("*.json"):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path, max_bytes=MAX_CONVERSATION_BYTES)
         except (OSError, ValueError):
             continue
         items.append({"id": data.get("id", path.stem), "title": data.get("title", ""),

@@ -7,7 +7,6 @@ on disk, so a binary replaced at the same path (a rebuild, an upgrade) is inspec
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -17,6 +16,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from app.core.bounded_json import read_json
 from app.core.engine.shipped import shipped_llama_server
 from app.core.paths import cache_dir
 from app.core.problem import Fix, FixAction, UserError
@@ -177,7 +177,7 @@ def _disk_cache_path() -> Path:
 
 def _read_disk_cache() -> dict:
     try:
-        data = json.loads(_disk_cache_path().read_text(encoding="utf-8"))
+        data = read_json(_disk_cache_path())
         return data if data.get("version") == CACHE_VERSION else {}
     except FileNotFoundError:
         return {}  # nothing asked yet

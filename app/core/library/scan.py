@@ -7,7 +7,6 @@ tensor layout, types); the full validation runs when a model is opened.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.bounded_json import read_json
 from app.core.gguf.errors import GGUFError
 from app.core.gguf.shard_names import SPLIT_NAME
 from app.core.library.sources import (
@@ -128,9 +128,7 @@ def _ollama_name(manifest: Path, manifests: Path) -> str:
 
 def _ollama_blob(manifest: Path, blobs: Path) -> Path | None:
     try:
-        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
-            return None
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data = read_json(manifest, max_bytes=MAX_MANIFEST_BYTES)  # a regular file only: a FIFO hung the scan
     except (OSError, ValueError):
         return None
     layers = data.get("layers") if isinstance(data, dict) else None

@@ -3,12 +3,13 @@ normal (the app is not installed). ``env`` and ``home`` are parameters so tests 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from app.core.bounded_json import read_json
 
 # How a folder is read: "ollama" (manifests + blobs), "hf" (hub cache: models--org--name/snapshots/*),
 # "tree" (any *.gguf below it, a few levels deep).
@@ -66,9 +67,7 @@ def _jan_settings_files(env: Mapping[str, str], home: Path, platform: str) -> li
 def _jan_data_folder(settings_file: Path) -> Path | None:
     """``data_folder`` from Jan's settings file when it is a small JSON object that has one; None otherwise."""
     try:
-        if settings_file.stat().st_size > 64 * 1024:
-            return None
-        data = json.loads(settings_file.read_text(encoding="utf-8"))
+        data = read_json(settings_file, max_bytes=64 * 1024)  # a regular file only: a FIFO hung the scan
     except (OSError, ValueError):
         return None
     folder = data.get("data_folder") if isinstance(data, dict) else None

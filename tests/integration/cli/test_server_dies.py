@@ -281,14 +281,15 @@ def test_selftest_when_the_server_is_killed_right_after_ready(backend, as_json, 
         killer.stop()
     assert len(killer.killed) == 1, (killer.killed, out, err)
     assert_plain_failure(code, out, err)
-    if as_json and out.strip():  # the kill landed in a round: the report says which, with the diagnosis
-        report = json.loads(out)
+    doc = json.loads(out) if as_json else None
+    if doc is not None and "error" in doc:  # before the first round: one JSON error object, sentence and next step
+        assert doc["error"]["message"] and doc["error"]["fix"], doc
+    elif doc is not None:  # the kill landed in a round: the report says which, with the diagnosis
+        report = doc
         failed = report["rounds"][-1]
         assert not report["passed"] and report["skipped_rounds"] == 51 - len(report["rounds"])
         assert failed["error"]["kind"] == "server_crashed"
         assert failed["error"]["diagnosis"]["cause"] in ("killed", "killed_from_outside", "oom_killed")
-    elif as_json:  # before the first round: one sentence and the next step on stderr
-        assert "next step: " in err
     else:
         assert "next step: " in err or ("       -> " in out and "round(s) were not run" in out), out + err
     assert_nothing_left(model, app_home, killer.seen)

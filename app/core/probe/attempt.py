@@ -28,6 +28,7 @@ from app.core.text import T, Text
 
 if TYPE_CHECKING:
     from app.core.diagnosis.value import Diagnosis
+    from app.core.launch.backends import BackendInfo
     from app.core.server.supervisor import Supervisor
 
 logger = logging.getLogger(__name__)
@@ -134,15 +135,17 @@ def _wait_ready(supervisor: Any, limits: AttemptLimits, cancel: Any) -> bool:
     return False
 
 
-def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = None) -> Attempt:
-    """Load ``config`` (its gpu_layers and ctx are the candidate) in a child and judge it."""
+def run_attempt(config: LaunchConfig, limits: AttemptLimits, *, cancel: Any = None,
+                backend: BackendInfo | None = None) -> Attempt:
+    """Load ``config`` (its gpu_layers and ctx are the candidate) in a child and judge it; ``backend``: the engine
+    already looked up for ``config`` (looked up again when None)."""
     from app.core.server.supervisor import Supervisor
 
     config = config.with_changes(host="127.0.0.1", port=find_free_port("127.0.0.1"), api_key=None)
     attempt = Attempt(config.gpu_layers, config.ctx, n_cpu_moe=config.n_cpu_moe)
     started = time.monotonic()
     supervisor = Supervisor(config, auto_restart=False, rlimits=limits.rlimits, ready_timeout_s=limits.load_timeout_s,
-                            log_name=f"probe-{Path(config.model).stem}")
+                            log_name=f"probe-{Path(config.model).stem}", backend=backend)
     sampler = PeakSampler(lambda: supervisor.pid, _vram_reader())
     try:
         with sampler:

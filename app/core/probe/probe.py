@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from app.core.gguf.model_info import ModelInfo
     from app.core.hardware.report import HardwareReport
     from app.core.launch.backends import BackendInfo
+    from app.core.plan.memory import MemoryPlan
 
 Cancel = Any  # a zero-argument callable that returns True once cancelled, or a threading.Event (is_cancelled)
 AttemptRunner = Callable[[LaunchConfig, AttemptLimits, Cancel], Attempt]
@@ -158,20 +159,23 @@ def _cache_still_valid(stored: dict[str, Any], hw: HardwareReport | None) -> boo
 
 def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, options: ProbeOptions | None = None,
               *, progress: Callable[[ProbeProgress], None] | None = None, cancel: Cancel = None,
-              backend: BackendInfo | None = None, runner: AttemptRunner | None = None,
-              fit: FitAnswer | None = None) -> ProbeResult:
+              backend: BackendInfo | None = None, plan: MemoryPlan | None = None,
+              runner: AttemptRunner | None = None, fit: FitAnswer | None = None) -> ProbeResult:
     """Find the highest GPU layers and ctx that really load and answer; see the module doc.
 
-    ``backend`` is the resolved engine (resolved from ``config`` when None); ``runner`` replaces the real
-    attempt (simulations); ``fit`` replaces llama.cpp's dry run (asked only for real attempts).
+    ``backend`` is the engine already looked up for ``config`` and ``plan`` the memory plan already made for
+    ``config`` and ``hw`` (the window's model session has both): each is made here when None (``plan`` also when
+    the options judge other budgets or margins than the plan did). Every test load uses ``backend``. ``runner``
+    replaces the real attempt (simulations); ``fit`` replaces llama.cpp's dry run (asked only for real attempts).
     """
     from app.core.launch.backends import resolve_backend
 
     started = time.monotonic()
     options = options or ProbeOptions()
     backend = backend or resolve_backend(config)
-    plan = make_plan(info, config, hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
-                     margins=options.margins)
+    if plan is None or not _default_budgets(options):
+        plan = make_plan(info, config, hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
+                         margins=options.margins)
     experts = expert_seeds(info, config, hw, options)
     keyed = config.with_changes(n_cpu_moe=0) if experts is not None else config  # the probe chooses it then
     key = cache.probe_key(info, keyed, backend, hw, ram_budget=options.ram_budget, vram_budget=options.vram_budget,
@@ -189,7 +193,7 @@ def run_probe(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, 
                            full_context=FullContextProjector.from_plan(info, plan))
     if fit is None and runner is None:
         fit = _ask_fit(info, config, hw, backend, options)
-    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner,
+    result = _search(info, config, hw, plan, backend, limits, progress, cancel, runner or _default_runner(backend),
                      options.seeded, context_ceiling(info, config) if options.max_context else None, experts, fit)
     result.wall_seconds = time.monotonic() - started
     cache.save_result(key, result)
@@ -204,8 +208,16 @@ def _ask_fit(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None, b
     return ask_fit(info, config, backend.path, fit_targets_mib(hw, options.margins, options.vram_budget))
 
 
-def _default_runner(config: LaunchConfig, limits: AttemptLimits, cancel: Cancel) -> Attempt:
-    return run_attempt(config, limits, cancel=cancel)
+def _default_budgets(options: ProbeOptions) -> bool:
+    """True when the options judge what the window's plan judged: the machine's own memory, default margins."""
+    return options.vram_budget is None and options.ram_budget is None and options.margins == Margins()
+
+
+def _default_runner(backend: BackendInfo) -> AttemptRunner:
+    """Real test loads, each a server of ``backend`` (looked up once, for the whole probe)."""
+    def run(config: LaunchConfig, limits: AttemptLimits, cancel: Cancel) -> Attempt:
+        return run_attempt(config, limits, cancel=cancel, backend=backend)
+    return run
 
 
 def context_ceiling(info: ModelInfo, config: LaunchConfig) -> int:

@@ -53,7 +53,8 @@ class Supervisor:
                  crash_window_s: float = 60.0, rlimits: dict[int, Any] | None = None,
                  ready_timeout_s: float | None = None, stop_grace_s: float = 5.0,
                  backoff_s: Iterable[float] = DEFAULT_BACKOFF_S, log_name: str | None = None,
-                 extra_env: dict[str, str] | None = None, memory_watchdog: WatchdogLimits | None = None):
+                 extra_env: dict[str, str] | None = None, memory_watchdog: WatchdogLimits | None = None,
+                 backend: BackendInfo | None = None):
         # this server's API key, made once and kept across its restarts (the chat, the share and other programs keep
         # working); never written anywhere, handed to the engine through its environment (key_environment)
         self._session_key = new_api_key()
@@ -79,6 +80,9 @@ class Supervisor:
         self._start_pending = False
         self.history: deque[Event] = deque(maxlen=HISTORY_EVENTS)
         self.backend: BackendInfo | None = None
+        # the engine the caller already looked up for ``config`` (the window's model session, the probe): the next
+        # launch uses it instead of looking again; later launches (a crash's restart, after a rebuild) look again
+        self._handed_backend = backend
         self.argv: list[str] = []
         self.notes: list = []
         self.restart_count = 0
@@ -222,7 +226,7 @@ class Supervisor:
             generation = self._generation
         config = self._config
         try:
-            backend = resolve_backend(config)
+            backend = self._backend_for(config)
             config, notes = settle_network(config.with_changes(model=str(Path(config.model).expanduser().absolute())),
                                            key=self._session_key)
             _refuse_busy_port(config)
@@ -258,6 +262,13 @@ class Supervisor:
                          name=f"ready-{child.pid}", daemon=True).start()
         if self._block_count is None:  # read now, off the crash path, for "fewer GPU layers" fixes
             threading.Thread(target=self._read_block_count, args=(config.model,), daemon=True).start()
+
+    def _backend_for(self, config: LaunchConfig) -> BackendInfo:
+        """The handed engine when it is the one ``config`` asks for (once), else a fresh look-up."""
+        handed, self._handed_backend = self._handed_backend, None
+        if handed is not None and handed_matches(handed, config):
+            return handed
+        return resolve_backend(config)
 
     def _read_block_count(self, model: str) -> None:
         self._block_count = diag.block_count(model)
@@ -473,11 +484,13 @@ class Supervisor:
         self.restart()
         return self._config
 
-    def set_config(self, config: LaunchConfig) -> None:
-        """Use another config from the next start on (the running child keeps its settings)."""
+    def set_config(self, config: LaunchConfig, backend: BackendInfo | None = None) -> None:
+        """Use another config from the next start on (the running child keeps its settings); ``backend``: the
+        engine already looked up for it (used by the next launch when it still matches ``config``)."""
         if config.model != self._config.model:
             self._block_count = None
         self._config = self._keyed(config)
+        self._handed_backend = backend
 
     def add_closer(self, close: Callable[[], None]) -> None:
         """Something that must not outlive this supervisor (the LAN share's proxy): ``close()`` calls it first."""
@@ -509,6 +522,21 @@ class PortTaken(UserError):
     def __init__(self, diagnosis: Diagnosis):
         super().__init__(diagnosis.message, diagnosis.next_step, tuple(diagnosis.evidence), action=diagnosis.action)
         self.diagnosis = diagnosis
+
+
+def handed_matches(backend: BackendInfo, config: LaunchConfig) -> bool:
+    """True when ``backend`` is the engine ``config`` asks for: the same kind and, when a llama-server file is
+    named, that file."""
+    if backend.kind != config.backend:
+        return False
+    if not config.server_bin or not backend.path:
+        return True
+    return _same_file(backend.path, config.server_bin)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.normcase(os.path.abspath(os.path.expanduser(a))) == os.path.normcase(
+        os.path.abspath(os.path.expanduser(b)))
 
 
 def _refuse_busy_port(config: LaunchConfig) -> None:

@@ -1,7 +1,7 @@
 """Mixture-of-experts placement benchmarks, one run, side by side:
 
 1. loads to the answer: the probe (seeded by the plan, and blind) vs a linear scan of ``--n-cpu-moe`` 0, 1, 2 … on a
-   simulated card (app/core/synthetic/sim_card.py) with the tensor tables of Qwen3-30B-A3B and gpt-oss-20b
+   simulated card (app/core/probe/sim_card.py) with the tensor tables of Qwen3-30B-A3B and gpt-oss-20b
    (app/core/synthetic/moe_shapes.py), 6 / 8 / 12 GB cards, the plan right or 10 % off (target <= 4 loads seeded);
 2. the tokens/s table: the probe's recommended expert split vs the most whole layers that fit (what a probe without
    expert placement would pick), from the card's memory-bandwidth model -- SIMULATED numbers, labelled so;
@@ -30,8 +30,8 @@ from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.budget import Margins
 from app.core.probe import AttemptLimits, ProbeOptions, run_attempt, run_probe
+from app.core.probe.sim_card import SIM_CUDA_BACKEND, SimCard, simulated_gpu_report
 from app.core.synthetic.moe_shapes import SHAPES, moe_info
-from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, SimCard, simulated_gpu_report
 
 GiB, MiB = 1024**3, 1024**2
 # what is measured: the model shapes, the simulated cards (GB), the plan's errors, the real runs per placement

@@ -10,8 +10,8 @@ from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins
 from app.core.probe import ProbeOptions, run_probe
 from app.core.probe.fit_seed import FitAnswer, ask_fit, fit_targets_mib, fit_tool, parse_fit_line
+from app.core.probe.sim_card import SimCard
 from app.core.synthetic.moe_shapes import QWEN3_30B_A3B, moe_info
-from app.core.synthetic.sim_card import SimCard
 from tests.unit.core.probe.test_moe_search import CUDA, card
 
 GiB, MiB = 1024**3, 1024**2

@@ -1,5 +1,5 @@
 """The probe on models with experts (app/core/probe/moe_search.py) behind the real run_probe, on a simulated card
-(app/core/synthetic/sim_card.py) with the shapes of Qwen3-30B-A3B and gpt-oss-20b: placements, loads, speeds."""
+(app/core/probe/sim_card.py) with the shapes of Qwen3-30B-A3B and gpt-oss-20b: placements, loads, speeds."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from app.core.plan.placement import Placement
 from app.core.probe import ProbeOptions, Recommendation, run_probe
 from app.core.probe.moe_search import SPEED_NOISE
 from app.core.probe.result import ProbeResult
+from app.core.probe.sim_card import SIM_CUDA_BACKEND as CUDA
+from app.core.probe.sim_card import SimCard
+from app.core.probe.sim_card import simulated_gpu_report as card
 from app.core.synthetic.moe_shapes import GPT_OSS_20B, QWEN3_30B_A3B, SHAPES, moe_info
-from app.core.synthetic.sim_card import SIM_CUDA_BACKEND as CUDA
-from app.core.synthetic.sim_card import SimCard
-from app.core.synthetic.sim_card import simulated_gpu_report as card
 
 GiB = 1024**3
 

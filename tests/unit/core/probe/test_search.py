@@ -18,7 +18,7 @@ from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.estimate import estimate_devices
 from app.core.probe import Attempt, ProbeCancelled, ProbeOptions, Recommendation, max_loads, run_probe, search_highest
-from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, simulated_gpu_report
+from app.core.probe.sim_card import SIM_CUDA_BACKEND, simulated_gpu_report
 from tests.unit.core.plan.test_plan import make_info
 
 GiB = 1024**3

@@ -7,7 +7,7 @@ from app.core.launch.config import LaunchConfig
 from app.core.plan.memory import make_plan
 from app.core.probe import Attempt, ProbeOptions, run_probe
 from app.core.probe import probe as probe_module
-from app.core.synthetic.sim_card import SIM_CUDA_BACKEND, simulated_gpu_report
+from app.core.probe.sim_card import SIM_CUDA_BACKEND, simulated_gpu_report
 from tests.unit.core.plan.test_plan import make_info
 
 GiB = 1024**3

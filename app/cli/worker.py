@@ -9,8 +9,8 @@ import sys
 from app.cli._output import json_error, print_json, print_json_line, print_next_step, report_user_error
 from app.cli._types import port_number, positive_int, rpc_workers
 from app.core.problem import UserError
-from app.core.rpc.share import LOOPBACK, SharedWorker, _is_loopback
 from app.core.rpc.worker import DEFAULT_WORKER_PORT
+from app.core.server.shared_worker import LOOPBACK, SharedWorker, _is_loopback
 from app.core.text import T
 
 

@@ -18,7 +18,7 @@ from app.core.launch.ports import find_free_port
 from app.core.plan.llama_report import parse_llama_log
 from app.core.plan.memory import make_plan
 from app.core.rpc.check import check_workers
-from app.core.rpc.share import SharedWorker
+from app.core.server.shared_worker import SharedWorker
 from app.core.server.supervisor import State, Supervisor
 from app.core.synthetic import SyntheticSpec, write_model
 

@@ -2,8 +2,9 @@
 "Share this computer as a worker".
 
 Addresses are checked off the GUI thread (app.core.rpc.check); the checks go to the Machine step too
-(``worker_checks()``). Sharing starts llama.cpp's rpc-server under the app's supervision (app.core.rpc.share),
-bound to this computer only unless the user types another address, with the warning in plain words.
+(``worker_checks()``). Sharing starts llama.cpp's rpc-server under the app's supervision
+(app.core.server.shared_worker), bound to this computer only unless the user types another address, with the warning
+in plain words.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QListWidget, QPush
 
 from app.core.problem import UserError
 from app.core.rpc.check import check_workers
-from app.core.rpc.share import LOOPBACK, SharedWorker, share_warning
 from app.core.rpc.worker import DEFAULT_WORKER_PORT, parse_worker, parse_workers
+from app.core.server.shared_worker import LOOPBACK, SharedWorker, share_warning
 from app.ui.i18n import Retranslating
 from app.ui.steps.machine.worker_devices import worker_checks
 from app.ui.widgets import look

@@ -471,7 +471,7 @@ def test_every_crash_cause_has_a_one_line_case():
     not_crashes = {"ready_timeout", "missing_binary", "permission_denied", "not_executable", "start_failed",
                    "memory_watchdog",  # a restart on purpose (app/core/server/crash.py), not read from a log
                    "gpu_offload_short",  # a server that runs, slower than planned (app/core/diagnosis/offload.py)
-                   "worker_port_in_use"}  # the shared worker's own bind failure (app/core/rpc/share.py)
+                   "worker_port_in_use"}  # the shared worker's own bind failure (app/core/server/shared_worker.py)
     assert set(CAUSES) - not_crashes == set(ONE_LINE_CASES)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from app.core.diagnosis import CAUSES, diagnose
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port as closed_port
-from app.core.rpc.share import diagnose_worker_exit
 from app.core.rpc.worker import Worker
+from app.core.server.shared_worker import diagnose_worker_exit
 
 # llama-server's last words when a worker went away mid-chat (ggml-rpc.cpp RPC_STATUS_ASSERT), then SIGABRT
 LOST = ["srv  update_slots: all slots are idle",

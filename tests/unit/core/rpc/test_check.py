@@ -10,8 +10,8 @@ import pytest
 
 from app.core.rpc import protocol
 from app.core.rpc.check import BUSY, READY, REFUSED, UNREACHABLE, check_worker, check_workers
-from app.core.rpc.share import SharedWorker, share_warning
 from app.core.rpc.worker import Worker
+from app.core.server.shared_worker import SharedWorker, share_warning
 
 pytestmark = pytest.mark.slow  # starts a real rpc-server (a few seconds on a busy machine)
 

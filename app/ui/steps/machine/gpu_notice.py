@@ -22,15 +22,15 @@ from app.ui.widgets.problem_view import ProblemView
 from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
-    from app.core.engine.gpu_engine import GpuEngineWarning
     from app.core.hardware.report import HardwareReport
+    from app.core.launch.gpu_engine import GpuEngineWarning
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
 GPU_LABELS = {"cuda": "CUDA", "vulkan": "Vulkan"}  # product names, the same in every language
 
 
 def look_up(report: HardwareReport, engine: str, server_bin: str | None) -> GpuEngineWarning | None:  # worker
-    from app.core.engine.gpu_engine import engine_gpu_warning
+    from app.core.launch.gpu_engine import engine_gpu_warning
 
     return engine_gpu_warning(report, engine, server_bin)
 

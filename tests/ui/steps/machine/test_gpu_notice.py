@@ -137,8 +137,8 @@ def test_an_answer_to_an_older_wish_is_never_shown(qtbot, monkeypatch, tmp_path,
     come after the wish changed: it is dropped and core is asked again."""
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
     monkeypatch.setattr("app.core.engine.gpu_build.available_gpu_builds", lambda: [])
-    from app.core.engine.gpu_engine import engine_gpu_warning
     from app.core.hardware.scan import scan_hardware
+    from app.core.launch.gpu_engine import engine_gpu_warning
 
     report = _with_gpu(scan_hardware())
     before, after = engine_gpu_warning(report, "embedded", None), engine_gpu_warning(report, "embedded", None)

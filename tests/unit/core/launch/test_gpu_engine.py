@@ -1,14 +1,14 @@
 """No silent CPU fallback: an NVIDIA GPU and an engine without a GPU backend is said before the user starts, in
-the one problem shape, with every fix as data (app/core/engine/gpu_engine.py)."""
+the one problem shape, with every fix as data (app/core/launch/gpu_engine.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.core.engine import gpu_engine
 from app.core.engine.gpu_build import GpuBuild
 from app.core.hardware.gpu import GpuInfo
 from app.core.hardware.report import HardwareReport
+from app.core.launch import gpu_engine
 from app.core.launch.gpu_servers import GpuServer
 from app.core.problem import Fix, Problem, Status
 from app.core.text import T

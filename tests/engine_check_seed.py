@@ -28,10 +28,11 @@ TIMEOUT_S = 300  # a cold quantize + load on 2 busy cores takes seconds; this is
 _SEED = """
 import json
 from app.core.engine import isa_cache, selftest
+from app.core.server.engine_check import run_check
 isa_cache.current_report()
 from app.core.engine.shipped import shipped_llama_server
 server = shipped_llama_server()
-checks = [selftest.run_check("embedded")] + ([selftest.run_check("llama-server", str(server))] if server else [])
+checks = [selftest.run_embedded_check()] + ([run_check("llama-server", str(server))] if server else [])
 print(json.dumps({"ok": all(c.ok for c in checks) and server is not None, "check": [c.to_dict() for c in checks]}))
 """
 

@@ -132,11 +132,12 @@ def _print_text(hw_lines: list[str], backend: dict[str, Any], report, gpu_warnin
 
 def _engine_row(backend: dict[str, Any]) -> Check:
     """Whether the engine's quantized CPU kernels run on this processor (tested once per build, then cached)."""
-    from app.core.engine import report, selftest
+    from app.core.engine import report
+    from app.core.server.engine_check import run_check
 
     engine, path = backend["kind"], backend.get("path")
     try:
-        check = selftest.run_check(engine, path)
+        check = run_check(engine, path)
     except UserError as error:  # the test models could not be made: say so, the file checks still count
         return Check(report.CHECK_ID, Status.WARNING, error.message, error.next_step, error.evidence, error.action)
     return report.check_row(check, engine, path)

@@ -62,13 +62,14 @@ def _rebuild() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.engine import report, selftest
+    from app.core.engine import report
+    from app.core.server.engine_check import run_check
 
     try:
         if args.rebuild:
             _rebuild()
         engines = _engines(args)
-        checks = [(engine, path, selftest.run_check(engine, path, use_cache=not args.again))
+        checks = [(engine, path, run_check(engine, path, use_cache=not args.again))
                   for engine, path in engines]
     except UserError as error:
         return report_user_error(error, args.json)

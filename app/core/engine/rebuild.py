@@ -84,7 +84,7 @@ def rebuild_embedded(progress: Callable[[RebuildProgress], None] = lambda p: Non
     isa_cache.current_report(refresh=True)
     _build_in_child(progress, cancel, rebuild_command(gpu))
     progress(RebuildProgress(Phase.TESTING))
-    check = selftest.run_check("embedded", use_cache=False)
+    check = selftest.run_embedded_check(use_cache=False)
     if not check.ok:
         first = check.failed()[0]
         raise UserError(T("The rebuilt engine still cannot run a {quant} model here: {detail}.",

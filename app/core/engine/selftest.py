@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Callable
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 SELFTEST_QUANTS = ("Q4_0", "Q4_1", "Q8_0", "Q4_K_M")
 GENERATE_TOKENS = 4
-_CHILD_TIMEOUT_S = 120.0
+CHILD_TIMEOUT_S = 120.0
 
 
 class Outcome(str, Enum):
@@ -172,19 +173,23 @@ def selftest_models(quants: tuple[str, ...] = SELFTEST_QUANTS) -> dict[str, Path
 # --- running them -------------------------------------------------------------------------------------------------
 
 
-def run_check(engine: str, server_bin: str | None = None, *, use_cache: bool = True) -> EngineCheck:
+def checked(engine: str, server_bin: str | None, run_models: Callable[[dict[str, Path]], tuple[QuantResult, ...]],
+            *, use_cache: bool = True) -> EngineCheck:
+    """The kept self-test of this engine build on this processor, or a new one, kept: ``run_models`` loads the
+    self-test models in the engine (the built-in one here, llama-server in app.core.server.engine_check)."""
     if use_cache and (previous := cached(engine, server_bin)) is not None:
         return previous
     started = time.monotonic()
-    models = selftest_models()
-    if engine == "embedded":
-        results = _check_embedded(models)
-    else:
-        results = tuple(_check_llama_server(quant, path, server_bin) for quant, path in models.items())
+    results = run_models(selftest_models())
     check = EngineCheck(engine, build_fingerprint(engine, server_bin), cpu_fingerprint(), results,
                         time.monotonic() - started, time.time())
     store(check)
     return check
+
+
+def run_embedded_check(server_bin: str | None = None, *, use_cache: bool = True) -> EngineCheck:
+    """The built-in engine's self-test: each model loaded in a child process (no server)."""
+    return checked("embedded", server_bin, _check_embedded, use_cache=use_cache)
 
 
 def _check_embedded(models: dict[str, Path]) -> tuple[QuantResult, ...]:
@@ -203,7 +208,7 @@ def _embedded_child_run(pending: list[tuple[str, Path]]) -> list[QuantResult]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[3]),
                                                       os.environ.get("PYTHONPATH", "")]))
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, env=env, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env, check=False)
         stdout, stderr, returncode = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -213,7 +218,7 @@ def _embedded_child_run(pending: list[tuple[str, Path]]) -> list[QuantResult]:
     if len(results) < len(pending):  # the child died (or hung) on the next file
         quant = pending[len(results)][0]
         if returncode is None:
-            results.append(QuantResult(quant, Outcome.FAILED, f"no answer within {_CHILD_TIMEOUT_S:.0f} s"))
+            results.append(QuantResult(quant, Outcome.FAILED, f"no answer within {CHILD_TIMEOUT_S:.0f} s"))
         else:
             _, reason = _verdict_from_exit(returncode, stderr)
             outcome = Outcome.CRASHED if returncode < 0 else Outcome.FAILED
@@ -239,45 +244,3 @@ def _embedded_child(specs: list[str]) -> None:
         except Exception as exc:  # noqa: BLE001 - reported to the parent as this file's failure
             line = {"quant": quant, "outcome": Outcome.FAILED.value, "detail": str(exc)[:300]}
         print(json.dumps(line), flush=True)
-
-
-def _check_llama_server(quant: str, path: Path, server_bin: str | None) -> QuantResult:
-    import httpx
-
-    from app.core.launch.config import LaunchConfig
-    from app.core.launch.ports import find_free_port
-    from app.core.server.supervisor import State, Supervisor
-
-    config = LaunchConfig(model=str(path), backend="llama-server", server_bin=server_bin, ctx=128, threads=1,
-                          port=find_free_port())
-    supervisor = Supervisor(config, auto_restart=False)
-    started = time.monotonic()
-    try:
-        supervisor.start()
-        if supervisor.wait_for({State.READY, State.FAILED, State.CRASHED}, _CHILD_TIMEOUT_S) is not State.READY:
-            return _server_failure(quant, supervisor)
-        try:
-            reply = httpx.post(f"{supervisor.url}/completion", timeout=_CHILD_TIMEOUT_S,
-                               headers={"Authorization": f"Bearer {supervisor.api_key}"},
-                               json={"prompt": "Hello", "n_predict": GENERATE_TOKENS, "ignore_eos": True,
-                                     "temperature": 0})
-            tokens = int(reply.json().get("tokens_predicted", 0))
-        except (httpx.HTTPError, ValueError) as exc:
-            supervisor.wait_for({State.CRASHED, State.FAILED}, 5.0)
-            return _server_failure(quant, supervisor, fallback=str(exc))
-        if tokens <= 0:
-            return QuantResult(quant, Outcome.FAILED, "generated no tokens")
-        return QuantResult(quant, Outcome.RUNS, f"{tokens} tokens in {time.monotonic() - started:.2f} s")
-    finally:
-        supervisor.close()
-
-
-def _server_failure(quant: str, supervisor, fallback: str = "") -> QuantResult:
-    child = supervisor.child
-    returncode = child.returncode if child is not None else None
-    if returncode is not None and returncode < 0:
-        _, reason = _verdict_from_exit(returncode, "")
-        return QuantResult(quant, Outcome.CRASHED, reason)
-    diagnosis = supervisor.last_diagnosis
-    detail = diagnosis.render("en") if diagnosis is not None else fallback or "the server did not start"
-    return QuantResult(quant, Outcome.FAILED, detail[:300])

@@ -30,7 +30,7 @@ def test_engine_check_reports_every_quant_type_running_on_the_builtin_engine():
 
 @pytest.mark.slow
 def test_builtin_engine_check_really_runs_and_is_cached_per_build():
-    check = selftest.run_check("embedded", use_cache=False)
+    check = selftest.run_embedded_check(use_cache=False)
     assert check.ok, check.to_dict()
     assert all("tokens" in r.detail for r in check.results)
     assert selftest.cached("embedded").to_dict() == check.to_dict()

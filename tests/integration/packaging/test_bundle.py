@@ -124,7 +124,7 @@ def test_engine_check_runs_the_quantizer_and_the_engine_in_relaunched_children(b
     [engine] = json.loads(done.stdout)["engines"]
     made = Path(bare_env["GGUF_LAUNCHER_HOME"]) / "cache" / "engine-check-models"
     assert {f"selftest-{quant}.gguf" for quant in selftest.SELFTEST_QUANTS} <= {p.name for p in made.iterdir()}
-    source = selftest.run_check("embedded", use_cache=False)
+    source = selftest.run_embedded_check(use_cache=False)
     assert [(r["quant"], r["outcome"]) for r in engine["results"]] == [(r.quant, r.outcome.value)
                                                                        for r in source.results]
 

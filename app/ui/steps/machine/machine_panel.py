@@ -78,6 +78,7 @@ def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False,
     """Worker thread: the cached self-test of this engine build on this processor, or (``run``) the self-test
     itself, or the row for a ``result`` already in hand (a rebuild's). Raises UserError when the engine is missing."""
     from app.core.engine import report, selftest
+    from app.core.server.engine_check import run_check
 
     path = server_bin
     if engine != REBUILT_ENGINE:
@@ -85,7 +86,7 @@ def look_up_engine(engine: str, server_bin: str | None, *, run: bool = False,
 
         path = str(find_llama_server(server_bin))
     if result is None:
-        result = selftest.run_check(engine, path) if run else selftest.cached(engine, path)
+        result = run_check(engine, path) if run else selftest.cached(engine, path)
     if result is None:
         return EngineLookup(engine, path, None, None)
     return EngineLookup(engine, path, result, report.check_row(result, engine, path), cannot_rebuild_reason())

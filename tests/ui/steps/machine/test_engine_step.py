@@ -76,7 +76,7 @@ def slow_rebuild(progress, cancel, *, steps: int = 400, then=None):
         progress(RebuildProgress(Phase.BUILDING, done, steps))
         time.sleep(0.05)
     progress(RebuildProgress(Phase.TESTING))
-    return then() if then else selftest.run_check("embedded", use_cache=False)
+    return then() if then else selftest.run_embedded_check(use_cache=False)
 
 
 def test_a_rebuild_fix_is_never_a_setting_change():

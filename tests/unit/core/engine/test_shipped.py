@@ -12,6 +12,7 @@ import pytest
 
 from app.core.engine import build_record, selftest, shipped
 from app.core.engine.build_flags import SERVER_EXTRA_ARGS
+from app.core.server.engine_check import run_check
 
 
 def test_the_set_up_installed_llama_server_where_the_app_finds_it():
@@ -45,7 +46,7 @@ def test_in_the_bundle_it_is_the_copy_beside_the_program(monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_the_engine_check_runs_the_shipped_llama_server_on_this_processor():
     server = str(shipped.shipped_llama_server())
-    check = selftest.run_check("llama-server", server, use_cache=False)
+    check = run_check("llama-server", server, use_cache=False)
     assert check.ok, check.to_dict()
     assert [r.quant for r in check.results] == list(selftest.SELFTEST_QUANTS)
     assert selftest.cached("llama-server", server).results == check.results  # what the app reads later

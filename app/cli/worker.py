@@ -8,9 +8,10 @@ import sys
 
 from app.cli._output import json_error, print_json, print_json_line, print_next_step, report_user_error
 from app.cli._types import port_number, positive_int, rpc_workers
+from app.core.launch.ports import is_loopback
 from app.core.problem import UserError
 from app.core.rpc.worker import DEFAULT_WORKER_PORT
-from app.core.server.shared_worker import LOOPBACK, SharedWorker, _is_loopback
+from app.core.server.shared_worker import LOOPBACK, SharedWorker
 from app.core.text import T
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except UserError as error:
         return _fail(error, args.json)
     _say(shared.warning, args.json, "warning")
-    if not _is_loopback(args.host):
+    if not is_loopback(args.host):
         refusal = _confirm(args, shared.worker.address)
         if refusal is not None:
             return _fail(refusal, args.json)

@@ -8,7 +8,6 @@ It is ready when it answers the app's own HELLO (app.core.rpc.protocol). Bound t
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from app.core.diagnosis import Diagnosis, diagnose
 from app.core.launch import discovery
+from app.core.launch.ports import is_loopback
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
 from app.core.rpc.check import READY, WorkerCheck, check_worker
@@ -36,7 +36,7 @@ LOOPBACK = "127.0.0.1"
 
 def share_warning(host: str, port: int) -> Text:
     """The sentence shown before and while this computer is shared; loopback says who can reach it."""
-    if _is_loopback(host):
+    if is_loopback(host):
         return T("Only programs on this computer can use this worker (address {host}:{port}).",
                  "只有本机上的程序可以使用这个工作机（地址 {host}:{port}）。", host=host, port=port)
     return T("Warning: anyone who can reach this computer at {host}:{port} can run programs on it through the "
@@ -45,15 +45,6 @@ def share_warning(host: str, port: int) -> Text:
              "警告：任何能通过 {host}:{port} 访问这台电脑的人，都可以借助工作机在这台电脑上运行程序。它没有密码。"
              "只在你信任的网络（例如家里的网络，绝不要在咖啡馆或互联网上）共享，用完后请停止。",
              host=host, port=port)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def find_rpc_server(server_bin: str | None = None) -> Path:

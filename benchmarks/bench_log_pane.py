@@ -32,8 +32,8 @@ import psutil
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
+from app.core.process.child_log import LogLine, ServerLog
 from app.core.server.events import Event, State
-from app.core.server.log import LogLine, ServerLog
 from app.ui.logs.log_pane import LogPane
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 

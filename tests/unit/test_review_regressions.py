@@ -5,7 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from app.core.server.log import ServerLog
+from app.core.process.child_log import ServerLog
 
 
 def test_a_late_line_after_close_is_kept_in_memory_but_does_not_reopen_the_log_file(tmp_path):

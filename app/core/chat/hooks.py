@@ -16,7 +16,7 @@ from app.core.server.events import Event, State
 
 if TYPE_CHECKING:
     from app.core.diagnosis.value import Diagnosis
-    from app.core.server.log import LogLine
+    from app.core.process.child_log import LogLine
 
 RECENT_CRASH_S = 60.0
 CRASH_REPORT_WAIT_S = 15.0

@@ -21,10 +21,10 @@ from app.core.launch import discovery
 from app.core.launch.ports import is_loopback
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
+from app.core.process.child_log import ServerLog
 from app.core.rpc.check import READY, WorkerCheck, check_worker
 from app.core.rpc.worker import DEFAULT_WORKER_PORT, Worker
 from app.core.server.crash import engine_facts
-from app.core.server.log import ServerLog
 from app.core.text import T, Text
 
 logger = logging.getLogger(__name__)

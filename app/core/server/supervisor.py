@@ -29,10 +29,10 @@ from app.core.launch.config import LaunchConfig, apply_fix
 from app.core.launch.ports import base_url, is_loopback, is_port_free, new_api_key, settle_network
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
+from app.core.process.child_log import LogLine, ServerLog
 from app.core.server import crash as diag
 from app.core.server.diagnosis_log import record_diagnosis
 from app.core.server.events import ACTIVE_STATES, Event, State
-from app.core.server.log import LogLine, ServerLog
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, listens_on, ready_time_limit
 from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits, sample_server_memory

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 if TYPE_CHECKING:  # types only: the pane is imported when first needed, the bridge is the window's
-    from app.core.server.log import LogLine
+    from app.core.process.child_log import LogLine
     from app.ui.logs.log_pane import LogPane
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import paths
-from app.core.server.log import LogLine
+from app.core.process.child_log import LogLine
 from app.ui.i18n import Retranslating
 from app.ui.widgets.wheel_guard import guard_wheel
 from app.ui.workers import Debouncer, run_task

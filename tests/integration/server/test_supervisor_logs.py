@@ -6,7 +6,7 @@ import sys
 import threading
 
 from app.core.process.child import ChildProcess
-from app.core.server.log import ServerLog
+from app.core.process.child_log import ServerLog
 
 SCRIPT = r"""
 import sys, time

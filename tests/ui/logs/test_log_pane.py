@@ -7,8 +7,8 @@ import threading
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 
+from app.core.process.child_log import LogLine
 from app.core.server.events import Event, State
-from app.core.server.log import LogLine
 from app.ui.logs.log_pane import LEVEL_ERROR, LEVEL_WARNING, LogPane
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 

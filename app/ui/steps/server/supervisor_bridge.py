@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
 if TYPE_CHECKING:  # the types only: the supervisor's module (and logging.handlers) load with the first server
+    from app.core.process.child_log import LogLine
     from app.core.server.events import Event
-    from app.core.server.log import LogLine
     from app.core.server.supervisor import Supervisor
 
 DEFAULT_FLUSH_MS = 50
@@ -29,7 +29,7 @@ def _log_line_of(event: Event) -> LogLine:
     """A ``LogLine`` from a log event (the supervisor sends ``{"stream": ..., "line": text}``)."""
     line = event.data.get("line", "")
     if isinstance(line, str):
-        from app.core.server.log import LogLine  # here, not at import: it pulls logging.handlers into start-up
+        from app.core.process.child_log import LogLine  # here, not at import: it pulls logging.handlers into start-up
 
         return LogLine(event.time, str(event.data.get("stream", "")), line)
     return line  # already a LogLine

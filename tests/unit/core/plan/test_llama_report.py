@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.plan.llama_report import parse_llama_log, report_from_supervisor
-from app.core.server.log import ServerLog
+from app.core.process.child_log import ServerLog
 
 DATA = Path(__file__).parents[3] / "data" / "llama_report"
 

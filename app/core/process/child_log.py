@@ -1,4 +1,5 @@
-"""Server output: a bounded in-memory tail for the UI plus the full text in a rotating log file."""
+"""A child's output (the model server's, a shared worker's): a bounded in-memory tail for the UI plus the full text in a
+rotating log file."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from app.ui.shell.diagnostics_report import DiagnosticsReport
 from app.ui.shell.model_switch import ModelSwitch
 from app.ui.shell.presenter import PresenterMode
 from app.ui.shell.profile_sync import ProfileSync
+from app.ui.shell.session_owner import SessionOwner
 from app.ui.shell.settings_store import SettingsStore
 from app.ui.shell.window_menus import WindowMenus
 from app.ui.shell.zoom import Zoom
@@ -90,8 +91,10 @@ class MainWindow(Retranslating, QMainWindow):
             "checklist": self.presenter.show_checklist,
             "recover": self.presenter.recover,
         })
-        self.profiles = ProfileSync(self.store, self.session, self.model, self.settings_panel, self)
-        self.model_switch = ModelSwitch(self, self.control, self.session, self.model, self)  # after profiles
+        # the session's owner tells the steps in its fixed order (session_owner.py): these two may come in any order
+        self.owner = SessionOwner(self.session, self.model, self.settings_panel, self.control, self)
+        self.profiles = ProfileSync(self.store, self.owner, self.model, self.settings_panel, self)
+        self.model_switch = ModelSwitch(self, self.control, self.owner, self)
         self._connect()
         self.retranslate()
         self._restore()
@@ -155,12 +158,12 @@ class MainWindow(Retranslating, QMainWindow):
 
     def _connect(self) -> None:
         self.machine.hardwareScanned.connect(self.settings_panel.set_hardware)
-        self.settings_panel.configChanged.connect(self._on_config_changed)
+        self.owner.edited.connect(self._on_config_changed)
         self.settings_panel.probe.logLines.connect(self.lazy_logs.add_lines)  # the probe's servers, in the Logs tab
-        self.model.modelChosen.connect(lambda _path: self._render_title())
+        self.owner.opened.connect(lambda _path: self._render_title())
         self.server.set_model_ready(False)  # Start waits for a model that passed its checks
-        self.model.modelChosen.connect(lambda _path: self.server.set_model_ready(False))
-        self.model.modelChecked.connect(lambda checked: self.server.set_model_ready(checked.usable))
+        self.owner.opened.connect(lambda _path: self.server.set_model_ready(False))
+        self.owner.checked.connect(lambda checked: self.server.set_model_ready(checked.usable))
         self.model.local_models.foldersChanged.connect(  # "On this computer": folders the user added
             lambda folders: (self.store.settings.set("model_folders", folders), self.store.save_soon()))
         self.server.startRequested.connect(self.control.start)

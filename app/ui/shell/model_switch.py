@@ -16,8 +16,6 @@ from app.core.session import (
     SWITCH_KEEP,
     SWITCH_RESTART,
     SWITCH_STOP,
-    CheckedModel,
-    ModelSession,
     ask_before_switch,
     switch_action,
 )
@@ -25,7 +23,8 @@ from app.core.session import (
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
 
-    from app.ui.steps.model.model_panel import ModelPanel
+    from app.core.launch.config import LaunchConfig
+    from app.ui.shell.session_owner import SessionOwner
     from app.ui.steps.server.server_control import ServerControl
 
 
@@ -34,16 +33,16 @@ class ModelSwitch(QObject):
 
     message = Signal(str)
 
-    def __init__(self, window: QWidget, control: ServerControl, session: ModelSession, model_panel: ModelPanel,
+    def __init__(self, window: QWidget, control: ServerControl, owner: SessionOwner,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.window, self.control, self.session = window, control, session
+        self.window, self.control, self.session = window, control, owner.session
         self.box: QMessageBox | None = None  # the open question, if any
         self.buttons: dict[str, QAbstractButton] = {}
         self._asked: tuple[str, str] | None = None  # (server's model, opened model) of the open question
         self._waiting: tuple[str, str] | None = None  # (choice, path): Restart waits for the new model's checks
-        model_panel.modelChosen.connect(self.on_model_chosen)
-        model_panel.modelChecked.connect(self.on_model_checked)  # after ProfileSync: the config is there
+        owner.opened.connect(self.on_model_chosen)
+        owner.configured.connect(self.on_model_configured)  # the owner's order: the model's settings are there
 
     def server_model(self) -> str | None:
         sup = self.control.supervisor
@@ -110,20 +109,22 @@ class ModelSwitch(QObject):
             return
         self._act(action, path, choice)
 
-    def on_model_checked(self, checked: CheckedModel) -> None:
+    def on_model_configured(self, config: LaunchConfig | None) -> None:
+        """The opened model's checks are done and its settings (if it can run) are in the session."""
         if self._waiting is None:
             return
         choice, path = self._waiting
-        if checked.path != path or not self.session.is_for(path):
+        checked = self.session.checked
+        if checked is None or checked.path != path or not self.session.is_for(path):
             return
         self._waiting = None
-        self._act(switch_action(choice, checked.usable and self.session.config is not None), path, choice)
+        self._act(switch_action(choice, checked.usable and config is not None), path, choice)
 
     def _act(self, action: str, path: str, choice: str) -> None:
         old = self.server_model()
         name = os.path.basename(old) if old else ""
         if action == SWITCH_RESTART:
-            self.control.restart()  # the Settings step's config is the new model's: a new server for it
+            self.control.restart()  # the session's config is the new model's: a new server for it
         elif action == SWITCH_STOP:
             self.control.stop()
             if choice == SWITCH_RESTART:  # the new model cannot run: the old one is not kept either

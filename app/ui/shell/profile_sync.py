@@ -11,25 +11,30 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 
 from app.core.launch.config import LaunchConfig
-from app.core.session import CheckedModel, ModelSession
+from app.core.session import CheckedModel
 from app.ui.shell.settings_store import SettingsStore
 
 if TYPE_CHECKING:
     from app.core.probe.result import ProbeResult
+    from app.ui.shell.session_owner import SessionOwner
     from app.ui.steps.model.model_panel import ModelPanel
     from app.ui.steps.settings.settings_panel import SettingsPanel
 
 
 class ProfileSync(QObject):
-    def __init__(self, store: SettingsStore, session: ModelSession, model_panel: ModelPanel,
+    """Hears the window's :class:`SessionOwner`; its ``configure`` is the one place a checked model gets its
+    settings (the owner calls it between ``checked`` and ``configured``)."""
+
+    def __init__(self, store: SettingsStore, owner: SessionOwner, model_panel: ModelPanel,
                  settings_panel: SettingsPanel, parent: QObject) -> None:
         super().__init__(parent)
-        self.store, self.session, self.model, self.settings_panel = store, session, model_panel, settings_panel
-        model_panel.modelChosen.connect(self.on_model_chosen)
-        model_panel.modelChecked.connect(self.on_model_checked)
+        self.store, self.session, self.model, self.settings_panel = store, owner.session, model_panel, settings_panel
+        owner.opened.connect(self.on_model_chosen)
+        owner.checked.connect(self.on_model_checked)
+        owner.configure = self.configure
+        owner.edited.connect(self.on_config_changed)
+        owner.probed.connect(self.on_probe_finished)
         model_panel.expectedHashChanged.connect(self.on_expected_hash)
-        settings_panel.configChanged.connect(self.on_config_changed)
-        settings_panel.probeFinished.connect(self.on_probe_finished)
         settings_panel.engineChanged.connect(self.on_engine_changed)
         settings_panel.show_engine(*self.settings.engine)  # before any model: the app-wide choice
         self._show_engine_reason(None)
@@ -50,9 +55,11 @@ class ProfileSync(QObject):
     def on_model_checked(self, checked: CheckedModel) -> None:
         if not checked.usable:
             self.settings_panel.clear_model()
-            return
-        if self.session.config is not None:
-            return  # the same model re-checked (e.g. its hash): keep the settings and any running probe
+
+    def configure(self, checked: CheckedModel) -> None:
+        """A usable model checked for the first time in this session: its profile's settings (or first-run
+        defaults) into the session and the Settings step. (Re-checked, e.g. its hash, it keeps its settings and any
+        running probe: the owner does not ask again.)"""
         profile = self.settings.profile(checked.path)
         own = self.settings.engine_override(checked.path)
         engine = own or self.settings.engine

@@ -1,7 +1,9 @@
-"""Turns the Server panel's requests into supervisor actions with the Settings step's current config.
+"""Turns the Server panel's requests into supervisor actions with the model session's config (``session.config``:
+what the Settings step shows) and the engine the session already looked up for it (``session.backend_for``).
 
 One ``Supervisor`` per model: a new model (or the first Start) builds one in a worker (it opens its log
-file), later Starts and Restarts hand it the current settings first. All actions go through the
+file), later Starts and Restarts hand it the current settings first. ``started(config)``: a config was handed to a
+supervisor for a Start or Restart. All actions go through the
 ``SupervisorBridge``'s single action thread, so they run in click order and never on the GUI thread.
 
 It also owns the window's one engine rebuild (``engine_rebuild``; its step is ``rebuild_step``): "Rebuild the engine
@@ -22,6 +24,7 @@ from app.ui.workers import run_task
 
 if TYPE_CHECKING:
     from app.core.engine.selftest import EngineCheck
+    from app.core.launch.backends import BackendInfo
     from app.core.server.supervisor import Supervisor
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
     from app.ui.steps.settings.settings_panel import SettingsPanel
@@ -41,12 +44,14 @@ def _make_supervisor(config: LaunchConfig) -> Supervisor:  # worker thread
 
 class ServerControl(QObject):
     message = Signal(str)
+    started = Signal(object)  # LaunchConfig
 
     def __init__(self, bridge: SupervisorBridge, settings_panel: SettingsPanel, parent: QObject | None = None, *,
                  rebuild_step: RebuildStep | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.settings_panel = settings_panel
+        self.session = settings_panel.session  # the window's one config: what Start and Restart run
         self._retired: list[Supervisor] = []
         self.engine_rebuild = EngineRebuild(rebuild_step, self)
         self.engine_rebuild.finished.connect(self._on_engine_rebuilt)
@@ -73,14 +78,19 @@ class ServerControl(QObject):
     def is_running(self) -> bool:
         return self.state() not in IDLE_STATES or self.bridge.is_busy()
 
+    def _backend(self, config: LaunchConfig) -> BackendInfo | None:
+        """The engine the session already looked up for ``config`` (None: the supervisor looks it up)."""
+        return self.session.backend_for(config)
+
     def start(self) -> None:
-        config = self.settings_panel.config()
+        config = self.session.config
         if config is None:
             self._refuse("start", self.tr("Open a model that passes its checks first."))
             return
         sup = self.supervisor
         if sup is not None and same_model(sup.config.model, config.model):
-            sup.set_config(config)
+            sup.set_config(config, self._backend(config))
+            self.started.emit(config)
             self.bridge.start()
             return
         self._switch_to(config)
@@ -89,20 +99,28 @@ class ServerControl(QObject):
         """Another model (or the first start): stop and retire the old supervisor, then build one for this
         config, so the new server never races the old one for its port."""
         old = self.supervisor
+        backend = self._backend(config)
         if old is None:
-            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+            self._make(config, backend)
             return
         self.bridge.set_supervisor(None)
         self._retired.append(old)
 
         def closed(_result: object = None) -> None:
             self._retired.remove(old)
-            run_task(_make_supervisor, config, on_done=self._on_supervisor, on_error=self._on_supervisor_failed)
+            self._make(config, backend)
 
         run_task(old.close, on_done=closed, on_error=closed, owner=self)
 
-    def _on_supervisor(self, supervisor: Supervisor) -> None:
+    def _make(self, config: LaunchConfig, backend: BackendInfo | None) -> None:
+        run_task(_make_supervisor, config, on_done=lambda sup: self._on_supervisor(sup, config, backend),
+                 on_error=self._on_supervisor_failed)
+
+    def _on_supervisor(self, supervisor: Supervisor, config: LaunchConfig, backend: BackendInfo | None) -> None:
+        if backend is not None:
+            supervisor.set_config(supervisor.config, backend)  # its first launch uses the session's engine
         self.bridge.set_supervisor(supervisor)
+        self.started.emit(config)
         self.bridge.start()
 
     def _on_supervisor_failed(self, error: BaseException) -> None:
@@ -117,7 +135,7 @@ class ServerControl(QObject):
         self.bridge.stop()
 
     def restart(self) -> None:
-        config = self.settings_panel.config()
+        config = self.session.config
         sup = self.supervisor
         if sup is None:
             self.start()
@@ -126,14 +144,15 @@ class ServerControl(QObject):
             self._switch_to(config)  # Restart after opening another model runs that model
             return
         if config is not None:
-            sup.set_config(config)
+            sup.set_config(config, self._backend(config))
+            self.started.emit(config)
         self.bridge.restart()
 
     def apply_fix(self, fix: dict) -> None:
         """Apply a crash's settings fix to the Settings step (core's ``fix_changes``), then restart with the
         Settings' config, so the supervisor runs exactly what the Settings step shows and saves. (A rebuild fix
         never comes here: the crash card asks for ``rebuild_and_restart``.)"""
-        if self.settings_panel.config() is None:  # no model in the Settings step: the supervisor applies it
+        if self.session.config is None:  # no model in the Settings step: the supervisor applies it
             self.bridge.apply_fix_and_restart(dict(fix))
             return
         self.settings_panel.apply_changes(fix_changes(fix))
@@ -143,7 +162,7 @@ class ServerControl(QObject):
     def settings_differ_from_running(self) -> bool:
         """Whether the Settings step shows other settings than the running server's (those it reached Ready with;
         the model's path, a port the launch had to move and a key it created are not compared)."""
-        sup, config = self.supervisor, self.settings_panel.config()
+        sup, config = self.supervisor, self.session.config
         running = sup.last_good_config if sup is not None else None
         if running is None or config is None:
             return False

@@ -4,7 +4,7 @@ can be cancelled, and hands the measured recommendation to the Settings step."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.plan.placement import Placement
 from app.core.problem import UserError
+from app.core.session import ModelSession
 from app.core.text import human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.widgets import look
@@ -39,10 +40,24 @@ if TYPE_CHECKING:  # the types only: the probe's modules load in the worker, wit
 
 def probe_call(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport | None,
                progress: Callable[[ProbeProgress], None], cancel: Callable[[], bool],
-               max_context: bool = False) -> ProbeResult:  # worker thread
+               max_context: bool = False, **made: Any) -> ProbeResult:  # worker thread
+    """``made``: the ``backend`` and ``plan`` the model session already has for ``config`` (see ``session_made``)."""
     from app.core.probe import ProbeOptions, run_probe
 
-    return run_probe(info, config, hardware, ProbeOptions(max_context=max_context), progress=progress, cancel=cancel)
+    return run_probe(info, config, hardware, ProbeOptions(max_context=max_context), progress=progress, cancel=cancel,
+                     **made)
+
+
+def session_made(session: ModelSession, config: LaunchConfig) -> dict[str, Any]:
+    """The engine and the plan the session already made for ``config`` (each only when it is for this config):
+    the probe uses them instead of looking up and planning again."""
+    made: dict[str, Any] = {}
+    backend = session.backend_for(config)
+    if backend is not None:
+        made["backend"] = backend
+    if session.plan is not None and session.plan_config == config:
+        made["plan"] = session.plan
+    return made
 
 
 class ProbeBox(Retranslating, QWidget):
@@ -50,8 +65,9 @@ class ProbeBox(Retranslating, QWidget):
     finished = Signal(object)  # ProbeResult
     logLines = Signal(list)  # each test load's server log lines (str), for the Logs tab
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, session: ModelSession | None = None) -> None:
         super().__init__(parent)
+        self.session = session if session is not None else ModelSession()  # its engine and plan, for the probe
         self.info: ModelInfo | None = None
         self.config: LaunchConfig | None = None
         self.hardware: HardwareReport | None = None
@@ -142,7 +158,8 @@ class ProbeBox(Retranslating, QWidget):
         self._status = ("running", None)
         self._task = run_task(probe_call, self.info, self.config, self.hardware, on_done=self._on_done,
                               on_error=self._on_error, on_progress=self._on_progress, wants_progress=True,
-                              wants_cancel=True, max_context=self._wants_max_context())
+                              wants_cancel=True, max_context=self._wants_max_context(),
+                              **session_made(self.session, self.config))
         self._render()
 
     def cancel(self) -> None:

@@ -51,13 +51,15 @@ CTX_STEP = 256
 
 
 class SettingsPanel(Retranslating, QWidget):
-    """Signals: ``configChanged(LaunchConfig)`` after any edit (the plan itself is in ``session.plan``);
-    ``probeFinished(result)`` after "Find safe settings" (the window stores it in the model's profile);
-    ``engineChanged(backend, server_bin)`` when the chosen engine or llama-server file changes
-    (also without a model)."""
+    """The view of ``session.config``: the widgets show it, and every edit writes it back at once (``config()`` is
+    the session's). Signals: ``configChanged(LaunchConfig)`` after any edit; ``planned(plan | None)`` once the
+    plan and the engine for the newest config are in the session; ``probeFinished(result)`` after "Find safe
+    settings" (the window stores it in the model's profile); ``engineChanged(backend, server_bin)`` when the chosen
+    engine or llama-server file changes (also without a model)."""
 
     configChanged = Signal(object)
     engineChanged = Signal(str, object)
+    planned = Signal(object)
     probeFinished = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, *, debounce_ms: int = 250,
@@ -97,7 +99,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.plan_text.setWordWrap(True)
         self.use_plan = QPushButton(self)
         self.use_plan.clicked.connect(self.apply_plan_recommendation)
-        self.probe = ProbeBox(self)
+        self.probe = ProbeBox(self, session=self.session)
         self.probe.applyRequested.connect(self.apply_changes)
         self.probe.finished.connect(self._on_probe_finished)
         self.advanced = AdvancedForm(self)
@@ -199,6 +201,7 @@ class SettingsPanel(Retranslating, QWidget):
         self._sync_layer_range()
         if self.session.config is not None:  # the GPU layer range may have changed: show the model's setting again
             self._apply_config(self.session.config)
+            self._take_shown()
         self._debouncer.trigger()
 
     def show_model(self) -> None:
@@ -209,9 +212,15 @@ class SettingsPanel(Retranslating, QWidget):
             return
         self.advanced.show_experts(_experts_layers(self.info))
         self._apply_config(config)
+        self._take_shown()
         self.probe.set_model(self.info, self.session.saved_probe)
         self.probe.set_config(self.config())
         self._debouncer.trigger()
+
+    def _take_shown(self) -> None:
+        """The session's config as the widgets show it (a layer count within the slider's range, a context
+        within the model's): Start runs exactly what is shown."""
+        self.session.set_config(self._shown_config())
 
     def clear_model(self) -> None:
         """No model to show (another one is being checked, or it failed its checks)."""
@@ -250,6 +259,11 @@ class SettingsPanel(Retranslating, QWidget):
     # --- the launch config -----------------------------------------------------------------------
 
     def config(self) -> LaunchConfig | None:
+        """The model's launch config: the session's one copy (None without a model that can run)."""
+        return self.session.config
+
+    def _shown_config(self) -> LaunchConfig | None:
+        """What the widgets show, over the session's config (the fields they do not show are kept)."""
         if self.session.config is None:
             return None
         return self.session.config.with_changes(ctx=self.ctx.value(), gpu_layers=self.gpu_layers.value(),
@@ -322,7 +336,7 @@ class SettingsPanel(Retranslating, QWidget):
     def _edited(self, *_: object) -> None:
         self._render_layers_label()
         self._emit_engine()
-        config = self.config()
+        config = self._shown_config()
         if config is not None:
             self.session.set_config(config)
             self.probe.set_config(config)
@@ -372,6 +386,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.session.set_plan(result.plan, config)
         self.session.set_backend(result.backend)
         self._render_preview()
+        self.planned.emit(result.plan)
         if self._replan_again:
             self._replan_again = False
             self._start_preview()

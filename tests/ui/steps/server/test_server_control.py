@@ -6,25 +6,29 @@ from PySide6.QtCore import QObject, Signal
 
 from app.core.launch.config import LaunchConfig
 from app.core.server.events import State
+from app.core.session import ModelSession
 from app.ui.steps.server.server_control import ServerControl
 
 
 class FakeSettings:
+    """The Settings step's part: it shows the session's config and writes an applied change back to it."""
+
     def __init__(self, config: LaunchConfig | None) -> None:
-        self._config = config
+        self.session = ModelSession()
+        self.session.set_config(config)
 
     def config(self) -> LaunchConfig | None:
-        return self._config
+        return self.session.config
 
-    def apply_changes(self, changes: dict) -> None:  # what SettingsPanel.apply_changes does to its config
-        self._config = self._config.with_changes(**changes)
+    def apply_changes(self, changes: dict) -> None:  # what SettingsPanel.apply_changes does to the session's config
+        self.session.set_config(self.session.config.with_changes(**changes))
 
 
 class FakeSupervisor:
     def __init__(self, config: LaunchConfig) -> None:
         self.config, self.state = config, State.FAILED
 
-    def set_config(self, config: LaunchConfig) -> None:
+    def set_config(self, config: LaunchConfig, backend: object = None) -> None:
         self.config = config
 
 

@@ -208,7 +208,8 @@ class ModelSession:
 
     # --- the probe ---------------------------------------------------------------------------------
 
-    def set_probe(self, result: ProbeResult) -> None:
+    def set_probe(self, result: ProbeResult | None) -> None:
+        """The probe's answer for this session's model (None while a new run measures)."""
         self.probe = result
 
     def is_for(self, path: str | Path | None) -> bool:

@@ -68,11 +68,8 @@ class ProbeBox(Retranslating, QWidget):
     def __init__(self, parent: QWidget | None = None, *, session: ModelSession | None = None) -> None:
         super().__init__(parent)
         self.session = session if session is not None else ModelSession()  # its engine and plan, for the probe
-        self.info: ModelInfo | None = None
-        self.config: LaunchConfig | None = None
         self.hardware: HardwareReport | None = None
-        self.result: ProbeResult | None = None
-        self.saved: ProbeResult | None = None  # the profile's last result (shown until a new run)
+        self._shown_path: str | None = None  # the model whose "as much context as fits" tick is shown
         self._task: Task | None = None
         self._status: tuple[str, ProbeResult | BaseException | None] = ("idle", None)
         self.run_button = QPushButton(self)
@@ -132,16 +129,34 @@ class ProbeBox(Retranslating, QWidget):
     def set_hardware(self, report: HardwareReport | None) -> None:
         self.hardware = report
 
-    def set_config(self, config: LaunchConfig | None) -> None:
-        self.config = config
+    # what it probes is the session's: its model (while it has settings), config, saved and last result
+
+    @property
+    def info(self) -> ModelInfo | None:
+        return self.session.info if self.session.config is not None else None
+
+    @property
+    def config(self) -> LaunchConfig | None:
+        return self.session.config
+
+    @property
+    def result(self) -> ProbeResult | None:
+        """The last "Find safe settings" of the session's model (None while one runs)."""
+        return self.session.probe
+
+    def show_config(self) -> None:
+        """The session's config changed (an edit, a fix): the superseded sentence and the tick follow it."""
         self._render()
 
-    def set_model(self, info: ModelInfo | None, saved: ProbeResult | None) -> None:
-        """A new model and the probe result its profile remembered (``ModelSession.saved_probe``)."""
+    def show_model(self) -> None:
+        """The session's model changed (another one, or none while it is checked or when it cannot run): the
+        result its profile remembered (``ModelSession.saved_probe``), no run."""
         self.cancel()
-        if getattr(info, "path", None) != getattr(self.info, "path", None) or info is None:
+        path = self.session.path if self.info is not None else None
+        if path is None or path != self._shown_path:
             self.max_context.setChecked(False)  # "as much context as fits" is this model's choice, not the next one's
-        self.info, self.saved, self.result = info, saved, None
+        self._shown_path = path
+        saved = self.session.saved_probe if path is not None else None
         self._status = ("saved", saved) if saved else ("idle", None)
         self._clear_attempts()
         self._render()
@@ -153,13 +168,14 @@ class ProbeBox(Retranslating, QWidget):
             return
         self._clear_attempts()
         self._logged = []
-        self.result = None
+        self.session.set_probe(None)
+        generation = self.session.generation  # the model this run measures
         self.progress.setRange(0, 0)
         self._status = ("running", None)
-        self._task = run_task(probe_call, self.info, self.config, self.hardware, on_done=self._on_done,
-                              on_error=self._on_error, on_progress=self._on_progress, wants_progress=True,
-                              wants_cancel=True, max_context=self._wants_max_context(),
-                              **session_made(self.session, self.config))
+        self._task = run_task(probe_call, self.info, self.config, self.hardware, owner=self,
+                              on_done=lambda result: self._on_done(result, generation), on_error=self._on_error,
+                              on_progress=self._on_progress, wants_progress=True, wants_cancel=True,
+                              max_context=self._wants_max_context(), **session_made(self.session, self.config))
         self._render()
 
     def cancel(self) -> None:
@@ -179,9 +195,11 @@ class ProbeBox(Retranslating, QWidget):
         if self._status[0] == "running":
             self.status.setText(step.message.render())
 
-    def _on_done(self, result: ProbeResult) -> None:
+    def _on_done(self, result: ProbeResult, generation: int | None = None) -> None:
         self._task = None
-        self.result = result
+        if generation is not None and generation != self.session.generation:
+            return  # measured for a model the session has left (the box shows the new one already)
+        self.session.set_probe(result)
         self._clear_attempts()
         for attempt in result.attempts:
             self._add_attempt(attempt)

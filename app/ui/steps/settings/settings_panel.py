@@ -213,8 +213,7 @@ class SettingsPanel(Retranslating, QWidget):
         self.advanced.show_experts(_experts_layers(self.info))
         self._apply_config(config)
         self._take_shown()
-        self.probe.set_model(self.info, self.session.saved_probe)
-        self.probe.set_config(self.config())
+        self.probe.show_model()
         self._debouncer.trigger()
 
     def _take_shown(self) -> None:
@@ -225,7 +224,7 @@ class SettingsPanel(Retranslating, QWidget):
     def clear_model(self) -> None:
         """No model to show (another one is being checked, or it failed its checks)."""
         self.preview = None
-        self.probe.set_model(None, None)
+        self.probe.show_model()
         self.plan_bars.set_plan(None)
         self.setEnabled(False)
         self._render_preview()
@@ -339,14 +338,12 @@ class SettingsPanel(Retranslating, QWidget):
         config = self._shown_config()
         if config is not None:
             self.session.set_config(config)
-            self.probe.set_config(config)
+            self.probe.show_config()
             self.configChanged.emit(config)
             self._debouncer.trigger()
 
     def _on_probe_finished(self, result: ProbeResult) -> None:
-        if self.info is not None:
-            self.session.set_probe(result)
-        self.probeFinished.emit(result)
+        self.probeFinished.emit(result)  # the box put it in the session (only for the session's model)
 
     def _render_layers_label(self) -> None:
         if not self.gpu_layers.isEnabled():

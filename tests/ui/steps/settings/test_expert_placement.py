@@ -8,13 +8,12 @@ from app.core.probe import Attempt
 from app.core.synthetic.moe_shapes import QWEN3_30B_A3B, moe_info
 from app.core.synthetic.tiny_llama import write_tiny_llama
 from app.ui.steps.settings.advanced_form import AdvancedForm
-from app.ui.steps.settings.probe_box import ProbeBox
+from tests.ui.steps.settings.probe_session import probe_box
 
 
 def test_an_expert_split_row_says_where_the_experts_are_and_how_fast_it_ran(qtbot):
-    box = ProbeBox()
-    qtbot.addWidget(box)
-    box.info = moe_info(QWEN3_30B_A3B)
+    info = moe_info(QWEN3_30B_A3B)
+    box = probe_box(qtbot, info, LaunchConfig(model=str(info.path), backend="llama-server"))
     split = Attempt(49, 4096, ok=True, peak_rss_bytes=1 << 30, n_cpu_moe=20, prompt_tps=812.4, generation_tps=36.25)
     box._add_attempt(split)
     box._add_attempt(Attempt(49, 4096, ok=True, peak_rss_bytes=1 << 30, n_cpu_moe=21, generation_tps=35.0))

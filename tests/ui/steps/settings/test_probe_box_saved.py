@@ -19,13 +19,14 @@ def test_a_stored_result_is_shown_with_the_time_the_cache_saved_it(qtbot, tmp_pa
     session.open(str(tmp_path / "m.gguf"))
     info = SimpleNamespace(context_length=8192)
     session.set_checked(CheckedModel(str(tmp_path / "m.gguf"), info, []))
-    session.use_profile(None, stored)
+    session.use_profile({"ctx": 3072, "gpu_layers": 12}, stored)  # the settings it measured: not superseded
     assert isinstance(session.saved_probe, ProbeResult)
     assert session.saved_probe.recommendation == Recommendation(12, 3072)
 
-    box = ProbeBox()
+    box = ProbeBox(session=session)
     qtbot.addWidget(box)
-    box.set_model(info, session.saved_probe)
+    box.show_model()
     assert box.status.text() == "Last measured on 2026-03-04 10:30 (cached): 12 GPU layers, 3072 tokens."
-    box.set_model(info, None)
+    session.saved_probe = None  # a profile without a result
+    box.show_model()
     assert box.status.text().startswith("Not measured yet.")

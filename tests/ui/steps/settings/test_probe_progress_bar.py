@@ -11,7 +11,7 @@ from app.core.probe.attempt import Attempt
 from app.core.text import T
 from app.ui import workers
 from app.ui.steps.settings import probe_box as probe_module
-from app.ui.steps.settings.probe_box import ProbeBox
+from tests.ui.steps.settings.probe_session import probe_box
 from tests.unit.core.plan.test_plan import make_info
 
 WAIT_MS = 10_000
@@ -33,11 +33,8 @@ def test_the_bar_is_busy_until_the_first_load_is_measured(qtbot, monkeypatch):
         return ProbeResult(Recommendation(gpu_layers=0, ctx=1024), [], None)
 
     monkeypatch.setattr(probe_module, "probe_call", slow_probe)
-    box = ProbeBox()
-    qtbot.addWidget(box)
     info = make_info(ctx_train=1024)
-    box.set_model(info, None)
-    box.set_config(LaunchConfig(model=info.path, ctx=1024))
+    box = probe_box(qtbot, info, LaunchConfig(model=info.path, ctx=1024))
     box.show()
     try:
         box.run()

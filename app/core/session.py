@@ -1,9 +1,12 @@
 """One model on its way to a server: the checked file, its launch config, the memory plan and the probe result.
 
 The window's steps share one :class:`ModelSession` instead of handing dicts to each other: the Model step opens
-and checks a file, the Settings step keeps the config (and stores the plan and the backend it resolved for the
-command line), "Find safe settings" stores its result, the Server step starts ``session.config``. Opening another
-model resets the plan, the backend and the probe, so nothing measured for the last model answers for the new one.
+and checks a file, the model's profile fills ``config``, the Settings step shows it and writes each edit back (the
+one copy of the current config), plans it and stores the plan and the engine it looked up for the command line;
+"Find safe settings" runs with that engine and plan (``backend_for``, ``plan_config``) and stores its result; the
+Server step starts ``session.config`` with the same engine. Opening another model resets the plan, the backend and
+the probe, so nothing measured for the last model answers for the new one. The window tells its steps about the
+session in one fixed order (``app/ui/shell/session_owner.py``).
 
 Also here, because the window and the command line must agree on them: the first-run context size
 (:func:`first_run_ctx`) and how a saved launch config is read back (:func:`launch_config_for`).

@@ -17,6 +17,19 @@ def counts(monkeypatch):
     return SessionCounts(monkeypatch)
 
 
+def test_the_owner_tells_the_steps_in_its_order(qtbot, window, tiny_model):
+    """opened -> checked -> configured -> planned; the config is the session's when configured is told."""
+    owner, told = window.owner, []
+    for name in ("opened", "checked", "configured", "edited", "planned"):
+        getattr(owner, name).connect(lambda *_args, name=name: told.append((name, window.session.config)))
+    open_and_wait(qtbot, window, tiny_model)
+    wait_for_plan(qtbot, window)
+    names = [name for name, _config in told]
+    assert names[:3] == ["opened", "checked", "configured"] and names[-1] == "planned", names
+    assert told[1][1] is None and told[2][1] is not None  # the profile's settings come between the two
+    assert told[2][1] == window.settings_panel.config() == window.session.config
+
+
 @pytest.mark.slow  # real test loads and a real server
 def test_counts_one_engine_look_up_and_one_plan_per_config(qtbot, counts, window, make_model):
     model = make_model("counted.gguf", ctx_train=1024)

@@ -65,3 +65,21 @@ class SessionCounts:
             for (phase, asker), n in sorted(counter.items()):
                 lines.append(f"{title:16} {phase:8} {n:3}  {asker}")
         return "\n".join(lines)
+
+
+def config_holders(window) -> list[str]:
+    """Every attribute of the window's objects (its Qt children, the session, the supervisor) that holds a launch
+    config: the copies of "the current config" (the Settings widgets are its view and not counted here)."""
+    from PySide6.QtCore import QObject
+
+    from app.core.launch.config import LaunchConfig
+
+    objects = {"session": window.session, "supervisor": window.bridge.supervisor}
+    for child in window.findChildren(QObject):
+        objects.setdefault(type(child).__name__, child)
+    found = []
+    for name, obj in objects.items():
+        for attr, value in vars(obj).items() if obj is not None else ():
+            if isinstance(value, LaunchConfig):
+                found.append(f"{name}.{attr}")
+    return sorted(found)

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import open_and_wait, wait_for_plan
-from tests.ui.shell.session_counts import SessionCounts
+from tests.ui.shell.session_counts import SessionCounts, config_holders
 
 SERVER = 180_000
 
@@ -47,7 +47,11 @@ def test_counts_one_engine_look_up_and_one_plan_per_config(qtbot, counts, window
     counts.phase = "start"
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
-    print(f"\n{counts.report()}\nprobe attempts: {attempts}")
+    print(f"\n{counts.report()}\nprobe attempts: {attempts}\nconfig copies: {config_holders(window)}")
+    # the session's config (the one the Settings step shows); the running server's (what it runs: its own key, the
+    # port it got), last_good_config (what last reached Ready) and the session's plan_config (what the plan is for)
+    assert config_holders(window) == ["session.config", "session.plan_config", "supervisor._config",
+                                      "supervisor.last_good_config"]
     assert attempts >= 1  # real test loads: each is a server, started with the session's engine
     assert counts.total(counts.engines, "open") == 1 and counts.total(counts.plans, "open") == 1
     # the probe and its loads use the session's engine and plan; the one look-up and plan are the Settings step's

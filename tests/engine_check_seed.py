@@ -69,6 +69,9 @@ class _Seed:
             except OSError:
                 pass
             self.proc.wait()
+        for pipe in (self.proc.stdout, self.proc.stderr):  # closed by communicate() only when it was waited for
+            if pipe is not None:
+                pipe.close()
 
     def remove(self) -> None:
         self.stop()
@@ -78,9 +81,15 @@ class _Seed:
 _seed: _Seed | None = None
 
 
+def _runs_tests(config) -> bool:
+    """Not only collecting, and not pytest-xdist's controller (its workers run the tests, each with its own seed)."""
+    controller = getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput")
+    return not config.option.collectonly and not controller
+
+
 def pytest_sessionstart(session) -> None:
     global _seed
-    if not session.config.option.collectonly:
+    if _runs_tests(session.config):
         _seed = _Seed()
 
 

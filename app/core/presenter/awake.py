@@ -83,7 +83,7 @@ class ScreenAwake:
             return True
         except OSError as error:  # it could not even be started
             return self._unavailable(f"{command[0]}: {error}")
-        reason = (child.stderr.read() if child.stderr else "").strip().splitlines()
+        reason = (child.communicate()[1] or "").strip().splitlines()  # it has ended: reads and closes its pipe
         return self._unavailable(reason[-1] if reason else f"exit status {child.returncode}")
 
     def _unavailable(self, reason: str) -> bool:
@@ -102,10 +102,14 @@ class ScreenAwake:
         if self._windows:
             self._windows_state(_ES_CONTINUOUS)
         child, self._child = self._child, None
-        if child is not None and child.poll() is None:
+        if child is None:
+            return
+        if child.poll() is None:
             child.terminate()
             try:
                 child.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait(timeout=5)
+        if child.stderr is not None:
+            child.stderr.close()  # the pipe it could have explained a refusal through goes with it

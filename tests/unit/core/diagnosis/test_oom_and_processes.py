@@ -190,12 +190,12 @@ def _sample_rss_until(proc: subprocess.Popen, predicate, timeout_s: float = 20.0
 
 def test_real_child_killed_with_sigkill_while_growing():
     grow = "import time\nb = []\nwhile True:\n    b.append(bytearray(8 * 1024 * 1024)); time.sleep(0.01)\n"
-    proc = subprocess.Popen([sys.executable, "-c", grow], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        samples = _sample_rss_until(proc, lambda rss: rss > 160 * MIB)
-    finally:
-        proc.kill()
-    proc.wait(timeout=10)
+    with subprocess.Popen([sys.executable, "-c", grow], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        try:
+            samples = _sample_rss_until(proc, lambda rss: rss > 160 * MIB)
+        finally:
+            proc.kill()
+        proc.wait(timeout=10)
     peak = max(rss for _, rss in samples)
     assert proc.returncode == -signal.SIGKILL
     # The supervisor passes the limit it lives under; here a limit the child nearly reached.
@@ -257,8 +257,9 @@ def test_real_out_of_memory_kill_is_recognised():
             return
         directory, counter = cgroup
         before = snapshot_oom_counters(cgroup_events_path=str(directory / counter))
-        proc = subprocess.Popen([sys.executable, "-c", grow], preexec_fn=join_cgroup(directory), stderr=subprocess.PIPE)
-        proc.wait(timeout=60)
+        with subprocess.Popen([sys.executable, "-c", grow], preexec_fn=join_cgroup(directory),
+                              stderr=subprocess.DEVNULL) as proc:
+            proc.wait(timeout=60)
         evidence = oom_evidence_since(before, proc.pid, cgroup_events_path=str(directory / counter))
     assert proc.returncode == -signal.SIGKILL
     assert evidence.cgroup_delta == 1 and evidence.confirmed
@@ -379,3 +380,4 @@ def test_busy_port_names_the_program_holding_it():
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()

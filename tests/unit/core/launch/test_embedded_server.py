@@ -29,18 +29,18 @@ def _server_log(model, *extra: str) -> str:
     """llama.cpp's log of a real start of the entry point, up to the moment the web server listens."""
     argv = [sys.executable, "-m", "app.core.launch.embedded_server", "--model", str(model), "--n_ctx", "4096",
             "--n_threads", "1", "--host", "127.0.0.1", "--port", str(find_free_port()), *extra]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     deadline = time.monotonic() + READY_S
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "Uvicorn running" in line or time.monotonic() > deadline:
-                break
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:  # closes the pipe
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.append(line)
+                if "Uvicorn running" in line or time.monotonic() > deadline:
+                    break
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
     return "".join(lines)
 
 

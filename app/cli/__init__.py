@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from app import __version__
-from app.core.app_log import configure_app_log
+from app.core.app_log import configure_app_log, install_crash_hook
 
 
 def _command_modules() -> list[ModuleType]:
@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[], int] | None = 
             return 0
         return open_window()
     configure_app_log("cli")
+    install_crash_hook("cli")  # an error nothing caught: its traceback to the app log, one sentence to stderr
     previous = _interrupt_on_stop_signals()
     try:
         return int(args._run(args) or 0)

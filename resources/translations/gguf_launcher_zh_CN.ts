@@ -493,6 +493,21 @@
     </message>
 </context>
 <context>
+    <name>CrashNotice</name>
+    <message>
+        <source>Something went wrong inside the app; it was written to the app log. Your work is kept. If it happens again, save a diagnostics report (Help menu).</source>
+        <translation>应用内部出错了，详细信息已写入应用日志。你的工作都还在。如果再次发生，请保存一份诊断报告（帮助菜单）。</translation>
+    </message>
+    <message>
+        <source>Something went wrong inside the app. Your work is kept. If it happens again, save a diagnostics report (Help menu).</source>
+        <translation>应用内部出错了。你的工作都还在。如果再次发生，请保存一份诊断报告（帮助菜单）。</translation>
+    </message>
+    <message>
+        <source>Something went wrong</source>
+        <translation>出了点问题</translation>
+    </message>
+</context>
+<context>
     <name>DemoRow</name>
     <message>
         <source>Cancel</source>

@@ -43,14 +43,16 @@ def run_gui(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app import __version__
-    from app.core.app_log import configure_app_log
+    from app.core.app_log import configure_app_log, install_crash_hook
     from app.core.settings import load_settings
     from app.ui import i18n, workers
+    from app.ui.shell import crash_hook
     from app.ui.shell.app_icon import DESKTOP_FILE_NAME, app_icon
     from app.ui.shell.main_window import MainWindow
     from app.ui.widgets import plain_tooltips
 
     configure_app_log("gui")
+    install_crash_hook("gui")  # from here an uncaught error goes to the app log, not as a traceback to the terminal
     app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
     app.setApplicationName("GGUF Launcher")
     app.setApplicationVersion(__version__)
@@ -62,6 +64,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))
     window = MainWindow(settings)
+    crash_hook.install(window)  # and from here the window says so in one sentence
     if os.environ.get(QUIT_AFTER_PAINT):
         quit_after_first_paint(window)
     window.show()
@@ -70,6 +73,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     try:
         return app.exec()
     finally:
+        install_crash_hook("gui", None)  # the notice goes with the window
         window.shutdown_blocking()  # the event loop is over: waiting here freezes nothing
         workers.wait_for_pool(30_000)  # a cancelled probe stops its test server before it returns
 

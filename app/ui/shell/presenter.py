@@ -44,7 +44,11 @@ def _gather_and_check(inputs: PreflightInputs, url: str | None, api_key: str | N
 
     seconds, problem = (None, None)
     if url and inputs.server_state is State.READY:
-        seconds, problem = ask_test_question(ChatClient(url, api_key=api_key, backend=backend))
+        client = ChatClient(url, api_key=api_key, backend=backend)
+        try:
+            seconds, problem = ask_test_question(client)
+        finally:
+            client.close()  # its pooled connection to the server, left open, was an unclosed socket
     port_free = None
     if inputs.server_state is not State.READY and inputs.settings is not None:
         port_free = is_port_free(inputs.settings.host, inputs.settings.port)

@@ -153,10 +153,13 @@ def _run_child(python: str | None, args: list[str], timeout_s: float,
                             NO_ENGINE) from None
     deadline = time.monotonic() + timeout_s
     try:
-        while not done.wait(0.2):
+        while True:
+            finished = done.wait(0.2)
             watch.report()
-            if watch.cancelled():
+            if watch.cancelled():  # also when the child ended within this wait: a cancel asked for keeps nothing
                 return _CANCELLED, list(lines)
+            if finished:
+                break
             if time.monotonic() > deadline:
                 return None, list(lines)
     finally:

@@ -72,9 +72,12 @@ def ask_capital(model: str | os.PathLike[str], *, threads: int = 1, cancel: Call
     except OSError as error:
         return AnswerCheck(QUESTION, None, time.monotonic() - started, f"the engine could not be started: {error}")
     try:
-        while not done.wait(0.2):
-            if cancel is not None and cancel():
+        while True:
+            finished = done.wait(0.2)
+            if cancel is not None and cancel():  # also when the answer came within this wait: a cancel wins
                 raise AskCancelled
+            if finished:
+                break
             if time.monotonic() - started > timeout_s:
                 return AnswerCheck(QUESTION, None, time.monotonic() - started, f"no answer within {timeout_s:.0f} s")
     finally:

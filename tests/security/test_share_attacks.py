@@ -3,7 +3,6 @@ bodies sent without a key. Each prints its figure (run with -s to see it)."""
 
 from __future__ import annotations
 
-import json
 import signal
 import socket
 import time
@@ -14,6 +13,7 @@ import pytest
 
 from app.core.launch.ports import find_free_port
 from tests.integration.cli.test_supervisor_cli import serve
+from tests.security.share_serve import read_until_shared
 
 pytestmark = pytest.mark.slow
 
@@ -27,13 +27,7 @@ def share(tiny_model, llama_server_bin):
     proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
                  "--port", str(find_free_port()), "--ctx", "512", "--share", f"127.0.0.1:{share_port}", "--json")
     try:
-        events, info = [], None
-        for line in proc.stdout:  # the share is printed once started, which may be after the server is ready
-            events.append(json.loads(line))
-            info = events[-1] if events[-1]["event"] == "share" else info
-            states = [e.get("state") for e in events if e["event"] == "state"]
-            if "failed" in states or ("ready" in states and info):
-                break
+        events, info = read_until_shared(proc)
         assert info and "ready" in [e.get("state") for e in events], events[-5:]
         yield proc, share_port, info["api_key"]
         proc.send_signal(signal.SIGINT)

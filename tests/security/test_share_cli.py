@@ -13,6 +13,7 @@ import pytest
 from app.cli.serve import share_address
 from app.core.launch.ports import find_free_port
 from tests.integration.cli.test_supervisor_cli import serve
+from tests.security.share_serve import read_until_shared
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -59,13 +60,7 @@ def test_serve_shares_on_an_ipv6_address(tiny_model, llama_server_bin):
     proc = serve(str(tiny_model), "--backend", "llama-server", "--server-bin", llama_server_bin,
                  "--port", str(find_free_port()), "--ctx", "512", "--share", f"[::1]:{share_port}", "--json")
     try:
-        events, share = [], None
-        for line in proc.stdout:
-            events.append(json.loads(line))
-            share = events[-1] if events[-1]["event"] == "share" else share
-            states = [e.get("state") for e in events if e["event"] == "state"]
-            if "failed" in states or ("ready" in states and share):
-                break
+        events, share = read_until_shared(proc)
         assert share is not None, events[-5:]
         assert share["urls"] == [f"http://[::1]:{share_port}"]
         assert "for programs on this computer only" in share["message"] and "(s)" not in share["message"]

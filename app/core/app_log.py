@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 
 class _AppLogHandler(logging.handlers.RotatingFileHandler):
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+    def handleError(self, record: logging.LogRecord) -> None:
         """A full disk or a file rotated away by another process must not print tracebacks into the terminal."""
 
 

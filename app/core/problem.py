@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from app.core.text import T, Text
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     OK = "ok"
     WARNING = "warning"
     ERROR = "error"
 
 
-class Fix(str, Enum):
+class Fix(StrEnum):
     """What a fix button does. The value is the ``"action"`` key of the JSON the CLI prints."""
 
     CHANGE_SETTINGS = "change_settings"  # params: LaunchConfig changes ({"port": 0} means "any free port")

@@ -18,9 +18,10 @@ import copy
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from app.core.bounded_json import UnreadableJson, read_json
 from app.core.paths import config_dir

@@ -73,7 +73,7 @@ class Text:
         return {"en": self.render("en"), "zh": self.render("zh")}
 
 
-def T(en: str, zh: str, **params: Any) -> Text:  # noqa: N802 - short on purpose: every sentence calls it
+def T(en: str, zh: str, **params: Any) -> Text:
     """Shorthand used throughout core: ``T("Port {port} is busy", "端口 {port} 被占用", port=8080)``."""
     return Text(en, zh, params)
 

@@ -75,7 +75,7 @@ class Retranslating:
     def retranslate(self) -> None:
         raise NotImplementedError("a Retranslating widget must say how it retranslates")
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)  # type: ignore[misc]  # the Qt base class after this mixin

@@ -10,13 +10,14 @@ created there and its private signals are delivered by queued connection.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 _pool: QThreadPool | None = None
-_live: set["Task"] = set()  # keeps Python wrappers alive until their callbacks ran
+_live: set[Task] = set()  # keeps Python wrappers alive until their callbacks ran
 
 
 def pool() -> QThreadPool:
@@ -28,7 +29,7 @@ def pool() -> QThreadPool:
 
 
 class _Runnable(QRunnable):
-    def __init__(self, task: "Task") -> None:
+    def __init__(self, task: Task) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._task = task

@@ -22,7 +22,7 @@ SHORT_SET_LIMIT_S = 1500  # the set takes ~2.5 min on a busy 2-core machine; a h
 
 def _script(folder: Path, body: str) -> Path:
     path = folder / "bench_probe_of_run_all.py"
-    path.write_text("import sys\nsys.path.insert(0, %r)\nimport harness\n\n" % str(ROOT / "benchmarks") + body,
+    path.write_text("import sys\nsys.path.insert(0, {!r})\nimport harness\n\n".format(str(ROOT / "benchmarks")) + body,
                     encoding="utf-8")
     return path
 

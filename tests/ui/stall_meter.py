@@ -33,7 +33,7 @@ class StallMeter(QObject):
         self._reference_last = time.perf_counter()
         self._reference = threading.Thread(target=self._reference_loop, name="stall-reference", daemon=True)
 
-    def __enter__(self) -> "StallMeter":
+    def __enter__(self) -> StallMeter:
         self._last = time.perf_counter()
         self._reference.start()
         self._timer.start()

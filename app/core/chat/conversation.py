@@ -40,7 +40,7 @@ class Message:
     model: str | None = None  # an answer: the file name of the model that wrote it
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Message":
+    def from_dict(cls, data: dict[str, Any]) -> Message:
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
@@ -99,7 +99,7 @@ class Conversation:
                 "messages": [asdict(m) for m in self.messages]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Conversation":
+    def from_dict(cls, data: dict[str, Any]) -> Conversation:
         conversation = cls(id=data["id"], title=data.get("title", ""), params=ChatParams.from_dict(data.get("params")),
                            messages=[Message.from_dict(m) for m in data.get("messages", [])],
                            created=data.get("created", time.time()), updated=data.get("updated", time.time()),

@@ -22,7 +22,7 @@ class ChatParams:
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # more request fields, e.g. {"logit_bias": {...}}
 
-    def with_changes(self, **changes: Any) -> "ChatParams":
+    def with_changes(self, **changes: Any) -> ChatParams:
         return replace(self, **changes)
 
     def effective_max_tokens(self, ctx_per_slot: int | None) -> int:
@@ -48,7 +48,7 @@ class ChatParams:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "ChatParams":
+    def from_dict(cls, data: dict[str, Any] | None) -> ChatParams:
         data = data or {}
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 

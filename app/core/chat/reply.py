@@ -6,7 +6,8 @@ the server reports while it reads the prompt (llama-server asked with ``return_p
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import httpcore
 

@@ -8,8 +8,9 @@ Lines starting with ``:`` are keep-alive comments. An error in the middle of a s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 DONE = "[DONE]"
 

@@ -9,7 +9,7 @@ When the server cannot tokenize, counts are a labelled estimate (UTF-8 bytes / 3
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from app.core.text import T, Text
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpcore
@@ -19,7 +20,7 @@ import httpcore
 class _RecordingBackend(httpcore.NetworkBackend):
     """Opens sockets like httpcore's own backend and remembers the last one."""
 
-    def __init__(self, owner: "StoppableStream") -> None:
+    def __init__(self, owner: StoppableStream) -> None:
         self._inner = httpcore.SyncBackend()
         self._owner = owner
         self.stream: httpcore.NetworkStream | None = None

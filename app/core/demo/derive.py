@@ -15,9 +15,9 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json

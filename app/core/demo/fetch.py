@@ -14,9 +14,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from app.core.demo import errors
 from app.core.demo.answer import AnswerCheck

@@ -12,9 +12,9 @@ import re
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from app.core.demo import errors
 from app.core.demo.errors import DemoFetchError

@@ -12,8 +12,8 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from app.core.demo import errors
 from app.core.demo.source import DemoSource

@@ -3,8 +3,9 @@ and a fix. A kill is called "out of memory" only with memory evidence (app/core/
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any
 
 from app.core.diagnosis import causes_file, causes_kill, causes_memory, causes_runtime, causes_workers
 from app.core.diagnosis.log_facts import read_log_facts

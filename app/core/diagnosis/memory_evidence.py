@@ -24,9 +24,10 @@ The rule (``judge_kill``):
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Iterable
+from enum import StrEnum
+from typing import Any
 
 from app.core.diagnosis.oom_evidence import OomEvidence
 from app.core.diagnosis.rss_trend import RssTrend
@@ -61,7 +62,7 @@ class MemorySample:
         return available is not None and available < LOW_AVAILABLE_FRACTION * (self.limit_bytes or 0)
 
 
-class MemoryState(str, Enum):
+class MemoryState(StrEnum):
     SHORT = "short"  # evidence that memory ran out
     FINE = "fine"  # evidence that it did not
     UNKNOWN = "unknown"  # no evidence either way

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from app.core.diagnosis.diagnose import as_lines
 from app.core.diagnosis.log_facts import LOADING_MARKERS, READY_MARKERS

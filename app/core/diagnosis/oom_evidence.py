@@ -12,9 +12,9 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from app.core.hardware.cgroup import own_cgroup_events_path
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from app.core.diagnosis.log_facts import LogFacts
 from app.core.diagnosis.memory_evidence import KillEvidence

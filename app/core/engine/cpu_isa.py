@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from app.core.process.frozen import child_argv
 
@@ -84,7 +84,7 @@ def label(name: str) -> str:
     return _BY_NAME[name].label
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     RUNS = "runs"
     FAULTS = "faults"  # advertised, but executing it killed the probe (SIGILL and friends)
     NOT_ADVERTISED = "not_advertised"

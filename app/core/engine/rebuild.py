@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from app.core.engine import gpu_build, isa_cache, selftest
 from app.core.engine.build import ROOT
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 EMBEDDED_PACKAGE = "llama-cpp-python"
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     PROBING = "probing"
     BUILDING = "building"
     TESTING = "testing"

@@ -15,10 +15,10 @@ import logging
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Callable
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
@@ -34,7 +34,7 @@ GENERATE_TOKENS = 4
 CHILD_TIMEOUT_S = 120.0
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     RUNS = "runs"
     CRASHED = "crashed"  # the engine died: SIGILL and the like
     FAILED = "failed"  # it did not load or generate, without dying

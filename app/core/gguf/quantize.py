@@ -18,9 +18,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from app.core.problem import UserError
 from app.core.process.frozen import child_argv

@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json

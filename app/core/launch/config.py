@@ -61,7 +61,7 @@ class LaunchConfig:
     # that takes a share of the offloaded layers (listed first in tensor_split, before the local GPUs)
     rpc_workers: tuple[str, ...] = ()
 
-    def with_changes(self, **changes: Any) -> "LaunchConfig":
+    def with_changes(self, **changes: Any) -> LaunchConfig:
         """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
         for name in ("extra_args", "tensor_split", "rpc_workers"):
             if name in changes:
@@ -76,7 +76,7 @@ class LaunchConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "LaunchConfig":
+    def from_dict(cls, data: dict[str, Any]) -> LaunchConfig:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         if "extra_args" in known:
             known["extra_args"] = tuple(known["extra_args"] or ())

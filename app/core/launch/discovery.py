@@ -34,7 +34,7 @@ _BACKEND_PATTERNS = {
     "ROCm": r"\bROCm\b|\bHIP\b|ggml_hip", "SYCL": r"\bSYCL\b", "OpenCL": r"\bOpenCL\b", "CANN": r"\bCANN\b",
     "MUSA": r"\bMUSA\b", "BLAS": r"\bBLAS\b", "RPC": r"\bRPC\b",
 }
-_memory_cache: dict[str, "BinaryFacts"] = {}
+_memory_cache: dict[str, BinaryFacts] = {}
 _lock = threading.Lock()
 
 

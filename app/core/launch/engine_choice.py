@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
 from app.core.problem import UserError
@@ -23,7 +23,7 @@ from app.core.text import T, Text
 logger = logging.getLogger(__name__)
 
 
-class Fallback(str, Enum):
+class Fallback(StrEnum):
     NOT_FOUND = "not_found"  # no llama-server anywhere the app looks
     REMOVED = "removed"  # the set-up installed one, and its file is gone
     FAILED_CHECK = "failed_check"  # it failed the engine check on this processor

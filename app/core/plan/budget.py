@@ -8,8 +8,9 @@ margin belongs to the machine's real free memory, not on top of an explicit budg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.core.hardware.device_order import cuda_order
 from app.core.rpc.check import last_checks  # the plan asks the network only through the check's cache
@@ -92,7 +93,7 @@ def ram_budget_of(hw: Any, ram_budget: int | None, margins: Margins) -> DeviceBu
     return DeviceBudget("cpu", -1, "system RAM", free, margins.ram_keep(free))
 
 
-def gpu_shares(config: "LaunchConfig", gpus: Sequence[DeviceBudget]) -> list[float]:
+def gpu_shares(config: LaunchConfig, gpus: Sequence[DeviceBudget]) -> list[float]:
     """Each GPU's share of the offloaded layers as llama.cpp reads it: with split mode "none" the main GPU only
     ([] when it is not there); an explicit tensor split when any of its numbers for the GPUs present is above 0
     (missing numbers count 0, extra ones are ignored); else each GPU's free memory, llama.cpp's default.

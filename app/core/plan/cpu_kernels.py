@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.plan.budget import DeviceBudget, gpu_shares

@@ -6,7 +6,8 @@ plan's budgets.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import DeviceBudget, gpu_shares

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 CPU = -1  # device index used for "the CPU / system RAM"
 

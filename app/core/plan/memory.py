@@ -175,7 +175,7 @@ def _require_shape(info: Any) -> None:
 
 
 def make_plan(info: Any, config: LaunchConfig, hw: Any, *, vram_budget: int | None = None,
-              ram_budget: int | None = None, margins: Margins | None = None) -> "MemoryPlan":
+              ram_budget: int | None = None, margins: Margins | None = None) -> MemoryPlan:
     """Estimate memory per device for ``config`` and the most layers / context expected to fit."""
     _require_shape(info)
     budgets = device_budgets(hw, vram_budget=vram_budget, ram_budget=ram_budget, margins=margins,

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.launch.ports import find_free_port

@@ -10,7 +10,7 @@ placement with more on the GPU.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from app.core.probe.attempt import Attempt
 from app.core.probe.result import Recommendation

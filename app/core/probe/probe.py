@@ -13,8 +13,9 @@ real server child (see attempt.py).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from app.core.launch.backends import EMBEDDED_NO_CPU_MOE
 from app.core.launch.config import LaunchConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import psutil
 
@@ -60,7 +60,7 @@ class PeakSampler:
         self.peak_rss_bytes = 0
         self.peak_vram_bytes: int | None = None
 
-    def __enter__(self) -> "PeakSampler":
+    def __enter__(self) -> PeakSampler:
         self._thread.start()
         return self
 

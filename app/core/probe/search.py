@@ -14,8 +14,8 @@ Values are indexed 0..n-1 and "passes" is expected to hold up to a boundary and 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass(frozen=True)

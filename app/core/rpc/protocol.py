@@ -138,11 +138,11 @@ def ask(worker: Worker, *, timeout_s: float = 2.0) -> WorkerAnswer:
         sock = socket.create_connection((worker.host, worker.port), timeout=timeout_s)
     except ConnectionRefusedError as error:
         raise RpcError("refused", str(error)) from error
-    except (socket.timeout, OSError) as error:  # gaierror, no route, timeout: the computer is not reachable
+    except (TimeoutError, OSError) as error:  # gaierror, no route, timeout: the computer is not reachable
         raise RpcError("unreachable", str(error)) from error
     try:
         version = hello(sock)
-    except socket.timeout as error:
+    except TimeoutError as error:
         _answer_later(worker, sock)  # owns the socket now
         raise RpcError("busy", "connected, no answer to HELLO") from error
     except (OSError, RpcError) as error:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from app.core.text import T, Text
 
 
-class State(str, Enum):
+class State(StrEnum):
     STOPPED = "stopped"
     STARTING = "starting"  # process spawned, nothing heard yet
     LOADING = "loading"  # it talks (log lines or HTTP 503) but does not answer yet
@@ -49,7 +49,7 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def now(cls, kind: str, state: State, **data: Any) -> "Event":
+    def now(cls, kind: str, state: State, **data: Any) -> Event:
         return cls(kind, time.time(), state, data)
 
     def sentence(self) -> Text | None:

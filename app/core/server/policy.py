@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
 
 DEFAULT_BACKOFF_S = (0.5, 1.0, 2.0)
 # why a crash was not followed by a restart: the FAILED state's "reason"

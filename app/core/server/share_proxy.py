@@ -35,8 +35,8 @@ import selectors
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterator
 
 import httpx
 
@@ -292,7 +292,7 @@ class _ProxyServer(ThreadingHTTPServer):
         for flight in ready:
             try:
                 more = flight.client.recv(1, socket.MSG_PEEK)
-            except (BlockingIOError, socket.timeout):
+            except (TimeoutError, BlockingIOError):
                 continue
             except OSError:  # reset by the client
                 more = b""

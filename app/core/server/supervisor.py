@@ -14,8 +14,9 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from app.core.diagnosis import Diagnosis, offload
 from app.core.launch.backends import (

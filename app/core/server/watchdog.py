@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import psutil
 
@@ -32,7 +32,7 @@ from app.core.text import T, Text, human_bytes
 logger = logging.getLogger(__name__)
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     NORMAL = "normal"
     WARNING = "warning"
     CRITICAL = "critical"

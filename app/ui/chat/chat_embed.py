@@ -8,8 +8,9 @@ tab shows a placeholder, and the helpers below treat the placeholder as "not str
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, Qt

@@ -164,7 +164,7 @@ class ChatPane(Retranslating, QWidget):
         self.mode_note.setText(render(TEXT_COMPLETION_NOTICE))
         self._update_controls()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.KeyPress:
             if event.key() in (Qt.Key_Return, Qt.Key_Enter) and not event.modifiers() & Qt.ShiftModifier:
                 self.send()
@@ -172,7 +172,7 @@ class ChatPane(Retranslating, QWidget):
         return super().eventFilter(watched, event)
 
 
-    def showEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event: QEvent) -> None:
         if not self._saved_listed:
             self._saved_listed = True
             self.refresh_saved()

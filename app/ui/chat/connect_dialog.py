@@ -6,7 +6,7 @@ refusal. ``connected(RemoteServer)`` fires when the user accepts a server that a
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (

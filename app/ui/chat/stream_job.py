@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from app.core.chat import ChatEvent, ChatSession
 from app.ui.chat.context_meter import ContextUse

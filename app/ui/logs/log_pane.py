@@ -136,7 +136,7 @@ class LogView(QAbstractScrollArea):
         horizontal.setPageStep(self.viewport().width())
         horizontal.setSingleStep(char_width * 4)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event) -> None:
         bar = self.verticalScrollBar()
         following = bar.value() >= bar.maximum()  # measured before the range changes with the new height
         super().resizeEvent(event)
@@ -144,12 +144,12 @@ class LogView(QAbstractScrollArea):
         if following:
             bar.setValue(bar.maximum())  # a view that showed the newest line still does after shrinking
 
-    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 (Qt name)
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
         self.viewport().update()
 
     # --- painting ----------------------------------------------------------------------------------
 
-    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event) -> None:
         painter = QPainter(self.viewport())
         height, ascent = self._line_height(), self.fontMetrics().ascent()
         first = self.verticalScrollBar().value()
@@ -173,14 +173,14 @@ class LogView(QAbstractScrollArea):
         row = self.verticalScrollBar().value() + int(y // max(1, self._line_height()))
         return min(max(row, 0), max(0, len(self.lines) - 1))
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def mousePressEvent(self, event) -> None:
         row = self._row_at(event.position().y()) + self._dropped
         if not (event.modifiers() & Qt.ShiftModifier and self._anchor is not None):
             self._anchor = row
         self._cursor = row
         self.viewport().update()
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def mouseMoveEvent(self, event) -> None:
         if event.buttons() & Qt.LeftButton and self._anchor is not None:
             self._cursor = self._row_at(event.position().y()) + self._dropped
             self.viewport().update()
@@ -282,7 +282,7 @@ class LogPane(Retranslating, QWidget):
         self._update_status()
         self._arrange_bar()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._arrange_bar()
 

@@ -28,7 +28,7 @@ def quit_after_first_paint(window) -> None:
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     class _OnFirstPaint(QObject):
-        def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        def eventFilter(self, watched, event) -> bool:
             if event.type() == QEvent.Type.Paint:
                 watched.removeEventFilter(self)
                 print("painted", flush=True)

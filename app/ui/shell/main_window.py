@@ -152,7 +152,7 @@ class MainWindow(Retranslating, QMainWindow):
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.server_scroll.updateGeometry()  # its height cap is a share of the column's height
 
@@ -217,7 +217,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._start_pending = True
         self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         super().paintEvent(event)
         if self._start_pending:
             self._start_pending = False
@@ -266,7 +266,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.store.save_soon()
         self.statusBar().showMessage(self.tr("Zoom {percent}%").format(percent=self.zoom.percent), 3000)
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802
+    def keyPressEvent(self, event) -> None:
         """Enter presses the focused button (a button itself only takes Space)."""
         focused = QApplication.focusWidget()
         if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and isinstance(focused, QAbstractButton)
@@ -287,7 +287,7 @@ class MainWindow(Retranslating, QMainWindow):
             button.removeEventFilter(self)
             button.installEventFilter(self)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+    def eventFilter(self, watched, event) -> bool:
         name = getattr(self, "_shortcut_of", {}).get(watched)
         if name is not None and event.type() == QEvent.Type.ToolTip:
             from PySide6.QtWidgets import QToolTip  # imported when used: faster start-up
@@ -341,12 +341,12 @@ class MainWindow(Retranslating, QMainWindow):
         self.menus.command_actions["presenter"].setChecked(active)
         self._render_title()
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802
+    def dragEnterEvent(self, event) -> None:
         if self.presenter.active:
             return  # the profile is locked: a stray drop opens no other model
         self.model.dragEnterEvent(event)
 
-    def dropEvent(self, event) -> None:  # noqa: N802
+    def dropEvent(self, event) -> None:
         self.model.dropEvent(event)
 
     # --- model and settings ------------------------------------------------------------------------
@@ -394,7 +394,7 @@ class MainWindow(Retranslating, QMainWindow):
 
     # --- closing: stop the server, never leave an orphan ------------------------------------------
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def closeEvent(self, event) -> None:
         if self._close_state == "done":
             event.accept()
             return

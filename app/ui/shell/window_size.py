@@ -114,7 +114,7 @@ class ScreenFit(QObject):
             logger.debug("window fitted to the screen: %s -> %s (room %s)", window.geometry(), fitted, room)
             window.setGeometry(fitted)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind == QEvent.Type.Show and not self._shown:
             self._shown = self._settling = True

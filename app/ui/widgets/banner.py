@@ -35,9 +35,9 @@ class Banner(QFrame):
         self.label.setText(text)
         self.show()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         hint = super().sizeHint()
         return QSize(hint.width(), min(hint.height(), self.fontMetrics().lineSpacing() * MAX_LINES + 16))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return QSize(0, self.fontMetrics().lineSpacing() + 16)

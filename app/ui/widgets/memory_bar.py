@@ -47,10 +47,10 @@ class MemoryBar(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(120)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(240, max(20, self.fontMetrics().height() + 8))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
+    def minimumSizeHint(self) -> QSize:
         return QSize(120, self.sizeHint().height())
 
     def set_usage(self, segments: list[Segment], capacity: int, caption: str = "", zone: str | None = None) -> None:
@@ -83,7 +83,7 @@ class MemoryBar(QWidget):
             return self._caption
         return f"{human_bytes(self.used)} / {human_bytes(self._capacity)}"
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)

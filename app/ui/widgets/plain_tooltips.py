@@ -47,7 +47,7 @@ def _tip_for(widget: QWidget, pos) -> tuple[str, QRect] | None:
 class PlainToolTips(QObject):
     """Install once on the QApplication (:func:`install`)."""
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched, event) -> bool:
         if event.type() != QEvent.Type.ToolTip or not isinstance(watched, QWidget):
             return False
         tip = _tip_for(watched, event.pos())

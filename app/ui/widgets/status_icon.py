@@ -54,6 +54,6 @@ class StatusIcon(QWidget):
             self._status = status
             self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         _paint(painter, QRectF(QPointF(0.5, 0.5), self.size().toSizeF() - QSize(1, 1).toSizeF()), self._status)

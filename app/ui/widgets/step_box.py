@@ -44,7 +44,7 @@ class ColumnScroll(QScrollArea):
         self.setWidget(widget)
         widget.installEventFilter(self)  # the content changed (a card appeared): ask again for room
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
             self.updateGeometry()
             QTimer.singleShot(0, self, self.updateGeometry)  # again once the content's layout has settled
@@ -53,14 +53,14 @@ class ColumnScroll(QScrollArea):
     def _bar_width(self) -> int:
         return self.verticalScrollBar().sizeHint().width()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         """As wide as the content's minimum; with ``max_share``, as tall as its capped height (the content gets
         that room before the widgets beside it grow), else a few lines."""
         inner = self.widget().minimumSizeHint() if self.widget() is not None else QSize(0, 0)
         height = self.sizeHint().height() if self.max_share is not None else 60
         return QSize(inner.width() + self._bar_width(), height)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         widget = self.widget()
         if widget is None:
             return super().sizeHint()

@@ -21,7 +21,7 @@ class WheelGuard(QObject):
         widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         widget.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.Wheel or watched is not self._widget or self._widget.hasFocus():
             return False
         area = scroll_area_around(self._widget)

@@ -7,7 +7,8 @@ an attribute (``step``) so that the controller that owns it can be given another
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 

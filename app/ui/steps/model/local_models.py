@@ -153,7 +153,7 @@ class LocalModels(Retranslating, QWidget):
 
     # --- finding ---------------------------------------------------------------------------------
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self.scanned and self._task is None:
             QTimer.singleShot(0, self._first_scan)  # after the window's start-up has set the folders

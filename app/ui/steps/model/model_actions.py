@@ -6,8 +6,9 @@ The ``*_file``/``write_*``/``copy_*`` functions run on worker threads (they touc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QMimeData
 

@@ -186,11 +186,11 @@ class ModelPanel(Retranslating, QWidget):
         if path:
             self.open_model(path)
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802
+    def dragEnterEvent(self, event) -> None:
         if actions.dropped_path(event.mimeData()) is not None:
             event.acceptProposedAction()
 
-    def dropEvent(self, event) -> None:  # noqa: N802
+    def dropEvent(self, event) -> None:
         path = actions.dropped_path(event.mimeData())
         if path is not None:
             event.acceptProposedAction()

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import html
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import (

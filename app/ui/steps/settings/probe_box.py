@@ -4,7 +4,8 @@ can be cancelled, and hands the measured recommendation to the Settings step."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -246,7 +247,7 @@ class ProbeBox(Retranslating, QWidget):
         heights = heights or [line]
         self.attempts.setFixedHeight(sum(heights) + 2 * self.attempts.frameWidth() + 6)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.attempts and event.type() == QEvent.Type.Resize:
             self._fit_attempts()  # wrapped rows take more or fewer lines at the list's new width
         return super().eventFilter(watched, event)

@@ -11,7 +11,7 @@ LM_STUDIO_OVERFLOW = ("Trying to keep the first 10136 tokens when context the ov
 
 
 def test_lm_studio_overflow_is_an_overflow_with_its_numbers():
-    for failure in (classify_http(400, '{"error": "%s"}' % LM_STUDIO_OVERFLOW, "r"),
+    for failure in (classify_http(400, f'{{"error": "{LM_STUDIO_OVERFLOW}"}}', "r"),
                     classify_stream_error({"message": LM_STUDIO_OVERFLOW}, "r")):
         assert isinstance(failure, ContextOverflow)
         assert (failure.n_prompt_tokens, failure.n_ctx) == (10136, 7866)

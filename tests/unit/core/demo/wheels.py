@@ -153,7 +153,7 @@ class LocalIndex:
         except (BrokenPipeError, ConnectionResetError):
             self.aborted.set()
 
-    def __enter__(self) -> "LocalIndex":
+    def __enter__(self) -> LocalIndex:
         self.thread.start()
         return self
 

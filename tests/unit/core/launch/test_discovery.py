@@ -16,8 +16,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the fake llama-
 
 
 def _script(build: int, flag: str) -> str:
-    return ('#!/bin/sh\ncase "$1" in --version) echo "version: %d (feedbee)";; '
-            '--help) echo "-m,    --model FNAME        model path"; echo "%s N    a flag";; esac\n') % (build, flag)
+    return (f'#!/bin/sh\ncase "$1" in --version) echo "version: {build} (feedbee)";; '
+            f'--help) echo "-m,    --model FNAME        model path"; echo "{flag} N    a flag";; esac\n')
 
 
 def test_a_binary_replaced_at_the_same_path_is_seen(tmp_path):

@@ -186,7 +186,7 @@ def _qwen3moe_tensors(plan: Plan, hp: HParams) -> None:
         raise LoadStop(T("This file is damaged: it is a mixture-of-experts model without experts in its settings.",
                          "文件已损坏：这是混合专家模型，但其设置中没有专家。"),
                        (f"qwen3moe expert_count={n_expert} expert_used_count={hp.first(hp.n_expert_used)}",))
-    n_ff_exp = hp.first(hp.extra.get("n_ff_exp") or []) or (hp.first(hp.n_ff) // max(1, hp.first(hp.n_expert_used)))
+    n_ff_exp = hp.first(hp.numbers("n_ff_exp")) or (hp.first(hp.n_ff) // max(1, hp.first(hp.n_expert_used)))
     for i in range(hp.n_layer):
         _qwen3_layer_attention(plan, hp, i)
         p = f"blk.{i}."
@@ -240,19 +240,19 @@ def _deepseek2_tensors(plan: Plan, hp: HParams) -> None:
     the compressed kv_a_mqa; attn_k_b/attn_v_b when the *_mla lengths are set, the legacy fused attn_kv_b
     otherwise), dense FFNs for the leading layers, then routed and shared experts; MTP layers are optional."""
     n_embd, n_head, n_expert = hp.n_embd, hp.first(hp.n_head), hp.n_expert
-    k_mla, v_mla = hp.extra.get("k_mla") or 0, hp.extra.get("v_mla") or 0
+    k_mla, v_mla = hp.number("k_mla"), hp.number("v_mla")
     is_mla = bool(k_mla and v_mla)
     k_head, v_head = (k_mla, v_mla) if is_mla else (hp.n_embd_head_k, hp.n_embd_head_v)
-    rope, q_lora, kv_lora = hp.n_rot, int(hp.extra.get("q_lora") or 0), int(hp.extra.get("kv_lora") or 0)
+    rope, q_lora, kv_lora = hp.n_rot, hp.number("q_lora"), hp.number("kv_lora")
     nope = k_head - rope
     if nope < 1:
         raise LoadStop(T("This file is damaged: its attention heads are no wider than their rotary part; llama.cpp "
                          "stops with an assertion.",
                          "文件已损坏：注意力头的宽度不大于其旋转部分；llama.cpp 会因断言失败而中止。"),
                        (f"deepseek2 key length {k_head} <= rope dimensions {rope}",), check_id="tensor_shapes")
-    n_ff, n_ff_exp = hp.first(hp.n_ff), hp.first(hp.extra.get("n_ff_exp") or [])
-    shared = n_ff_exp * int(hp.extra.get("n_shared") or 0)
-    dense_lead = int(hp.extra.get("dense_lead") or 0)
+    n_ff, n_ff_exp = hp.first(hp.n_ff), hp.first(hp.numbers("n_ff_exp"))
+    shared = n_ff_exp * hp.number("n_shared")
+    dense_lead = hp.number("dense_lead")
     _output(plan, hp)
     for i in range(hp.n_layer_all):
         p, req = f"blk.{i}.", i < hp.n_layer
@@ -298,7 +298,7 @@ def _deepseek2_tensors(plan: Plan, hp: HParams) -> None:
 def _mamba2_mixer(plan: Plan, hp: HParams, i: int, *, conv_bias_required: bool = True) -> None:
     """A Mamba-2 mixer's tensors: ssm_in to z, x, B, C and dt; the conv over x, B and C; A, D and the dt bias per
     SSM head; a grouped norm; ssm_out."""
-    d_conv, d_inner, d_state, n_group, dt_rank = (int(hp.extra.get(k) or 0) for k in
+    d_conv, d_inner, d_state, n_group, dt_rank = (hp.number(k) for k in
                                                   ("d_conv", "d_inner", "d_state", "n_group", "dt_rank"))
     conv_dim = d_inner + 2 * n_group * d_state
     p = f"blk.{i}."
@@ -323,12 +323,12 @@ def _granitehybrid_tensors(plan: Plan, hp: HParams) -> None:
     """llama_model_granite_hybrid::load_arch_tensors: a Mamba-2 mixer where head_count_kv is 0, attention
     elsewhere; then experts (with optional shared experts) or a dense FFN with optional biases."""
     n_embd, n_ff, n_expert = hp.n_embd, hp.first(hp.n_ff), hp.n_expert
-    if int(hp.extra.get("d_inner") or 0) != 2 * n_embd:
+    if hp.number("d_inner") != 2 * n_embd:
         raise LoadStop(T("This file is damaged: its state size does not match its width; llama.cpp stops with an "
                          "assertion.", "文件已损坏：其状态大小与模型宽度不符；llama.cpp 会因断言失败而中止。"),
                        (f"granitehybrid ssm.inner_size={hp.extra.get('d_inner')} != 2 * embedding_length {n_embd}",),
                        check_id="tensor_shapes")
-    shexp = int(hp.extra.get("n_ff_shexp") or 0)
+    shexp = hp.number("n_ff_shexp")
     _output(plan, hp)
     for i in range(hp.n_layer):
         p = f"blk.{i}."

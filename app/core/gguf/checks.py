@@ -128,7 +128,7 @@ def quant_types_check(info: ModelInfo, supported: set[int] | None) -> Check:
 
 
 def metadata_check(info: ModelInfo) -> Check:
-    if (info.split_no or 0) > 0:
+    if info.split_no is not None and info.split_no > 0:
         return Check("metadata", Status.OK, T("Part {no} of a split model: the model's details are in part 1.",
                                               "分卷模型的第 {no} 部分：模型信息位于第 1 部分。", no=info.split_no + 1))
     if not info.architecture:
@@ -161,7 +161,7 @@ BASE_MODEL_NEXT = T("Use it to continue a text, or pick an instruct/chat version
 def chat_template_check(info: ModelInfo) -> Check | None:
     """Whether the model says how a chat is laid out; without a template it is a base model that continues text.
     None for the later parts of a split model (the template is in part 1)."""
-    if (info.split_no or 0) > 0:
+    if info.split_no is not None and info.split_no > 0:
         return None
     if info.has_chat_template:
         return Check("chat_template", Status.OK,

@@ -16,6 +16,11 @@ TYPE_NAMES = {U8: "u8", I8: "i8", U16: "u16", I16: "i16", U32: "u32", I32: "i32"
               STRING: "string", ARRAY: "array", U64: "u64", I64: "i64", F64: "f64"}
 
 
+def type_name(type_id: int | None, unknown: str = "?") -> str:
+    """A GGUF value type's name for an evidence line; ``unknown`` when absent (None) or not a known type."""
+    return unknown if type_id is None else TYPE_NAMES.get(type_id, unknown)
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 

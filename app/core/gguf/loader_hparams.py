@@ -45,7 +45,7 @@ class HParams:
     rope_scaling: str = "linear"
     n_cls_out: int = 1
     n_vocab: int = 0  # set by the vocabulary check
-    extra: dict[str, object] = field(default_factory=dict)  # per-architecture values
+    extra: dict[str, int | list[int] | None] = field(default_factory=dict)  # per-architecture values
 
     @property
     def n_layer(self) -> int:
@@ -54,6 +54,16 @@ class HParams:
 
     def first(self, values: list[int]) -> int:
         return values[0] if values else 0
+
+    def number(self, name: str) -> int:
+        """A per-architecture scalar from ``extra``; 0 when absent."""
+        value = self.extra.get(name)
+        return value if isinstance(value, int) else 0
+
+    def numbers(self, name: str) -> list[int]:
+        """A per-architecture per-layer array from ``extra``; empty when absent."""
+        value = self.extra.get(name)
+        return value if isinstance(value, list) else []
 
     # The sizes of layer 0, which the per-architecture load functions use for every layer.
     @property

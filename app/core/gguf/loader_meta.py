@@ -22,6 +22,7 @@ from app.core.gguf.loader_facts import (
     U32,
     U64,
     key_words,
+    type_name,
 )
 from app.core.gguf.model_info import ModelInfo
 from app.core.text import T, Text
@@ -165,9 +166,9 @@ class Meta:
     def _check_items(self, key: str, kind: str) -> None:
         item = self.item_type(key)
         if item not in _ARRAY_ITEM_ANY and not (kind == "u32_or_bool" and item == BOOL):
-            raise wrong_type(key, self.arch, f"array of {TYPE_NAMES.get(item, item)}", "an array of numbers or text")
+            raise wrong_type(key, self.arch, f"array of {type_name(item, str(item))}", "an array of numbers or text")
         if item not in _ARRAY_ITEM_OK[kind]:
-            raise wrong_type(key, self.arch, f"array of {TYPE_NAMES.get(item, item)}",
+            raise wrong_type(key, self.arch, f"array of {type_name(item, str(item))}",
                              "array of " + "/".join(TYPE_NAMES[t] for t in _ARRAY_ITEM_OK[kind]))
 
 

@@ -79,12 +79,13 @@ def names_check(facts: TensorFacts, plan: Plan | None, n_layers: int | None) -> 
     odd += [n for n in beyond if n not in unknown and n not in unused]
     if odd:
         first = odd[0]
-        if first in beyond:
+        block = block_of(first)
+        if first in beyond and block is not None:
             message = T("This file is damaged: it has a part for layer {layer}, but the model's layer count is {n} "
                         "(layers are numbered from 0; llama.cpp refuses files with parts it does not use).",
                         "文件已损坏：它含有第 {layer} 层的部分，但模型的层数为 {n}"
                         "（层从 0 开始编号；llama.cpp 会拒绝含有未使用部分的文件）。",
-                        layer=block_of(first)[0], n=n_layers)
+                        layer=block[0], n=n_layers)
         else:
             message = T("This file is damaged: it has a part llama.cpp does not know or use ({name}); "
                         "llama.cpp refuses files with parts it does not use.",
@@ -204,7 +205,7 @@ def tensor_checks(tensors: list[TensorInfo], meta: Meta, hp: HParams | None, sto
     facts = TensorFacts.of(tensors)
     spec = SPECS.get(hp.arch) if hp is not None else None
     n_layers = hp.n_layer_all if hp is not None else None
-    if spec is None or stopped:
+    if hp is None or spec is None or stopped:
         checks = [names_check(facts, None, n_layers)]
         layers = generic_layers_check(facts, meta, hp)
         return checks + ([layers] if layers else [])

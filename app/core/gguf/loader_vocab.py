@@ -28,6 +28,7 @@ from app.core.gguf.loader_facts import (
     TYPE_NAMES,
     U8,
     key_words,
+    type_name,
 )
 from app.core.gguf.loader_meta import LoadStop, Meta, wrong_type
 from app.core.text import T
@@ -47,9 +48,9 @@ def _list_problem(key: str, arch: str | None, en: str, zh: str, evidence: str, *
 
 def _require_list(meta: Meta, key: str, item_types: tuple[int, ...]) -> None:
     if meta.type_of(key) != ARRAY or meta.item_type(key) not in item_types:
-        found = TYPE_NAMES.get(meta.type_of(key), "?")
+        found = type_name(meta.type_of(key))
         if meta.type_of(key) == ARRAY:
-            found = f"array of {TYPE_NAMES.get(meta.item_type(key), '?')}"
+            found = f"array of {type_name(meta.item_type(key))}"
         raise _list_problem(key, meta.arch, "This file is damaged: llama.cpp cannot read its {what} (stored as the "
                             "wrong kind of list).", "文件已损坏：llama.cpp 无法读取其{what_zh}（列表格式不对）。",
                             f"{key} is {found}, expected array of " + "/".join(TYPE_NAMES[t] for t in item_types))

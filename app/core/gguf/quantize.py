@@ -78,7 +78,7 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
     if not src.is_file():
         raise QuantizeError(T("The model file {path} does not exist, so it cannot be quantized.",
                               "模型文件 {path} 不存在，无法量化。", path=str(src)),
-                            T("Check the path and try again.", "请检查路径后重试。"), [str(src)], MISSING_SOURCE)
+                            T("Check the path and try again.", "请检查路径后重试。"), (str(src),), MISSING_SOURCE)
     part = dst.with_name(f".{dst.name}.{os.getpid()}.part")
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ def quantize(src: str | os.PathLike[str], quant: str = "Q4_K_M", dst: str | os.P
         if returncode == _CANCELLED:
             raise QuantizeError(T("Quantizing {name} to {quant} was cancelled; nothing was kept.",
                                   "已取消把 {name} 量化为 {quant}；没有保留任何文件。", name=name, quant=quant),
-                                None, [], CANCELLED)
+                                None, (), CANCELLED)
         if returncode is None:
             raise QuantizeError(
                 T("Quantizing {name} to {quant} took longer than {seconds} seconds, so it was stopped.",
@@ -149,7 +149,7 @@ def _run_child(python: str | None, args: list[str], timeout_s: float,
         raise QuantizeError(T("The quantizer could not be started ({detail}).", "无法启动量化程序（{detail}）。",
                               detail=error.strerror or str(error)),
                             T("Run the set-up again (./run) to repair the app's Python environment.",
-                              "请重新运行安装（./run）以修复应用的 Python 环境。"), [f"{argv[0]}: {error}"],
+                              "请重新运行安装（./run）以修复应用的 Python 环境。"), (f"{argv[0]}: {error}",),
                             NO_ENGINE) from None
     deadline = time.monotonic() + timeout_s
     try:
@@ -193,7 +193,7 @@ def _failure(returncode: int, log: list[str], name: str, quant: str) -> Quantize
               signal=status.signal, name=name, quant=quant),
             T("This engine build may not run on this processor; note the log lines below when you report it.",
               "这个引擎版本可能无法在这颗处理器上运行；报告问题时请附上下面的日志。"),
-            [f"exit status {returncode}: {status.meaning.render('en')}", *evidence], CRASHED)
+            (f"exit status {returncode}: {status.meaning.render('en')}", *evidence), CRASHED)
     return QuantizeError(T("The quantizer stopped with exit status {code} while quantizing {name} to {quant}.",
                            "量化程序在把 {name} 量化为 {quant} 时退出，退出码 {code}。",
                            code=returncode, name=name, quant=quant),
@@ -220,7 +220,7 @@ def _check_output(part: Path, name: str, quant: str, log: list[str]) -> None:
                               "量化程序报告成功，但 {name}（{quant}）的输出不是可用的模型，已删除。",
                               name=name, quant=quant),
                             T("Check that the disk is not full, then try again.", "请确认磁盘未满，然后重试。"),
-                            [problem, *_evidence(log)], BAD_OUTPUT)
+                            (problem, *_evidence(log)), BAD_OUTPUT)
 
 
 def _write_failed(dst: Path, error: OSError) -> QuantizeError:
@@ -228,13 +228,13 @@ def _write_failed(dst: Path, error: OSError) -> QuantizeError:
                            "无法把量化后的模型写入 {folder}（{detail}）。", folder=str(dst.parent),
                            detail=error.strerror or str(error)),
                          T("Check that the folder is writable and the disk is not full, then try again.",
-                           "请确认该文件夹可写、磁盘未满，然后重试。"), [str(error)], WRITE_FAILED)
+                           "请确认该文件夹可写、磁盘未满，然后重试。"), (str(error),), WRITE_FAILED)
 
 
-def _evidence(log: list[str]) -> list[str]:
+def _evidence(log: list[str]) -> tuple[str, ...]:
     """The lines that say why: llama.cpp's error lines first, else the last lines it printed."""
     telling = [line for line in log if any(w in line.lower() for w in ("error", "failed", "exception", "abort"))]
-    return (telling or log)[-_EVIDENCE_LINES:]
+    return tuple((telling or log)[-_EVIDENCE_LINES:])
 
 
 # --- the child side -------------------------------------------------------------------------------------------
@@ -253,6 +253,6 @@ def _child(argv: list[str]) -> int:
     params.ftype = int(ftype)
     params.nthread = int(threads)
     params.allow_requantize = rest[:1] == ["1"]
-    result = llama_cpp.llama_model_quantize(os.fsencode(src), os.fsencode(out), ctypes.byref(params))
+    result = llama_cpp.llama_model_quantize(os.fsencode(src), os.fsencode(out), ctypes.pointer(params))
     sys.stderr.flush()
     return 0 if result == 0 else _EXIT_FAILED

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -114,7 +115,7 @@ def hash_stream(path: str | os.PathLike[str], progress: ProgressFn | None = None
     buffers = [bytearray(chunk_size), bytearray(chunk_size)]
     with open(path, "rb", buffering=0) as stream, ThreadPoolExecutor(1, "sha256") as pool:
         total = os.fstat(stream.fileno()).st_size
-        if hasattr(os, "posix_fadvise"):
+        if sys.platform != "win32" and hasattr(os, "posix_fadvise"):  # not on Windows nor macOS
             os.posix_fadvise(stream.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
         pending: Future | None = None
         done, which = 0, 0

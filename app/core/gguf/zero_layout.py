@@ -56,10 +56,11 @@ class ZeroFinding:
 
 
 def spans(info: ModelInfo) -> list[Span]:
-    out = []
-    for t in sorted((t for t in info.tensors if t.n_bytes), key=lambda t: t.offset):
-        out.append(Span(t.name, info.data_offset + t.offset, info.data_offset + t.offset + t.n_bytes,
-                        _row_bytes(t), _is_matrix(t)))
+    out: list[Span] = []
+    for t in sorted(info.tensors, key=lambda t: t.offset):
+        if t.n_bytes:
+                out.append(Span(t.name, info.data_offset + t.offset, info.data_offset + t.offset + t.n_bytes,
+                            _row_bytes(t), _is_matrix(t)))
     return out
 
 

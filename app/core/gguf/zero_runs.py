@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -74,19 +75,19 @@ class ZeroScanner:
                     before = self._tail if k == 0 else _trailing_zeros(bytes(buffer[k - PIECE:k]))
                     self._start = self._pos + k - before
             elif self._start is not None:
-                self._close(self._pos + k + _leading_zeros(bytes(buffer[k:k + size])))
+                self._close(self._start, self._pos + k + _leading_zeros(bytes(buffer[k:k + size])))
         if self._start is None and n:
             self._tail = _trailing_zeros(bytes(buffer[max(0, n - PIECE):n]))
         self._pos += n
 
     def finish(self) -> list[ZeroRun]:
         if self._start is not None:
-            self._close(self._pos, self.min_tail)
+            self._close(self._start, self._pos, self.min_tail)
         return self.runs
 
-    def _close(self, end: int, min_length: int | None = None) -> None:
-        if end - self._start >= (self.min_run if min_length is None else min_length):
-            self.runs.append(ZeroRun(self._start, end))
+    def _close(self, start: int, end: int, min_length: int | None = None) -> None:
+        if end - start >= (self.min_run if min_length is None else min_length):
+            self.runs.append(ZeroRun(start, end))
         self._start, self._tail = None, 0
 
 
@@ -106,6 +107,9 @@ def probe_offsets(data_start: int, file_size: int, tensor_ends: Iterable[int]) -
 
 
 def _read(fd: int, offset: int, n: int) -> bytes:
+    if sys.platform == "win32":  # no pread there: seek, then read (each descriptor here has one reader)
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, n)
     return os.pread(fd, n, offset)
 
 

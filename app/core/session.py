@@ -31,8 +31,10 @@ if TYPE_CHECKING:  # the types only: importing a session stays cheap at start-up
     from app.core.gguf.model_info import ModelInfo
     from app.core.launch.backends import BackendInfo
     from app.core.plan.memory import MemoryPlan
+    from app.core.plan.projector import FoundProjector
     from app.core.probe.result import ProbeResult
 
+Engine = tuple[str, str | None]  # (backend, server_bin), as :meth:`app.core.settings.Settings.engine_for` gives it
 FIRST_RUN_CTX = 4096  # tokens: enough for a chat, small enough for most machines
 
 
@@ -100,27 +102,33 @@ class CheckedModel:
 
 
 def check_model(path: str | Path, expected_sha256: str | None = None, compute_sha256: bool = False,
-                progress: Callable | None = None, cancel: Callable | None = None) -> CheckedModel:
-    """Every check on one file (a worker call: it reads the file, and hashes it when asked)."""
+                progress: Callable | None = None, cancel: Callable | None = None,
+                backend: str | None = None) -> CheckedModel:
+    """Every check on one file (a worker call: it reads the file, and hashes it when asked).
+
+    ``backend``: the engine the model will run with (the live session's, :attr:`ModelSession.engine`); a projector
+    found next to the model is judged for it. None (a caller without a session): the saved settings' engine."""
     from app.core.gguf import validate
 
     report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
                       progress=progress, cancel=cancel)
     checked = CheckedModel(str(path), report.info, list(report.checks))
     if checked.usable:
-        found = _projector_next_to(str(path))
+        found = _projector_next_to(str(path), backend)
         if found is not None:
             checked.checks.append(found.check())
             checked.projector = found.path
     return checked
 
 
-def _projector_next_to(path: str):
-    """The vision projector beside the model, judged for the engine the settings choose for it (a worker call)."""
+def _projector_next_to(path: str, backend: str | None) -> FoundProjector | None:
+    """The vision projector beside the model, judged for ``backend`` (a worker call)."""
     from app.core.plan.projector import found_projector
-    from app.core.settings import load_settings
 
-    backend, _server_bin = load_settings().engine_for(path)
+    if backend is None:
+        from app.core.settings import load_settings
+
+        backend, _server_bin = load_settings().engine_for(path)
     return found_projector(path, backend)
 
 
@@ -133,12 +141,16 @@ def same_path(a: str | Path, b: str | Path) -> bool:
 class ModelSession:
     """The one model the window works on (see the module doc). Every field is None until its step got there."""
 
-    def __init__(self) -> None:
+    def __init__(self, engine_for: Callable[[str], Engine] | None = None) -> None:
+        """``engine_for(path)``: the engine a model runs with, from the live settings (the window's, not the file on
+        disk, which is written a moment after each change); without it the model's checks read the saved one."""
         self.generation = 0  # +1 per opened model: a worker's answer for an older one is dropped
+        self._engine_for = engine_for
         self._clear(None)
 
     def _clear(self, path: str | None) -> None:
         self.path: str | None = path
+        self.engine: Engine | None = None  # the opened model's engine when it was opened (engine_for)
         self.checked: CheckedModel | None = None
         self.config: LaunchConfig | None = None
         self.plan: MemoryPlan | None = None
@@ -153,6 +165,8 @@ class ModelSession:
         """Another model (or the same one again): forget everything about the last one."""
         self.generation += 1
         self._clear(str(path))
+        if self._engine_for is not None:
+            self.engine = self._engine_for(str(path))
         return self.generation
 
     def set_checked(self, checked: CheckedModel) -> bool:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.library.recent import DAMAGED, MISSING, RecentFile, check_recent, recent_labels
 from app.core.problem import Check, Fix
-from app.core.session import CheckedModel, ModelSession
+from app.core.session import CheckedModel, ModelSession, check_model
 from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.steps.model.demo_row import DemoRow
@@ -172,8 +172,9 @@ class ModelPanel(Retranslating, QWidget):
         for path, label in shown:
             entry = self.recent_files.get(path)
             damaged = entry is not None and entry.state == DAMAGED
+            problem = entry.problem if entry is not None and damaged else None
             action = self.recent_menu.addAction(self.tr("{name} (damaged)").format(name=label) if damaged else label)
-            action.setToolTip(f"{path}\n{entry.problem.render()}" if damaged and entry.problem else path)
+            action.setToolTip(f"{path}\n{problem.render()}" if problem is not None else path)
             action.triggered.connect(lambda _=False, p=path: self.open_model(p))
         self.recent_button.setEnabled(bool(shown))
 
@@ -201,12 +202,13 @@ class ModelPanel(Retranslating, QWidget):
         if self._task is not None:
             self._task.cancel()
         self.session.open(path)
-        self.hash_row.set_path(self.path, expected_sha256)
-        self.modelChosen.emit(self.path)
+        self.hash_row.set_path(path, expected_sha256)
+        self.modelChosen.emit(path)
         self._render()
         self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
-        path = self.path
-        self._task = run_task(actions.validate_file, path, on_done=self._on_validated, owner=self,
+        engine = self.session.engine  # the live settings' engine: a projector beside the model is judged for it
+        self._task = run_task(check_model, path, backend=engine[0] if engine is not None else None,
+                              on_done=self._on_validated, owner=self,
                               on_error=lambda error: self._on_validated(actions.report_from_error(path, error)))
 
     def _on_validated(self, report: CheckedModel) -> None:
@@ -232,7 +234,9 @@ class ModelPanel(Retranslating, QWidget):
 
     def apply_fix(self, check: Check) -> None:
         action = check.action
-        kind = action.kind if action is not None else None
+        if action is None:
+            return
+        kind = action.kind
         if kind is Fix.COPY_TO_SAFE_PATH and self.path:
             self.summary.setText(self.tr("Copying the model to a folder with a plain path…"))
             self.checks.set_busy(True)

@@ -3,9 +3,15 @@ carries it, so llama-server is started with the model's image part (issue 12, vi
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.gguf import read_model_info
+from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
+from app.core.session import ModelSession
+from app.core.settings import load_settings
 from app.core.synthetic.projector import write_projector
 from app.core.synthetic.tiny_llama import write_tiny_llama
+from app.ui.steps.model.model_panel import ModelPanel
 from tests.ui.conftest import open_and_wait, wait_for_plan
 
 
@@ -25,3 +31,25 @@ def test_no_projector_no_row(qtbot, window, tiny_model):
     assert report.projector is None and not any(c.id == "projector" for c in report.checks)
     wait_for_plan(qtbot, window)
     assert window.settings_panel.config().mmproj is None
+
+
+@pytest.mark.parametrize(("saved", "live", "says"), [
+    (BACKEND_LLAMA_SERVER, BACKEND_EMBEDDED, "The built-in engine runs the model without its image part"),
+    (BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, "llama-server loads it with the model"),
+])
+def test_the_projector_is_judged_for_the_live_engine_not_the_saved_one(qtbot, tmp_path, saved, live, says):
+    """The user just changed the engine: the window's settings have it, the file on disk gets it a moment later. A
+    model opened meanwhile has its projector judged for the engine it will run with (it read the file before)."""
+    on_disk = load_settings()
+    on_disk.set_engine(saved, None)
+    on_disk.save()
+    settings = load_settings()
+    settings.set_engine(live, None)  # not saved yet
+    model = write_tiny_llama(tmp_path / "vision-model.gguf")
+    write_projector(tmp_path / "mmproj-vision-model-f16.gguf", read_model_info(model).embedding_length)
+    panel = ModelPanel(session=ModelSession(engine_for=settings.engine_for))
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.modelChecked, timeout=30_000) as checked:
+        panel.open_model(str(model))
+    row = next(c for c in checked.args[0].checks if c.id == "projector")
+    assert says in row.message.render("en")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 BACKEND_EMBEDDED = "embedded"  # llama-cpp-python's OpenAI-compatible server, always installed
 BACKEND_LLAMA_SERVER = "llama-server"  # an external llama.cpp `llama-server` binary
@@ -62,10 +65,16 @@ class LaunchConfig:
     rpc_workers: tuple[str, ...] = ()
 
     def with_changes(self, **changes: Any) -> LaunchConfig:
-        """A copy with some fields changed; a diagnosis fix like {"ctx": 2048} is applied this way."""
-        for name in ("extra_args", "tensor_split", "rpc_workers"):
+        """A copy with some fields changed (the code's own edits; a fix or a recommendation goes through
+        :meth:`apply`)."""
+        for name in _SEQUENCE_FIELDS:
             if name in changes:
                 changes[name] = tuple(changes[name])
+        return replace(self, **changes)
+
+    def apply(self, changes: ConfigChanges) -> LaunchConfig:
+        """``self`` with a fix's or a recommendation's changes: the one rule the Settings step, the supervisor and
+        the command line follow, so a fix leaves them all with the same config."""
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,21 +123,55 @@ def _workers_field(value: Any) -> tuple[str, ...]:
     return tuple(v.strip() for v in value if v.strip())
 
 
-def fix_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
-    """A diagnosis fix's setting changes (``FixAction.changes``) as LaunchConfig field changes.
+_SEQUENCE_FIELDS = ("extra_args", "tensor_split", "rpc_workers")
+# what a fix or a recommendation may change: every setting, never the model file itself
+CHANGEABLE_SETTINGS = frozenset(f.name for f in fields(LaunchConfig)) - {"model"}
 
-    Keys that are no setting (or the model itself) are left out. ``{"port": 0}`` ("any free port") keeps the port
-    number and turns on ``pick_free_port``: the next start takes a free port if that one is busy, and the Settings
-    step never shows port 0.
+
+class ConfigChanges(Mapping[str, Any]):
+    """Settings of a :class:`LaunchConfig` to change, as a diagnosis fix (``FixAction.changes``), a probe's or a
+    plan's recommendation, or an engine choice gives them; read-only, applied with :meth:`LaunchConfig.apply`.
+
+    Made from any mapping by the one rule: keys that are no setting (a rebuild fix's ``rebuild_engine``) or the model
+    itself are left out; ``{"port": 0}`` ("any free port") keeps the port number and turns on ``pick_free_port``
+    (the next start takes a free port if that one is busy, and the Settings step never shows port 0); lists become
+    tuples. A ``ConfigChanges`` passed in again comes out the same.
     """
-    known = {k: v for k, v in changes.items() if k in LaunchConfig.__dataclass_fields__ and k != "model"}
-    if known.get("port") == ANY_FREE_PORT:
-        del known["port"]
-        known["pick_free_port"] = True
-    return known
+
+    __slots__ = ("_values",)
+
+    def __init__(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> None:
+        given = {**(changes or {}), **more}
+        left_out = sorted(set(given) - CHANGEABLE_SETTINGS)
+        if left_out:
+            logger.debug("not launch settings, left out of the changes: %s", left_out)
+        values = {k: v for k, v in given.items() if k in CHANGEABLE_SETTINGS}
+        if values.get("port") == ANY_FREE_PORT:
+            del values["port"]
+            values["pick_free_port"] = True
+        for name in _SEQUENCE_FIELDS:
+            if name in values:
+                values[name] = tuple(values[name])
+        self._values: dict[str, Any] = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"ConfigChanges({self._values!r})"
+
+
+def fix_changes(changes: Mapping[str, Any]) -> ConfigChanges:
+    """A diagnosis fix's setting changes (``FixAction.changes``) as LaunchConfig changes (:class:`ConfigChanges`)."""
+    return ConfigChanges(changes)
 
 
 def apply_fix(config: LaunchConfig, changes: Mapping[str, Any]) -> LaunchConfig:
-    """``config`` with a fix applied: the one rule the Settings step and the supervisor both follow, so a fix
-    leaves them with the same config."""
-    return config.with_changes(**fix_changes(changes))
+    """``config`` with a fix applied (:meth:`LaunchConfig.apply` of its :class:`ConfigChanges`)."""
+    return config.apply(ConfigChanges(changes))

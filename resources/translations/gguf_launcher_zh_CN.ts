@@ -226,6 +226,13 @@
     </message>
 </context>
 <context>
+    <name>ChatPlaceholder</name>
+    <message>
+        <source>The chat could not be loaded: {error}</source>
+        <translation>无法加载对话：{error}</translation>
+    </message>
+</context>
+<context>
     <name>ChatStatus</name>
     <message>
         <source>Your last message was not answered. It is kept; send it again once the model is ready.</source>
@@ -868,10 +875,6 @@
     <message>
         <source>Chat</source>
         <translation>对话</translation>
-    </message>
-    <message>
-        <source>The chat could not be loaded: {error}</source>
-        <translation>无法加载对话：{error}</translation>
     </message>
     <message>
         <source>Zoom {percent}%</source>

@@ -22,13 +22,13 @@ from app.core.server.events import State
 from app.core.session import ModelSession
 from app.core.settings import Settings
 from app.ui import i18n, workers
-from app.ui.chat import chat_embed
+from app.ui.chat.chat_embed import ChatTab
 from app.ui.i18n import Retranslating
 from app.ui.logs.lazy_logs import LazyLogs
 from app.ui.shell import window_size, zoom
 from app.ui.shell.diagnostics_report import DiagnosticsReport
 from app.ui.shell.model_switch import ModelSwitch
-from app.ui.shell.presenter import PresenterMode
+from app.ui.shell.presenter import PresenterMode, PresenterParts
 from app.ui.shell.profile_sync import ProfileSync
 from app.ui.shell.session_owner import SessionOwner
 from app.ui.shell.settings_store import SettingsStore
@@ -45,6 +45,8 @@ from app.ui.widgets.banner import Banner
 from app.ui.widgets.step_box import ColumnScroll, StepBox
 
 if TYPE_CHECKING:
+    from app.ui.chat.chat_embed import ChatPlaceholder
+    from app.ui.chat.chat_pane import ChatPane
     from app.ui.logs.log_pane import LogPane  # built on first use
 
 CLOSE_TIMEOUT_MS = 20_000
@@ -61,8 +63,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.session = ModelSession()  # the model on its way to a server: checks, config, plan, probe
         self.model = ModelPanel(self, self.session)
         self.settings_panel = SettingsPanel(self, session=self.session)
-        self.server = ServerPanel(self.bridge, self, wire_actions=False)
-        self.chat = chat_embed.placeholder(self)  # the real pane arrives after the first paint
+        self.server = ServerPanel(self.bridge, self)
+        self.chat_tab = ChatTab(self)  # a placeholder; the real pane arrives after the first paint
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
         self._start_pending = False  # start() waits for the first paint
@@ -71,7 +73,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.setAcceptDrops(True)
         self._build()
         self.menus = WindowMenus(self, self.model, self.lazy_logs, self.set_language)
-        self.presenter = PresenterMode(self)
+        self.presenter = PresenterMode(PresenterParts(
+            settings_steps=(self.machine, self.model, self.settings_panel), steps_column=self.left_scroll,
+            chat=self.chat_tab, session=self.session, bridge=self.bridge), self)
         self.report = DiagnosticsReport(self)
         self.menus.report_action.triggered.connect(self.report.save)
         self.report.busyChanged.connect(lambda busy: self.menus.report_action.setEnabled(not busy))
@@ -82,7 +86,7 @@ class MainWindow(Retranslating, QMainWindow):
             "stop": lambda: self._press(self.server.stop_button),
             "restart": lambda: self._press(self.server.restart_button),
             "probe": lambda: self._press(self.settings_panel.probe.run_button),
-            "new_chat": lambda: self._press(getattr(self.chat, "new_button", None)),
+            "new_chat": lambda: self._press(self.chat_tab.pane.new_button if self.chat_tab.pane else None),
             "focus_chat": self.focus_chat_input,
             "zoom_in": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, +1)),
             "zoom_out": lambda: self.set_zoom(zoom.next_step(self.zoom.percent, -1)),
@@ -115,7 +119,7 @@ class MainWindow(Retranslating, QMainWindow):
         left_layout.addStretch(1)
         self.left_scroll = ColumnScroll(left)  # never sideways: the splitter keeps it as wide as its content needs
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.chat, "")
+        self.tabs.addTab(self.chat_tab, "")
         self.lazy_logs = LazyLogs(self.tabs, self.bridge, self)
         self.server_step, self.talk_step = StepBox(4, self.server), StepBox(5, self.tabs)
         right = QWidget()
@@ -146,9 +150,9 @@ class MainWindow(Retranslating, QMainWindow):
         """Tab walks the path first: open a model, find safe settings, start, then the chat; the rest follow."""
         chain = [self.model.open_button, self.model.demo_button, self.settings_panel.probe.run_button,
                  self.server.start_button, self.server.stop_button, self.server.restart_button]
-        chat_input = getattr(self.chat, "input", None)
-        if chat_input is not None:
-            chain += [chat_input, self.chat.send_button]
+        pane = self.chat_tab.pane
+        if pane is not None:
+            chain += [pane.input, pane.send_button]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
@@ -166,10 +170,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.owner.checked.connect(lambda checked: self.server.set_model_ready(checked.usable))
         self.model.local_models.foldersChanged.connect(  # "On this computer": folders the user added
             lambda folders: (self.store.settings.set("model_folders", folders), self.store.save_soon()))
-        self.server.startRequested.connect(self.control.start)
-        self.server.stopRequested.connect(self.control.stop)
-        self.server.restartRequested.connect(self.control.restart)
-        self.server.applyFixRequested.connect(self.control.apply_fix)
+        self.control.attach(self.server)  # the panel's buttons run in the control (also its rebuild's follower)
+        self.chat_tab.paneReady.connect(self._on_chat_ready)
         self.bridge.stateChanged.connect(self._on_server_state)
         self.bridge.stateChanged.connect(lambda state, _data: self.presenter.on_server_state(state))
         self.server.recoverRequested.connect(self.presenter.recover)
@@ -183,11 +185,14 @@ class MainWindow(Retranslating, QMainWindow):
         self.settings_panel.engineChanged.connect(self.machine.set_engine)
         self.machine.switchEngineRequested.connect(self._switch_engine)
         self.machine.rebuildRequested.connect(self.control.rebuild_engine)
-        self.server.rebuildRequested.connect(self.control.rebuild_and_restart)
         self.machine.follow_rebuild(self.control.engine_rebuild)
-        self.server.follow_rebuild(self.control.engine_rebuild)
         self.machine.useServerRequested.connect(self.settings_panel.use_server)  # the GPU notice's fixes
         self.settings_panel.follow_rebuild(self.control.engine_rebuild)
+
+    @property
+    def chat(self) -> ChatPane | ChatPlaceholder:
+        """What the Chat tab shows (for tests and scripts; the window itself asks ``chat_tab``, typed)."""
+        return self.chat_tab.shown()
 
     @property
     def logs(self) -> LogPane:
@@ -228,23 +233,15 @@ class MainWindow(Retranslating, QMainWindow):
         self.machine.start()
         self.machine.set_engine(*self.settings_panel.engine())
         self.stale_servers.look_for_stale_servers()
-        chat_embed.load_chat_pane(self.bridge, self, self._on_chat_ready, self._on_chat_failed)
+        self.chat_tab.load(self.bridge)  # its paneReady: _on_chat_ready
         last = self.store.settings.last_model
         if last:
             self.model.open_model(last, self.store.settings.profile(last).get("expected_sha256"))
 
-    def _on_chat_ready(self, chat: QWidget) -> None:
-        old, self.chat = self.chat, chat
-        index = self.tabs.indexOf(old)
-        self.tabs.removeTab(index)
-        self.tabs.insertTab(index, chat, self.tr("Chat"))
-        self.tabs.setCurrentIndex(index)
-        old.deleteLater()
+    def _on_chat_ready(self, _pane: ChatPane) -> None:
+        self.tabs.setCurrentWidget(self.chat_tab)
         self._tab_order()
         self._render_tooltips()  # the real pane's New chat
-
-    def _on_chat_failed(self, error: BaseException) -> None:
-        self.chat.setText(self.tr("The chat could not be loaded: {error}").format(error=error))
 
     # --- keyboard and zoom ------------------------------------------------------------------------
 
@@ -255,10 +252,10 @@ class MainWindow(Retranslating, QMainWindow):
             button.click()
 
     def focus_chat_input(self) -> None:
-        chat_input = getattr(self.chat, "input", None)
-        if chat_input is not None:
-            self.tabs.setCurrentWidget(self.chat)
-            chat_input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        pane = self.chat_tab.pane
+        if pane is not None:
+            self.tabs.setCurrentWidget(self.chat_tab)
+            pane.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def set_zoom(self, percent: int) -> None:
         self.zoom.apply(percent)
@@ -280,9 +277,8 @@ class MainWindow(Retranslating, QMainWindow):
         """The buttons a shortcut presses say so: their tooltip (their own sentence, if any) ends with the keys."""
         self._shortcut_of = {self.server.start_button: "start", self.server.stop_button: "stop",
                              self.server.restart_button: "restart", self.settings_panel.probe.run_button: "probe"}
-        new_button = getattr(self.chat, "new_button", None)
-        if new_button is not None:
-            self._shortcut_of[new_button] = "new_chat"
+        if self.chat_tab.pane is not None:
+            self._shortcut_of[self.chat_tab.pane.new_button] = "new_chat"
         for button in self._shortcut_of:
             button.removeEventFilter(self)
             button.installEventFilter(self)
@@ -324,7 +320,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.menus.retranslate()
         if self.store.settings.notice is not None and self.banner.isVisible():
             self.banner.show_text(self.store.settings.notice.render())
-        for widget in (self.machine, self.model, self.settings_panel, self.server, self.lazy_logs, self.chat):
+        for widget in (self.machine, self.model, self.settings_panel, self.server, self.lazy_logs, self.chat_tab):
             widget.retranslate()
         self.model_switch.retranslate()
 
@@ -333,8 +329,7 @@ class MainWindow(Retranslating, QMainWindow):
     def _on_memory(self, level, _reading) -> None:
         from app.core.server.watchdog import Level
 
-        if hasattr(self.chat, "set_memory_short"):  # the chat pane (not its placeholder before the first paint)
-            self.chat.set_memory_short(level is not Level.NORMAL)
+        self.chat_tab.set_memory_short(level is not Level.NORMAL)
 
     def _on_presenter(self, active: bool) -> None:
         self.server.recover_button.setVisible(active)
@@ -398,7 +393,7 @@ class MainWindow(Retranslating, QMainWindow):
         if self._close_state == "done":
             event.accept()
             return
-        if self._close_state == "open" and chat_embed.is_streaming(self.chat) and not self._confirm_close():
+        if self._close_state == "open" and self.chat_tab.is_streaming() and not self._confirm_close():
             event.ignore()
             return
         self._save_window()
@@ -410,7 +405,7 @@ class MainWindow(Retranslating, QMainWindow):
         event.ignore()
         if self._close_state != "stopping":
             self._close_state = "stopping"
-            chat_embed.shutdown(self.chat)
+            self.chat_tab.shutdown()
             self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
             self.centralWidget().setEnabled(False)
             self.control.stop()

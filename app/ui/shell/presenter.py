@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -25,7 +26,12 @@ from app.ui.widgets.check_list import CheckList
 from app.ui.workers import run_task
 
 if TYPE_CHECKING:
+    from app.core.presenter.awake import ScreenAwake
     from app.core.presenter.preflight import PreflightInputs
+    from app.core.problem import Check
+    from app.core.session import ModelSession
+    from app.ui.chat.chat_embed import ChatTab
+    from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 logger = logging.getLogger(__name__)
 
@@ -94,21 +100,35 @@ class PreflightDialog(Retranslating, QDialog):
             self.intro.setText(self.tr("Everything a demo needs, checked on this computer now."))
 
 
+@dataclass(frozen=True)
+class PresenterParts:
+    """All that presenter mode touches of the window (built once by the window)."""
+
+    settings_steps: tuple[QWidget, ...]  # locked while it is on (Machine, Model, Settings)
+    steps_column: QWidget  # hidden while it is on: its room goes to the server and the chat
+    chat: ChatTab  # its reply and message box are enlarged; Recover asks the last question again
+    session: ModelSession  # the model, its config and probe: the checklist's inputs
+    bridge: SupervisorBridge  # the server: its state for the checklist, Recover's restart
+
+
 class PresenterMode(QObject):
-    """``changed(bool)``: presenter mode went on or off; ``message(str)``: a sentence for the status bar."""
+    """``changed(bool)``: presenter mode went on or off; ``message(str)``: a sentence for the status bar.
+
+    ``parent``: the window, also the checklist dialog's parent; everything else it touches is in ``parts``."""
 
     changed = Signal(bool)
     message = Signal(str)
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, parts: PresenterParts, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.parts = parts
+        self._dialog_parent = parent
         self.active = False
         self.dialog: PreflightDialog | None = None
-        self.checks: list = []
-        self._fonts: dict = {}
+        self.checks: list[Check] = []
+        self._fonts: dict[QWidget, QFont] = {}
         self._recover_started: float | None = None
-        self._awake = None
+        self._awake: ScreenAwake | None = None
 
     # --- on and off ----------------------------------------------------------------------------------
 
@@ -116,10 +136,9 @@ class PresenterMode(QObject):
         if active == self.active:
             return
         self.active = active
-        window = self.window
-        for step in (window.machine, window.model, window.settings_panel):
+        for step in self.parts.settings_steps:
             step.setEnabled(not active)  # a locked profile: no stray click or drop changes a setting
-        window.left_scroll.setVisible(not active)
+        self.parts.steps_column.setVisible(not active)
         self._scale_chat(CHAT_FONT_SCALE if active else None)
         self._keep_awake(active)
         self.changed.emit(active)
@@ -129,10 +148,11 @@ class PresenterMode(QObject):
             self.dialog.close()
 
     def _scale_chat(self, scale: float | None) -> None:
-        chat = self.window.chat
-        for widget in (getattr(chat, "transcript", None), getattr(chat, "input", None)):
-            if widget is None:
-                continue
+        pane = self.parts.chat.pane
+        if pane is None:
+            return  # still loading: nothing to enlarge yet
+        widget: QWidget
+        for widget in (pane.transcript, pane.input):
             if scale is None:
                 if widget in self._fonts:
                     widget.setFont(self._fonts.pop(widget))
@@ -160,7 +180,7 @@ class PresenterMode(QObject):
 
     def show_checklist(self) -> None:
         if self.dialog is None:
-            self.dialog = PreflightDialog(self.window)
+            self.dialog = PreflightDialog(self._dialog_parent)
             self.dialog.runRequested.connect(self.run_checklist)
         self.dialog.show()
         self.dialog.raise_()
@@ -170,11 +190,11 @@ class PresenterMode(QObject):
         from app.core.launch.engine_choice import cached_check
         from app.core.presenter.preflight import PreflightInputs
 
-        window, session = self.window, self.window.session
-        config = window.settings_panel.config()
+        session = self.parts.session
+        config = session.config
         probe = session.probe or session.saved_probe
         engine = cached_check(config.backend, config.server_bin) if config is not None else None
-        supervisor = window.bridge.supervisor
+        supervisor = self.parts.bridge.supervisor
         state = supervisor.state if supervisor is not None else State.STOPPED
         return PreflightInputs(
             model_usable=session.usable, settings=config,
@@ -186,15 +206,16 @@ class PresenterMode(QObject):
         if self.dialog is None:
             return
         inputs = self._inputs()
-        supervisor = self.window.bridge.supervisor
+        supervisor = self.parts.bridge.supervisor
         url = supervisor.url if supervisor is not None else None
         config = supervisor.config if supervisor is not None else inputs.settings
+        api_key = config.api_key if config is not None else None
+        backend = config.backend if config is not None else BACKEND_LLAMA_SERVER
         self.dialog.set_running(True)
-        run_task(_gather_and_check, inputs, url, getattr(config, "api_key", None),
-                 getattr(config, "backend", BACKEND_LLAMA_SERVER), supervisor.pid if supervisor is not None else None,
+        run_task(_gather_and_check, inputs, url, api_key, backend, supervisor.pid if supervisor is not None else None,
                  on_done=self._checked, on_error=self._check_failed, owner=self)
 
-    def _checked(self, checks: list) -> None:
+    def _checked(self, checks: list[Check]) -> None:
         self.checks = list(checks)
         if self.dialog is not None:
             self.dialog.set_running(False)
@@ -210,7 +231,7 @@ class PresenterMode(QObject):
 
     def recover(self) -> None:
         """The server back with the last settings that reached Ready; the interrupted question asked again."""
-        bridge = self.window.bridge
+        bridge = self.parts.bridge
         if bridge.supervisor is None:
             return
         self._recover_started = time.monotonic()
@@ -222,8 +243,8 @@ class PresenterMode(QObject):
         if self._recover_started is None or state is not State.READY:
             return
         started, self._recover_started = self._recover_started, None
-        chat = self.window.chat
-        asked = bool(getattr(chat, "resend", None)) and chat.resend()
+        pane = self.parts.chat.pane
+        asked = pane is not None and pane.resend()
         seconds = f"{time.monotonic() - started:.1f}"
         if asked:
             self.message.emit(self.tr("Recovered in {s} s; the last question is asked again.").format(s=seconds))

@@ -1,5 +1,6 @@
-"""Turns the Server panel's requests into supervisor actions with the model session's config (``session.config``:
-what the Settings step shows) and the engine the session already looked up for it (``session.backend_for``).
+"""Turns the Server panel's requests (``attach(panel)``: the one way a panel is wired) into supervisor actions
+with the model session's config (``session.config``: what the Settings step shows) and the engine the session
+already looked up for it (``session.backend_for``).
 
 One ``Supervisor`` per model: a new model (or the first Start) builds one in a worker (it opens its log
 file), later Starts and Restarts hand it the current settings first. ``started(config)``: a config was handed to a
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from app.core.engine.selftest import EngineCheck
     from app.core.launch.backends import BackendInfo
     from app.core.server.supervisor import Supervisor
+    from app.ui.steps.server.server_panel import ServerPanel
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
     from app.ui.steps.settings.settings_panel import SettingsPanel
 
@@ -57,6 +59,15 @@ class ServerControl(QObject):
         self.engine_rebuild.finished.connect(self._on_engine_rebuilt)
         self.engine_rebuild.failed.connect(self._on_engine_rebuild_failed)
         self._restart_after_rebuild = False
+
+    def attach(self, panel: ServerPanel) -> None:
+        """The panel's buttons run here; it follows the engine rebuild (Start and Restart wait for it)."""
+        panel.startRequested.connect(self.start)
+        panel.stopRequested.connect(self.stop)
+        panel.restartRequested.connect(self.restart)
+        panel.applyFixRequested.connect(self.apply_fix)
+        panel.rebuildRequested.connect(self.rebuild_and_restart)
+        panel.follow_rebuild(self.engine_rebuild)
 
     @property
     def rebuild_step(self) -> RebuildStep:

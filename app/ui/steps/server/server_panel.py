@@ -1,25 +1,17 @@
 """Server panel: state badge, Start / Stop / Restart, uptime, restarts, URL, and the crash card.
 
 The panel renders what the supervisor reports and asks for actions; it decides nothing itself.
-Two ways to wire it (pick one):
-
-- ``ServerPanel(bridge)`` (default ``wire_actions=True``): buttons call the ``SupervisorBridge``
-  directly and the bridge's signals update the panel. The request signals still fire, as notifications
-  only (e.g. to save the profile) — do not call the bridge again from them.
-- ``ServerPanel(bridge, wire_actions=False)``: the panel still follows the bridge's state, but buttons
-  only emit ``startRequested`` / ``stopRequested`` / ``restartRequested`` / ``applyFixRequested(dict)``;
-  the owner performs the action (e.g. builds a new Supervisor from the current settings first).
-
-Either way, "Rebuild the engine and restart" (a crash whose fix is rebuilding the engine) only emits
-``rebuildRequested``: the owner runs the rebuild (``ServerControl.rebuild_and_restart``) and hands the panel the
-rebuild job to follow (``follow_rebuild``); Start and Restart wait while it runs.
+One way to wire it, for the window and the tests alike: ``ServerPanel(bridge)`` follows the ``SupervisorBridge``'s
+state, its buttons only emit ``startRequested`` / ``stopRequested`` / ``restartRequested`` /
+``applyFixRequested(dict)`` / ``rebuildRequested``, and ``ServerControl.attach(panel)`` runs them (Start and
+Restart with the model session's config; "Rebuild the engine and restart" with the window's one rebuild job, which
+the panel follows: Start and Restart wait while it runs). Without a bridge (``ServerPanel()``) it only renders.
 """
 
 from __future__ import annotations
 
 import html
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance, Slot
@@ -79,8 +71,7 @@ class ServerPanel(Retranslating, QWidget):
     rebuildRequested = Signal()
     message = Signal(str)  # one sentence for the status bar (the address was copied instead of opened)
 
-    def __init__(self, bridge: SupervisorBridge | None = None, parent: QWidget | None = None, *,
-                 wire_actions: bool = True) -> None:
+    def __init__(self, bridge: SupervisorBridge | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bridge: SupervisorBridge | None = None
         self.state = State.STOPPED
@@ -90,12 +81,11 @@ class ServerPanel(Retranslating, QWidget):
         self._pending_action = ""
         self._rebuilding = False
         self._model_ready = True  # the window says when no model has passed its checks (set_model_ready)
-        self._wire_actions = False
         self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
         self._build()
         self.retranslate()
         if bridge is not None:
-            self.set_bridge(bridge, wire_actions=wire_actions)
+            self._follow(bridge)
 
     def _build(self) -> None:
         self.badge = QLabel(self, alignment=Qt.AlignCenter, textFormat=Qt.TextFormat.PlainText)
@@ -199,9 +189,8 @@ class ServerPanel(Retranslating, QWidget):
 
     # --- bridge --------------------------------------------------------------------------------
 
-    def set_bridge(self, bridge: SupervisorBridge, *, wire_actions: bool = True) -> None:
+    def _follow(self, bridge: SupervisorBridge) -> None:
         self.bridge = bridge
-        self._wire_actions = wire_actions
         bridge.stateChanged.connect(self.set_state)
         bridge.crashed.connect(self.show_diagnosis)
         bridge.restarting.connect(self._on_restarting)
@@ -249,8 +238,7 @@ class ServerPanel(Retranslating, QWidget):
         if state is not State.READY and (self._memory or self._vram_grab):  # about the server that ran
             self._memory = self._vram_grab = None
             self._render_memory()
-        if not self._wire_actions:
-            self._pending_action = ""  # the owner runs the actions; the next state is our only answer
+        self._pending_action = ""  # the owner runs the actions; the next state is our only answer
         if state is State.READY and (previous is not State.READY or self._ready_since is None):
             self._ready_since = time.monotonic()
             self._uptime_timer.start()
@@ -367,30 +355,26 @@ class ServerPanel(Retranslating, QWidget):
 
     # --- actions -------------------------------------------------------------------------------
 
-    def _request(self, name: str, signal: SignalInstance, call: Callable[..., None], *args: Any) -> None:
+    def _request(self, name: str, signal: SignalInstance, *args: Any) -> None:
+        """Ask the owner (``ServerControl``) for an action; the buttons wait for the bridge's answer."""
         self.error_label.hide()
-        self._pending_action = name
+        self._pending_action = name if self.bridge is not None else ""  # without a bridge nobody reports back
         self._render_state()
         signal.emit(*args)
-        if self.bridge is not None and self._wire_actions:
-            call(*args)
-        elif self.bridge is None:
-            self._pending_action = ""  # nobody will report back; keep the buttons usable
-            self._render_state()
 
     def _on_start(self) -> None:
         self.clear_diagnosis()
-        self._request("start", self.startRequested, lambda: self.bridge.start())
+        self._request("start", self.startRequested)
 
     def _on_stop(self) -> None:
-        self._request("stop", self.stopRequested, lambda: self.bridge.stop())
+        self._request("stop", self.stopRequested)
 
     def _on_restart(self) -> None:
-        self._request("restart", self.restartRequested, lambda: self.bridge.restart())
+        self._request("restart", self.restartRequested)
 
     def _on_rebuild(self) -> None:
         self.error_label.hide()
         self.rebuildRequested.emit()
 
     def _on_apply_fix(self, fix: dict) -> None:
-        self._request("apply_fix", self.applyFixRequested, lambda f: self.bridge.apply_fix_and_restart(f), dict(fix))
+        self._request("apply_fix", self.applyFixRequested, dict(fix))

@@ -16,9 +16,9 @@ from app.core.server.events import State
 from app.core.server.supervisor import Supervisor
 from app.core.synthetic.tiny_llama import write_tiny_llama
 from app.ui.steps.server.crash_card import APPLIED, APPLYING
-from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 from tests.integration.probe.test_probe_cpu import KV_PER_TOKEN, KV_SPEC, load_once, server_config
+from tests.ui.steps.server.wiring import wired_panel
 
 SERVER_MS = 180_000  # model loads on 2 busy cores
 
@@ -31,7 +31,7 @@ def test_an_applied_fix_is_said_on_the_card_and_its_button_is_off(qtbot, tmp_pat
     supervisor = Supervisor(server_config(model, llama_server_bin, 8192), auto_restart=False,
                             rlimits={resource.RLIMIT_DATA: cap}, ready_timeout_s=120)
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge, with_settings=False)
     qtbot.addWidget(panel)
     panel.show()  # a click reaches only a shown button
     card = panel.crash_card

@@ -10,8 +10,8 @@ from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.server.supervisor import Supervisor
 from app.ui.steps.server.local_access import LocalAccessBox
-from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+from tests.ui.steps.server.wiring import wired_panel
 
 READY_MS = 90_000
 CHAT = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
@@ -27,7 +27,7 @@ def test_the_ready_server_shows_its_address_and_a_masked_key_to_copy(qtbot, tiny
     supervisor = Supervisor(LaunchConfig(model=str(tiny_model), backend="embedded", ctx=256, threads=1,
                                          port=find_free_port()))
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge)
     qtbot.addWidget(panel)
     try:
         assert not panel.local_access.isVisibleTo(panel)

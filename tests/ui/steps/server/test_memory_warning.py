@@ -16,8 +16,8 @@ from app.core.launch.ports import find_free_port
 from app.core.server.supervisor import Supervisor
 from app.core.server.watchdog import MemoryReading, WatchdogLimits
 from app.ui.i18n import apply_language
-from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+from tests.ui.steps.server.wiring import wired_panel
 
 pytestmark = pytest.mark.slow  # a real child process and the watchdog's real readings
 
@@ -33,7 +33,7 @@ def _rss_budget(pid):
 def _started_panel(qtbot, supervisor):
     """The Server step on ``supervisor``, Start pressed; everything stopped and closed afterwards."""
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge)
     qtbot.addWidget(panel)
     panel.show()
     try:

@@ -13,6 +13,7 @@ from app.core.server.supervisor import Supervisor
 from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 from tests.paths import ROOT
+from tests.ui.steps.server.wiring import wired_panel
 
 PARTIAL = (ROOT / "tests" / "data" / "offload_logs" / "cuda_partial_offload.txt").read_text(encoding="utf-8")
 
@@ -40,7 +41,7 @@ def test_a_real_cpu_only_server_asked_for_every_layer_shows_the_card(qtbot, tiny
                           threads=1, gpu_layers=-1, port=find_free_port())
     supervisor = Supervisor(config)
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge)
     qtbot.addWidget(panel)
     try:
         panel.start_button.click()

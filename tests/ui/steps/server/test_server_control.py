@@ -6,22 +6,8 @@ from PySide6.QtCore import QObject, Signal
 
 from app.core.launch.config import LaunchConfig
 from app.core.server.events import State
-from app.core.session import ModelSession
 from app.ui.steps.server.server_control import ServerControl
-
-
-class FakeSettings:
-    """The Settings step's part: it shows the session's config and writes an applied change back to it."""
-
-    def __init__(self, config: LaunchConfig | None) -> None:
-        self.session = ModelSession()
-        self.session.set_config(config)
-
-    def config(self) -> LaunchConfig | None:
-        return self.session.config
-
-    def apply_changes(self, changes: dict) -> None:  # what SettingsPanel.apply_changes does to the session's config
-        self.session.set_config(self.session.config.with_changes(**changes))
+from tests.ui.steps.server.wiring import SessionSettings
 
 
 class FakeSupervisor:
@@ -52,7 +38,7 @@ class FakeBridge(QObject):
 
 def test_a_fix_goes_through_the_settings_and_the_supervisor_restarts_with_that_config(qtbot):
     crashed = LaunchConfig(model="/m/model.gguf", ctx=8192, gpu_layers=35, port=8080, pick_free_port=False)
-    settings = FakeSettings(crashed)
+    settings = SessionSettings(crashed)
     bridge = FakeBridge(FakeSupervisor(crashed.with_changes(port=8080)))
     control = ServerControl(bridge, settings)
     control.apply_fix({"gpu_layers": 28, "port": 0})
@@ -63,6 +49,6 @@ def test_a_fix_goes_through_the_settings_and_the_supervisor_restarts_with_that_c
 
 def test_without_a_model_in_the_settings_the_supervisor_applies_the_fix_itself(qtbot):
     bridge = FakeBridge(FakeSupervisor(LaunchConfig(model="/m/model.gguf")))
-    control = ServerControl(bridge, FakeSettings(None))
+    control = ServerControl(bridge, SessionSettings(None))
     control.apply_fix({"ctx": 2048})
     assert bridge.calls == [("apply_fix", {"ctx": 2048})]

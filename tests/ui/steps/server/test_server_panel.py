@@ -16,6 +16,7 @@ from app.ui.logs.log_pane import LogPane
 from app.ui.steps.server.server_panel import ServerPanel, format_uptime
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 from tests.paths import CRASH_LOGS
+from tests.ui.steps.server.wiring import wired_panel
 
 READY_MS = 90_000  # python -m llama_cpp.server imports slowly on a busy 2-core machine
 
@@ -125,7 +126,7 @@ def test_missing_server_binary_shows_a_failed_card(qtbot, tmp_path, tiny_model):
                           port=find_free_port())
     supervisor = Supervisor(config)
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge)
     qtbot.addWidget(panel)
     try:
         with qtbot.waitSignal(bridge.actionFailed, timeout=10_000):
@@ -145,7 +146,7 @@ def test_real_server_start_crash_auto_restart_restart_stop(qtbot, tiny_model):
     config = LaunchConfig(model=str(tiny_model), ctx=512, threads=1, port=find_free_port())
     supervisor = Supervisor(config, backoff_s=(0.2,))
     bridge = SupervisorBridge(supervisor)
-    panel = ServerPanel(bridge)
+    panel, _control = wired_panel(bridge)
     logs = LogPane()
     bridge.logLines.connect(logs.append_lines)
     qtbot.addWidget(panel)

@@ -17,7 +17,8 @@ from app.core.launch.config import DEFAULT_HOST, DEFAULT_PORT, LaunchConfig
 from app.core.launch.ports import masked_key
 from app.core.problem import UserError
 from app.core.process.registry import find_stale_children, kill_stale_child
-from app.core.server.supervisor import Event, State, Supervisor
+from app.core.server.events import Crashed, Event, LogEvent, OffloadShort, StateChanged
+from app.core.server.supervisor import State, Supervisor
 from app.core.server.watchdog import WatchdogLimits
 from app.core.session import first_run_ctx
 from app.core.text import T
@@ -183,7 +184,7 @@ def _key_teller(supervisor: Supervisor, json_mode: bool, *, own_key: bool):
     told = threading.Event()
 
     def tell(event: Event) -> None:
-        if event.kind != "state" or event.state is not State.READY or told.is_set():
+        if not isinstance(event.payload, StateChanged) or event.payload.state is not State.READY or told.is_set():
             return
         told.set()
         key, url = supervisor.api_key, supervisor.url
@@ -227,7 +228,7 @@ def _handle_stale_children(kill: bool, json_mode: bool) -> None:
 
 
 def _show(event: Event, *, json_mode: bool, logs: bool) -> None:
-    if event.kind == "log" and not logs:
+    if isinstance(event.payload, LogEvent) and not logs:
         return
     with _print_lock:
         if json_mode:
@@ -237,29 +238,38 @@ def _show(event: Event, *, json_mode: bool, logs: bool) -> None:
 
 
 def _json_event(event: Event) -> dict:
-    data = event.to_dict()
-    if event.kind == "log":
-        return {"event": "log", "time": data["time"], "stream": data["stream"], "line": data["line"]}
-    return data
+    payload = event.payload
+    if isinstance(payload, LogEvent):
+        return {"event": event.kind.value, "time": round(event.time, 3), "stream": payload.line.stream,
+                "line": payload.line.text}
+    return event.to_dict()
 
 
 def _print_human(event: Event) -> None:
-    if event.kind == "log":
-        print(f"  | {inert(event.data['line'])}", flush=True)
+    payload = event.payload
+    if isinstance(payload, LogEvent):
+        print(f"  | {inert(payload.line.text)}", flush=True)
         return
-    if event.kind == "state" and event.state in (State.CRASHED, State.RESTARTING):
-        return  # the crash / restart events say it with more detail
-    for note in event.data.get("notes", []):
-        print(f"note: {note}", flush=True)
-    sentence = event.sentence()
-    diagnosis = event.data.get("diagnosis")
-    start_failed = diagnosis is not None and diagnosis.cause == "start_failed"
-    if sentence is not None and not (event.kind == "state" and start_failed):
+    if isinstance(payload, StateChanged):
+        _print_state(payload)
+        return
+    sentence = payload.sentence()
+    if sentence is not None:
         print(sentence, flush=True)
-    if event.kind == "state" and event.state is State.STARTING:
-        print(T("  command: {cmd}", "  命令：{cmd}", cmd=event.data.get("command_line", "")), flush=True)
-    if event.kind in ("crash", "offload"):  # offload: the server runs, but fewer layers went to the GPU
-        _print_diagnosis(event.data["diagnosis"])
+    if isinstance(payload, (Crashed, OffloadShort)):  # offload: the server runs, but fewer layers went to the GPU
+        _print_diagnosis(payload.diagnosis)
+
+
+def _print_state(change: StateChanged) -> None:
+    if change.state in (State.CRASHED, State.RESTARTING):
+        return  # the crash / restart events say it with more detail
+    for note in change.notes:
+        print(f"note: {note}", flush=True)
+    start_failed = change.diagnosis is not None and change.diagnosis.cause == "start_failed"
+    if not start_failed:
+        print(change.sentence(), flush=True)
+    if change.state is State.STARTING:
+        print(T("  command: {cmd}", "  命令：{cmd}", cmd=change.command_line or ""), flush=True)
 
 
 def _print_diagnosis(diagnosis) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from app.core.chat.client import BACKEND_LLAMA_SERVER, ChatClient
 from app.core.chat.completion import model_chat_mode
 from app.core.launch.config import LaunchConfig
-from app.core.server.events import Event, State
+from app.core.server.events import Crashed, Event, State, StateChanged
 
 if TYPE_CHECKING:
     from app.core.diagnosis.value import Diagnosis
@@ -82,10 +82,11 @@ def recent_crash(supervisor: ChatServer, within_s: float = RECENT_CRASH_S) -> Di
     A restart can already be under way when the chat notices the dropped connection, so the state alone
     is not enough: look for the crash event itself (after the last time the server was ready)."""
     for event in reversed(list(supervisor.history)):
-        if event.kind == "state" and event.state is State.READY:
+        payload = event.payload
+        if isinstance(payload, StateChanged) and payload.state is State.READY:
             return None  # ready again since any earlier crash: this failure is not that crash
-        if event.kind == "crash" and time.time() - event.time <= within_s:
-            return event.data.get("diagnosis") or supervisor.last_diagnosis
+        if isinstance(payload, Crashed) and time.time() - event.time <= within_s:
+            return payload.diagnosis
     return supervisor.last_diagnosis if supervisor.state in (State.CRASHED, State.FAILED) else None
 
 

@@ -26,14 +26,27 @@ from app.core.launch.backends import (
     key_environment,
     resolve_backend,
 )
-from app.core.launch.config import LaunchConfig, apply_fix
+from app.core.launch.config import ConfigChanges, LaunchConfig
 from app.core.launch.ports import base_url, is_loopback, is_port_free, new_api_key, settle_network
 from app.core.problem import UserError
 from app.core.process.child import ChildProcess
 from app.core.process.child_log import LogLine, ServerLog
 from app.core.server import crash as diag
 from app.core.server.diagnosis_log import record_diagnosis
-from app.core.server.events import ACTIVE_STATES, Event, State
+from app.core.server.events import (
+    ACTIVE_STATES,
+    Crashed,
+    Event,
+    EventKind,
+    LogEvent,
+    MemoryLevel,
+    OffloadShort,
+    PlannedRestart,
+    Restarting,
+    State,
+    StateChanged,
+    VramTaken,
+)
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, listens_on, ready_time_limit
 from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits, sample_server_memory
@@ -41,7 +54,7 @@ from app.core.text import T, Text
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Event", "LogLine", "State", "Supervisor"]
+__all__ = ["Event", "EventKind", "LogLine", "State", "StateChanged", "Supervisor"]
 
 HISTORY_EVENTS = 500
 SMALLER_CONTEXT_WITHIN_S = 600.0  # a second planned restart this soon: the same settings ran short again
@@ -90,8 +103,8 @@ class Supervisor:
         self.planned_restarts = 0  # restarts on purpose (the memory watchdog), not counted as crashes
         self._last_planned_at: float | None = None
         self.last_good_config: LaunchConfig | None = None  # the settings of the last server that became READY
-        self.last_diagnosis = None
-        self.offload_diagnosis = None  # the last load put fewer layers on the GPU than asked (diagnosis.offload)
+        self.last_diagnosis: Diagnosis | None = None
+        self.offload_diagnosis: Diagnosis | None = None  # a load put fewer layers on the GPU than asked
         self.load_seconds: float | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
         self._closers: list[Callable[[], None]] = []  # what lives exactly as long as this supervisor (add_closer)
@@ -161,7 +174,7 @@ class Supervisor:
 
     def _emit(self, event: Event) -> None:
         with self._emit_lock:
-            if event.kind != "log":
+            if not isinstance(event.payload, LogEvent):
                 self.history.append(event)
                 sentence = event.sentence()
                 self.log.append("app", f"{event.kind} {event.state.value}: {sentence.render('en') if sentence else ''}")
@@ -171,11 +184,12 @@ class Supervisor:
                 try:
                     callback(event)
                 except Exception:  # a broken subscriber must not kill supervision
-                    logger.warning("a subscriber failed on the %s event", event.kind, exc_info=True)
+                    logger.warning("a subscriber failed on the %s event", event.kind.value, exc_info=True)
 
     def _set_state(self, state: State, generation: int | None = None, *, only_from: State | None = None,
-                   **data: Any) -> bool:
-        """Change state (only if ``generation`` is still current) and tell everyone. False when stale.
+                   **fields: Any) -> bool:
+        """Change state (only if ``generation`` is still current) and tell everyone (a :class:`StateChanged` with
+        ``fields``). False when stale.
 
         Waiters in wait_for() wake only after subscribers got the event, so a caller that waited for READY
         finds the READY event already in ``history`` (and the CLI has printed it).
@@ -188,8 +202,7 @@ class Supervisor:
             self._state = state
             self._state_seq += 1
             seq = self._state_seq
-        data.setdefault("restart_count", self.restart_count)
-        self._emit(Event.now("state", state, **data))
+        self._emit(Event.now(state, StateChanged(state, self.restart_count, **fields)))
         with self._cond:
             if seq == self._state_seq:
                 self._published_state = state
@@ -241,7 +254,7 @@ class Supervisor:
             raise
         with self._cond:
             self._config, self.backend, self.argv, self.notes = config, backend, argv, notes + arg_notes
-        self._set_state(State.STARTING, generation, command_line=command_line(argv), notes=self.notes,
+        self._set_state(State.STARTING, generation, command_line=command_line(argv), notes=tuple(self.notes),
                         backend=backend.to_dict())
         oom_before = diag.oom_snapshot()
         try:
@@ -250,8 +263,8 @@ class Supervisor:
                                  env=self._child_env(config, backend), rlimits=self.rlimits,
                                  sample_memory=sample_server_memory)
         except OSError as error:
-            self._fail_to_start(generation, error, argv)
-            raise UserError(self.last_diagnosis.message, self.last_diagnosis.next_step, [str(error)]) from error
+            diagnosis = self._fail_to_start(generation, error, argv)
+            raise UserError(diagnosis.message, diagnosis.next_step, (str(error),)) from error
         with self._cond:
             current = generation == self._generation
             if current:
@@ -285,9 +298,11 @@ class Supervisor:
                 env[name] = value
         return env
 
-    def _fail_to_start(self, generation: int, error: UserError | OSError, argv: list[str]) -> None:
-        self._remember(diag.start_failed(error, argv, self._config))
-        self._set_state(State.FAILED, generation, diagnosis=self.last_diagnosis)
+    def _fail_to_start(self, generation: int, error: UserError | OSError, argv: list[str]) -> Diagnosis:
+        diagnosis = diag.start_failed(error, argv, self._config)
+        self._remember(diagnosis)
+        self._set_state(State.FAILED, generation, diagnosis=diagnosis)
+        return diagnosis
 
     # -- readiness gate --------------------------------------------------------------------------------------
     def _gate(self, generation: int, child: ChildProcess, config: LaunchConfig, backend: BackendInfo) -> None:
@@ -346,11 +361,10 @@ class Supervisor:
         diagnosis = diag.readiness_timeout(limit, seen, self.log.texts(), self._config)
         self._remember(diagnosis)
         child.stop(self.stop_grace_s)
-        self._emit(Event.now("crash", State.FAILED, pid=child.pid, exit_code=child.returncode, signal=None,
-                             diagnosis=diagnosis))
+        self._emit(Event.now(State.FAILED, Crashed(child.pid, child.returncode, None, diagnosis)))
         self._set_state(State.FAILED, generation, diagnosis=diagnosis, pid=child.pid)
 
-    def _remember(self, diagnosis) -> None:
+    def _remember(self, diagnosis: Diagnosis) -> None:
         """The last diagnosis, here and in the machine's diagnoses log (a diagnostics report reads it)."""
         self.last_diagnosis = diagnosis
         record_diagnosis(diagnosis, model=self._config.model, log_name=self.log.path.name)
@@ -362,7 +376,7 @@ class Supervisor:
             return
         if self._state is State.STARTING:
             self._set_state(State.LOADING, generation, only_from=State.STARTING, pid=self.pid)
-        self._emit(Event("log", line.time, self._state, {"stream": stream, "line": text}))
+        self._emit(Event(line.time, self._state, LogEvent(line)))
         if generation in self._ready_generations and offload.is_offload_line(text):
             self._check_offload(generation)  # a load line that arrived after the readiness check
 
@@ -381,7 +395,7 @@ class Supervisor:
         # not last_diagnosis (why a server stopped), nor the machine's diagnoses log: a probe's every attempt would
         # crowd the crashes out of it; the event's line is in this server's log
         self.offload_diagnosis = diagnosis
-        self._emit(Event.now("offload", self._state, diagnosis=diagnosis, sentence=diagnosis.message))
+        self._emit(Event.now(self._state, OffloadShort(diagnosis, diagnosis.message)))
 
     def _on_exit(self, generation: int, child: ChildProcess, returncode: int, oom_before) -> None:
         with self._cond:
@@ -392,8 +406,7 @@ class Supervisor:
                                        block_count=self._block_count, was_ready=generation in self._ready_generations)
         self._remember(diagnosis)
         self.crash_policy.record_crash()
-        self._emit(Event.now("crash", State.CRASHED, pid=child.pid, exit_code=returncode,
-                             signal=diagnosis.signal, diagnosis=diagnosis))
+        self._emit(Event.now(State.CRASHED, Crashed(child.pid, returncode, diagnosis.signal, diagnosis)))
         if not self._set_state(State.CRASHED, generation, pid=child.pid, exit_code=returncode, diagnosis=diagnosis):
             return
         reason = self.crash_policy.reason_not_to_restart(diagnosis.restartable)
@@ -407,7 +420,7 @@ class Supervisor:
         attempt = self.restart_count + 1
         if not self._set_state(State.RESTARTING, generation, attempt=attempt, delay_s=delay):
             return
-        self._emit(Event.now("restart", State.RESTARTING, attempt=attempt, delay_s=delay))
+        self._emit(Event.now(State.RESTARTING, Restarting(attempt, delay)))
         with self._cond:
             self._cond.wait_for(lambda: generation != self._generation, delay)
             if generation != self._generation:
@@ -456,7 +469,7 @@ class Supervisor:
         smaller = self._smaller_context_if_again(now, last)
         diagnosis = diag.watchdog_restart(reason, dict(facts or {}), smaller)
         self._remember(diagnosis)
-        self._emit(Event.now("planned_restart", self._state, diagnosis=diagnosis, planned=self.planned_restarts))
+        self._emit(Event.now(self._state, PlannedRestart(diagnosis, self.planned_restarts)))
         self.stop()
         try:
             self._launch()
@@ -474,14 +487,14 @@ class Supervisor:
         self._config = self._config.with_changes(ctx=new)
         return old, new
 
-    def announce(self, kind: str, **data: Any) -> None:
-        """An event from a helper that watches this server (``memory`` from the watchdog), in the same stream."""
-        self._emit(Event.now(kind, self._state, **data))
+    def announce(self, payload: MemoryLevel | VramTaken) -> None:
+        """An event from a helper that watches this server (the memory watchdog), in the same stream."""
+        self._emit(Event.now(self._state, payload))
 
-    def apply_fix_and_restart(self, changes: Mapping[str, Any]) -> LaunchConfig:
-        """Apply a diagnosis' fix (``FixAction.changes``, e.g. {"gpu_layers": 20}) with core's one rule
-        (:func:`~app.core.launch.config.apply_fix`) and restart. Returns the new config."""
-        self._config = apply_fix(self._config, changes)
+    def apply_fix_and_restart(self, changes: ConfigChanges | Mapping[str, Any]) -> LaunchConfig:
+        """Apply a fix's or a recommendation's setting changes (e.g. {"gpu_layers": 20}) with core's one rule
+        (:meth:`~app.core.launch.config.LaunchConfig.apply`) and restart. Returns the new config."""
+        self._config = self._config.apply(ConfigChanges(changes))
         self.restart()
         return self._config
 

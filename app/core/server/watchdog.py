@@ -26,7 +26,7 @@ import psutil
 
 from app.core.diagnosis.memory_evidence import MemorySample
 from app.core.hardware.cgroup import read_cgroup_memory
-from app.core.server.events import Event, State
+from app.core.server.events import Event, MemoryLevel, State, StateChanged, VramTaken
 from app.core.text import T, Text, human_bytes
 
 logger = logging.getLogger(__name__)
@@ -206,7 +206,7 @@ class MemoryWatchdog:
         return self.tracker.level
 
     def _on_event(self, event: Event) -> None:
-        if event.kind == "state" and event.state is State.READY:
+        if isinstance(event.payload, StateChanged) and event.payload.state is State.READY:
             self._start()
 
     def _start(self) -> None:
@@ -242,7 +242,7 @@ class MemoryWatchdog:
         grabs = self.vram.check(gpus)
         for grab in grabs:
             logger.info("memory watchdog: other programs took %d more bytes on %s", grab.grown_bytes, grab.gpu)
-            self.supervisor.announce("vram", grab=grab, sentence=grab.sentence())
+            self.supervisor.announce(VramTaken(grab, grab.sentence()))
         return grabs
 
     def check(self, reading: MemoryReading) -> Level | None:
@@ -253,7 +253,7 @@ class MemoryWatchdog:
             return None
         sentence = level_sentence(level, reading)
         logger.info("memory watchdog: %s at %.1f %% (%s)", level.value, 100 * reading.fraction, reading.scope)
-        self.supervisor.announce("memory", level=level, reading=reading, sentence=sentence)
+        self.supervisor.announce(MemoryLevel(level, reading, sentence))
         if self.on_level is not None:
             self.on_level(level, reading)
         if level is Level.CRITICAL:

@@ -89,13 +89,13 @@ def test_twenty_kills_lose_nothing(server_config, tmp_path):
     print(f"{KILLS} kills ({mid_answer} mid-answer) in {elapsed:.1f} s: {len(crashes)} crashes diagnosed, "
           f"{supervisor.restart_count} restarts, {len(recoveries)} crash-loop stops recovered with Restart")
 
-    assert len(crashes) == KILLS and all(e.data["diagnosis"].cause for e in crashes)
+    assert len(crashes) == KILLS and all(e.payload.diagnosis.cause for e in crashes)
     # killed by the test with memory to spare: said so, and no setting was changed for it
-    assert {e.data["diagnosis"].cause for e in crashes} <= {"killed_from_outside", "stopped_externally"}
+    assert {e.payload.diagnosis.cause for e in crashes} <= {"killed_from_outside", "stopped_externally"}
     assert supervisor.config.ctx == config.ctx
     assert mid_answer >= KILLS // 2, mid_answer  # most deaths cut an answer that was streaming
     assert recoveries, "3 deaths in a minute must stop the automatic restarts at least once"
-    assert any(e.data.get("reason") == CRASH_LOOP for e in supervisor.history if e.state is State.FAILED)
+    assert any(getattr(e.payload, "reason", None) == CRASH_LOOP for e in supervisor.history if e.state is State.FAILED)
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
     assert not [p for p in psutil.Process().children(recursive=True) if "llama-server" in " ".join(p.cmdline())]
 

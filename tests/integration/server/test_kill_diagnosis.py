@@ -45,7 +45,7 @@ def _kill_and_diagnose(supervisor: Supervisor) -> tuple[object, list]:
     assert readings and readings[-1].available_bytes is not None, list(child.rss_samples)  # sampled while it ran
     os.kill(child.pid, signal.SIGKILL)
     assert seen.wait(CRASH_S), supervisor.tail(10)
-    return crashes[0].data["diagnosis"], readings
+    return crashes[0].payload.diagnosis, readings
 
 
 @pytest.mark.parametrize("backend", ["llama-server", "embedded"])
@@ -109,13 +109,13 @@ def test_a_real_out_of_memory_kill_with_the_watchdog_off_is_memory(llama_server_
         finally:
             supervisor.close()
     crash = crashes[0]
-    diagnosis = crash.data["diagnosis"]
-    assert crash.data["signal"] == "SIGKILL" and diagnosis.cause == "oom_killed", (diagnosis.cause, diagnosis.evidence)
+    diagnosis = crash.payload.diagnosis
+    assert crash.payload.signal == "SIGKILL" and diagnosis.cause == "oom_killed", (diagnosis.cause, diagnosis.evidence)
     assert diagnosis.message.render("en").startswith("The server was stopped by the system because the computer ran "
                                                      "out of memory")
     assert diagnosis.action == change_settings({"ctx": 131072}) and not diagnosis.restartable
     # the card shows the kernel's word: its line naming this pid where its log is readable, else its counters
-    named = f"Killed process {crash.data['pid']} " in diagnosis.evidence[0]
+    named = f"Killed process {crash.payload.pid} " in diagnosis.evidence[0]
     counted = any(line.startswith("kernel out-of-memory kills while it ran: ") and " 0 in" not in line
                   for line in diagnosis.evidence)
     assert named or counted, diagnosis.evidence

@@ -56,11 +56,11 @@ def _run(fake_bin: str, tiny_model, extra_env: dict, read) -> dict:
 
 def _check(result: dict) -> None:
     events, supervisor = result["events"], result["supervisor"]
-    levels = [e.data["level"] for e in events if e.kind == "memory"]
+    levels = [e.payload.level for e in events if e.kind == "memory"]
     assert levels[:2] == [Level.WARNING, Level.CRITICAL], levels  # warned first, then the restart
     planned = next(e for e in events if e.kind == "planned_restart")
-    assert planned.data["diagnosis"].cause == "memory_watchdog"
-    assert "restarted now" in planned.data["diagnosis"].message.render("en")
+    assert planned.payload.diagnosis.cause == "memory_watchdog"
+    assert "restarted now" in planned.payload.diagnosis.message.render("en")
     assert supervisor.planned_restarts == 1 and supervisor.restart_count == 0  # not counted as a crash
     assert not any(e.kind == "crash" for e in events)
     ready = next(e for e in events if e.kind == "state" and e.state is State.READY and e.time > planned.time)
@@ -79,7 +79,7 @@ def test_a_growing_server_is_restarted_before_the_oom_killer(fake_server_bin, ti
         directory, counter = cgroup
         result = _run(fake, tiny_model, {"FAKE_LLAMA_CGROUP": str(directory)}, read_server_memory)
         _check(result)
-        scopes = {e.data["reading"].scope for e in result["events"] if e.kind == "memory"}
+        scopes = {e.payload.reading.scope for e in result["events"] if e.kind == "memory"}
         assert scopes == {"cgroup"}, scopes  # the cgroup's limit was the tighter one, and it was the one read
         assert read_counter(str(directory / counter), "oom_kill") == 0  # the kernel never had to kill
 

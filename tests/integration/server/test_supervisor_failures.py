@@ -55,7 +55,7 @@ def test_busy_port_is_replaced_by_a_free_one_and_said(running_server):
         supervisor = running_server("llama-server", port=taken)
         assert supervisor.config.port != taken and supervisor.url.endswith(f":{supervisor.config.port}")
         starting = next(e for e in supervisor.history if e.state is State.STARTING)
-        assert any(f"Port {taken} is in use" in note.render("en") for note in starting.data["notes"])
+        assert any(f"Port {taken} is in use" in note.render("en") for note in starting.payload.notes)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -115,7 +115,7 @@ def test_child_that_never_gets_ready_is_stopped_with_a_timeout_diagnosis(mode, s
     supervisor = run_until_settled(server_config("llama-server", server_bin=fake_server_bin(mode)),
                                    timeout=20, ready_timeout_s=1.5, stop_grace_s=1.0)
     try:
-        pid = crash_events(supervisor)[0].data["pid"]
+        pid = crash_events(supervisor)[0].payload.pid
         assert supervisor.state is State.FAILED
         assert supervisor.last_diagnosis.cause == "ready_timeout"
         seen = supervisor.last_diagnosis.evidence[-1]
@@ -146,7 +146,7 @@ def test_crash_loop_guard_stops_restarting(server_config, fake_server_bin):
         assert supervisor.state is State.FAILED
         assert len(crash_events(supervisor)) == 3 and supervisor.restart_count == 2
         failed = [e for e in supervisor.history if e.kind == "state" and e.state is State.FAILED][-1]
-        assert failed.data["reason"] == "crash_loop"
+        assert failed.payload.reason == "crash_loop"
     finally:
         supervisor.close()
 

@@ -36,7 +36,7 @@ def test_start_ready_chat_stop(backend, running_server):
     states = [event.state for event in supervisor.history if event.kind == "state"]
     assert states[0] is State.STARTING and states[-1] is State.READY
     ready = supervisor.history[-1]
-    assert ready.data["pid"] == supervisor.pid and ready.data["url"] == supervisor.url
+    assert ready.payload.pid == supervisor.pid and ready.payload.url == supervisor.url
     assert supervisor.load_seconds is not None and supervisor.load_seconds < 60
 
     reply = chat_once(supervisor)
@@ -76,7 +76,7 @@ def test_killed_child_is_diagnosed_and_restarted(backend, running_server):
     snapshot = supervisor.snapshot("en")
     assert snapshot["state"] == "ready" and snapshot["restart_count"] == 1
     assert snapshot["last_diagnosis"]["cause"] == crash["diagnosis"]["cause"]
-    assert supervisor.history[-1].data["restart_count"] == 1
+    assert supervisor.history[-1].payload.restart_count == 1
     assert [e.kind for e in supervisor.history if e.kind in ("crash", "restart")] == ["crash", "restart"]
 
 
@@ -86,7 +86,7 @@ def test_listening_beyond_this_computer_requires_the_generated_key(backend, runn
     key = supervisor.config.api_key
     assert key and supervisor.url.startswith("http://127.0.0.1:")
     starting = next(e for e in supervisor.history if e.state is State.STARTING)
-    notes = " ".join(note.render("en") for note in starting.data["notes"])
+    notes = " ".join(note.render("en") for note in starting.payload.notes)
     assert "other computers can reach it" in notes and key not in notes and key[:4] + "\u2022" in notes  # masked
     assert httpx.get(f"{supervisor.url}/v1/models", timeout=10).status_code == 401
     allowed = httpx.get(f"{supervisor.url}/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)

@@ -22,7 +22,7 @@ def test_every_layer_asked_on_a_cpu_only_engine_is_diagnosed(running_server, bac
     supervisor = running_server(backend, gpu_layers=99, extra_args=extra)
     events = _offload_events(supervisor)
     assert len(events) == 1, [e.to_dict() for e in supervisor.history if e.kind != "log"]
-    diagnosis = events[0].data["diagnosis"]
+    diagnosis = events[0].payload.diagnosis
     assert diagnosis is supervisor.offload_diagnosis and diagnosis.cause == CAUSE
     assert diagnosis.message.render("en").startswith("The engine put no") or \
         diagnosis.message.render("en").startswith("The engine put none of the 3 model layers")

@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.core.process.child_log import LogLine
-from app.core.server.events import Event, State
+from app.core.server.events import Event, LogEvent, State, StateChanged
 from app.ui.logs.log_pane import LEVEL_ERROR, LEVEL_WARNING, LogPane
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
@@ -184,7 +184,7 @@ def test_bridge_batches_a_flood_from_another_thread(qtbot):
 
     def flood():
         for i in range(20_000):
-            events.callbacks[0](Event("log", 0.0, State.READY, {"line": LogLine(0.0, "stderr", f"flood {i}")}))
+            events.callbacks[0](Event(0.0, State.READY, LogEvent(LogLine(0.0, "stderr", f"flood {i}"))))
 
     worker = threading.Thread(target=flood)
     worker.start()
@@ -202,7 +202,7 @@ def test_bridge_reports_skipped_lines_when_its_buffer_overflows(qtbot):
     bridge = SupervisorBridge(events, max_pending=100)
     with qtbot.waitSignal(bridge.logLines, timeout=2_000) as blocker:
         for i in range(150):
-            events.callbacks[0](Event("log", 0.0, State.READY, {"line": LogLine(0.0, "stdout", f"l{i}")}))
+            events.callbacks[0](Event(0.0, State.READY, LogEvent(LogLine(0.0, "stdout", f"l{i}"))))
     lines = blocker.args[0]
     assert "50" in lines[0] and "skipped" in lines[0]
     assert lines[-1].text == "l149" and len(lines) == 101
@@ -213,9 +213,9 @@ def test_bridge_drops_state_events_queued_by_a_replaced_supervisor(qtbot):
     bridge = SupervisorBridge(old)
     states = []
     bridge.stateChanged.connect(lambda state, data: states.append(state))
-    old.callbacks[0](Event("state", 0.0, State.STOPPED, {}))  # queued, not yet delivered
+    old.callbacks[0](Event(0.0, State.STOPPED, StateChanged(State.STOPPED, 0)))  # queued, not yet delivered
     bridge.set_supervisor(new)
-    new.callbacks[0](Event("state", 0.0, "starting", {}))
+    new.callbacks[0](Event(0.0, State.STARTING, StateChanged(State.STARTING, 0)))
     qtbot.waitUntil(lambda: states == ["starting"], timeout=2_000)
     qtbot.wait(20)
     assert states == ["starting"] and old.callbacks == []

@@ -17,23 +17,25 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
+from app.core.launch.config import ConfigChanges
+from app.core.server.events import (
+    Crashed,
+    Event,
+    LogEvent,
+    MemoryLevel,
+    OffloadShort,
+    PlannedRestart,
+    Restarting,
+    StateChanged,
+    VramTaken,
+)
+
 if TYPE_CHECKING:  # the types only: the supervisor's module (and logging.handlers) load with the first server
     from app.core.process.child_log import LogLine
-    from app.core.server.events import Event
     from app.core.server.supervisor import Supervisor
 
 DEFAULT_FLUSH_MS = 50
 DEFAULT_MAX_PENDING = 20_000  # more than any log pane keeps; older pending lines are skipped, not queued
-
-
-def _log_line_of(event: Event) -> LogLine:
-    """A ``LogLine`` from a log event (the supervisor sends ``{"stream": ..., "line": text}``)."""
-    line = event.data.get("line", "")
-    if isinstance(line, str):
-        from app.core.process.child_log import LogLine  # here, not at import: it pulls logging.handlers into start-up
-
-        return LogLine(event.time, str(event.data.get("stream", "")), line)
-    return line  # already a LogLine
 
 
 class SupervisorBridge(QObject):
@@ -82,9 +84,9 @@ class SupervisorBridge(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)  # click order; start() returns once spawned, so Stop never waits long
         self._busy: set[str] = set()
-        self._eventArrived.connect(self._deliver_event, Qt.QueuedConnection)
-        self._flushRequested.connect(self._schedule_flush, Qt.QueuedConnection)
-        self._actionDone.connect(self._finish_action, Qt.QueuedConnection)
+        self._eventArrived.connect(self._deliver_event, Qt.ConnectionType.QueuedConnection)
+        self._flushRequested.connect(self._schedule_flush, Qt.ConnectionType.QueuedConnection)
+        self._actionDone.connect(self._finish_action, Qt.ConnectionType.QueuedConnection)
         if supervisor is not None:
             self.set_supervisor(supervisor)
 
@@ -124,8 +126,8 @@ class SupervisorBridge(QObject):
 
     def _on_core_event(self, source: Supervisor, event: Event) -> None:
         """Called on the supervisor's threads: never touch widgets here."""
-        if event.kind == "log":
-            self._buffer_log_line(_log_line_of(event))
+        if isinstance(event.payload, LogEvent):
+            self._buffer_log_line(event.payload.line)
         else:
             self._eventArrived.emit((source, event))
 
@@ -173,23 +175,19 @@ class SupervisorBridge(QObject):
         source, event = sourced
         if source is not self._supervisor:
             return  # queued before set_supervisor() switched to another one: stale
-        kind = event.kind
-        data = dict(event.data)
-        if kind == "state":
-            self.stateChanged.emit(event.state, data)
-        elif kind == "crash":
-            diagnosis = data.get("diagnosis")
-            if diagnosis is None or isinstance(diagnosis, dict):
-                diagnosis = source.last_diagnosis or diagnosis
-            self.crashed.emit(diagnosis)
-        elif kind == "restart":
-            self.restarting.emit(int(data.get("attempt", 0) or 0))
-        elif kind == "memory":
-            self.memoryChanged.emit(data.get("level"), data.get("reading"))
-        elif kind == "vram":
-            self.vramTaken.emit(data.get("grab"))
-        elif kind in ("planned_restart", "offload"):  # the card says why, as for a crash (the server runs on)
-            self.crashed.emit(data.get("diagnosis"))
+        payload = event.payload
+        if isinstance(payload, StateChanged):
+            self.stateChanged.emit(payload.state, _state_data(payload))
+        elif isinstance(payload, Crashed):
+            self.crashed.emit(payload.diagnosis)
+        elif isinstance(payload, Restarting):
+            self.restarting.emit(payload.attempt)
+        elif isinstance(payload, MemoryLevel):
+            self.memoryChanged.emit(payload.level, payload.reading)
+        elif isinstance(payload, VramTaken):
+            self.vramTaken.emit(payload.grab)
+        elif isinstance(payload, (PlannedRestart, OffloadShort)):  # the card says why, as for a crash (it runs on)
+            self.crashed.emit(payload.diagnosis)
 
     # --- actions (run off the GUI thread) ------------------------------------------------------
 
@@ -211,10 +209,10 @@ class SupervisorBridge(QObject):
 
         self._run_action("recover", action)
 
-    def apply_fix_and_restart(self, fix: Mapping[str, Any]) -> None:
-        """The supervisor applies a fix to its own config (core's ``apply_fix``) and restarts."""
-        fix = dict(fix)
-        self._run_action("apply_fix", lambda sup: sup.apply_fix_and_restart(fix))
+    def apply_fix_and_restart(self, fix: ConfigChanges | Mapping[str, Any]) -> None:
+        """The supervisor applies a fix to its own config (core's ``LaunchConfig.apply``) and restarts."""
+        changes = ConfigChanges(fix)
+        self._run_action("apply_fix", lambda sup: sup.apply_fix_and_restart(changes))
 
     def is_busy(self) -> bool:
         return bool(self._busy)
@@ -246,3 +244,10 @@ class SupervisorBridge(QObject):
         self.actionFinished.emit(name)
         if error is not None:
             self.actionFailed.emit(name, error)
+
+
+def _state_data(change: StateChanged) -> dict[str, Any]:
+    """The fields a state change filled in, for ``stateChanged``'s receivers (the server step reads url, diagnosis,
+    reason and restart_count; the window reads notes)."""
+    return {"restart_count": change.restart_count, "url": change.url, "diagnosis": change.diagnosis,
+            "reason": change.reason, "notes": list(change.notes)}

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from app.core.chat.hooks import ctx_per_slot, recent_crash
 from app.core.launch.config import LaunchConfig
-from app.core.server.events import Event, State
+from app.core.server.events import Crashed, Event, State, StateChanged
 
 
 def test_llama_server_divides_context_between_slots():
@@ -18,13 +18,14 @@ def test_llama_server_divides_context_between_slots():
 def test_recent_crash_only_counts_crashes_since_the_server_was_last_ready():
     diagnosis = SimpleNamespace(cause="killed")
     supervisor = SimpleNamespace(state=State.RESTARTING, last_diagnosis=diagnosis, history=[
-        Event.now("state", State.READY), Event.now("crash", State.CRASHED, diagnosis=diagnosis),
-        Event.now("state", State.RESTARTING)])
+        Event.now(State.READY, StateChanged(State.READY, 0)),
+        Event.now(State.CRASHED, Crashed(1, -9, "SIGKILL", diagnosis)),
+        Event.now(State.RESTARTING, StateChanged(State.RESTARTING, 0))])
     assert recent_crash(supervisor) is diagnosis
-    supervisor.history.append(Event.now("state", State.READY))
+    supervisor.history.append(Event.now(State.READY, StateChanged(State.READY, 0)))
     supervisor.state = State.READY
     assert recent_crash(supervisor) is None
-    old = Event("crash", time.time() - 3600, State.CRASHED, {"diagnosis": diagnosis})
+    old = Event(time.time() - 3600, State.CRASHED, Crashed(1, -9, "SIGKILL", diagnosis))
     assert recent_crash(SimpleNamespace(state=State.LOADING, last_diagnosis=diagnosis, history=[old])) is None
 
 
@@ -36,12 +37,12 @@ def test_crash_report_waits_for_the_diagnosis_of_a_child_that_is_already_gone():
     diagnosis = SimpleNamespace(cause="killed")
     child = SimpleNamespace(running=False, stop_requested=False)
     supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
-                                 history=[Event.now("state", State.READY)])
+                                 history=[Event.now(State.READY, StateChanged(State.READY, 0))])
 
     def report_late() -> None:  # the report comes a while after the child is gone, as on a busy machine
         time.sleep(0.2)  # four of crash_report's 50 ms polls: it must have waited to see it
         supervisor.last_diagnosis = diagnosis
-        supervisor.history.append(Event.now("crash", State.CRASHED, diagnosis=diagnosis))
+        supervisor.history.append(Event.now(State.CRASHED, Crashed(1, -9, "SIGKILL", diagnosis)))
 
     threading.Thread(target=report_late, daemon=True).start()
     assert crash_report(supervisor, wait_s=30.0) is diagnosis
@@ -53,7 +54,7 @@ def test_crash_report_does_not_wait_while_the_child_runs_or_was_asked_to_stop():
     for child in (SimpleNamespace(running=True, stop_requested=False),
                   SimpleNamespace(running=False, stop_requested=True)):
         supervisor = SimpleNamespace(state=State.READY, last_diagnosis=None, child=child,
-                                     history=[Event.now("state", State.READY)])
+                                     history=[Event.now(State.READY, StateChanged(State.READY, 0))])
         started = time.monotonic()
         assert crash_report(supervisor, wait_s=30.0) is None
         assert time.monotonic() - started < 5.0

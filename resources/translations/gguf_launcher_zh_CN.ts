@@ -517,10 +517,6 @@
 <context>
     <name>DemoRow</name>
     <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
@@ -610,16 +606,19 @@
         <translation>校验文件</translation>
     </message>
     <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
         <source>Hash check cancelled.</source>
         <translation>校验已取消。</translation>
     </message>
     <message>
         <source>Hash check failed: {error}</source>
         <translation>校验失败：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>JobRow</name>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
 </context>
 <context>
@@ -1099,10 +1098,6 @@
         <translation>用不同的设置启动模型几次，保留真正可用的最大设置。</translation>
     </message>
     <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
         <source>Tests longer contexts too, up to what the model was trained for, and keeps the longest that fits.</source>
         <translation>也测试更长的上下文（最多到模型训练时的长度），并保留能放下的最长上下文。</translation>
     </message>
@@ -1232,10 +1227,6 @@
 </context>
 <context>
     <name>RebuildBox</name>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
     <message>
         <source>Cancelling the rebuild…</source>
         <translation>正在取消重新构建…</translation>

@@ -1,23 +1,17 @@
 """What the engine rebuild is doing: the phase in words, a progress bar (a percentage while compiling, busy
-otherwise), Cancel, and afterwards the outcome (the error's sentence and next step when it failed)."""
+otherwise), Cancel, and afterwards the outcome (the error's sentence and next step when it failed), in a job row
+(``app.ui.widgets.job_row``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.core.engine.rebuild import Phase, RebuildProgress
 from app.core.problem import UserError
 from app.ui.i18n import Retranslating
+from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.widgets.problem_view import evidence_text, problem_text
 
 if TYPE_CHECKING:
@@ -31,26 +25,24 @@ class RebuildBox(Retranslating, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rebuild: EngineRebuild | None = None
-        self.state = "idle"  # idle | running | cancelling | failed | done
         self._step: RebuildProgress | None = None
         self._error: BaseException | None = None
         self.relevant = True
-        self.status = QLabel(self, wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
-                             textFormat=Qt.TextFormat.PlainText)
-        self.progress = QProgressBar(self)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
-        self.cancel_button = QPushButton(self)
-        self.cancel_button.clicked.connect(self._cancel)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.progress, 1)
-        row.addWidget(self.cancel_button)
+        self.job = JobRow(self)
+        self.job.cancelClicked.connect(self._cancel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.status)
-        layout.addLayout(row)
+        layout.addWidget(self.job)
         self.retranslate()
+
+    @property
+    def state(self) -> JobState:
+        return self.job.state
+
+    @property
+    def active(self) -> bool:
+        """A rebuild runs (or is being cancelled)."""
+        return self.job.state.active
 
     def follow(self, rebuild: EngineRebuild) -> None:
         self.rebuild = rebuild
@@ -63,73 +55,72 @@ class RebuildBox(Retranslating, QWidget):
 
     def set_relevant(self, relevant: bool) -> None:
         self.relevant = relevant
-        self._render()
+        self._show()
 
     def clear(self) -> None:
         """Forget a finished rebuild's outcome (a running one keeps showing)."""
-        if self.state in ("failed", "done"):
-            self.state, self._error = "idle", None
-            self._render()
+        if self.job.state.finished:
+            self._error = None
+            self.job.reset()
+            self._show()
 
     # --- the rebuild's reports -------------------------------------------------------------------
 
     def _on_started(self) -> None:
-        self.state, self._step, self._error = "running", None, None
-        self._render()
+        self._step, self._error = None, None
+        self.job.start(self.status_text(JobState.RUNNING))
+        self._show()
 
     def _on_progress(self, step: RebuildProgress | None) -> None:
         if step is not None:
             self._step = step
         if self.rebuild is not None and self.rebuild.cancelling:
-            self.state = "cancelling"
-        self._render()
+            self.job.cancelling(self.status_text(JobState.CANCELLING))
+        if self.job.state is JobState.RUNNING:
+            done = self._building_fraction()
+            self.job.set_progress(0 if done is None else int(done * 100), 0 if done is None else 100,
+                                  self.status_text(JobState.RUNNING))  # busy: probing, testing, starting
 
     def _on_finished(self, _check: EngineCheck) -> None:
-        self.state = "done"
-        self._render()
+        self.job.finish(JobState.DONE, self.status_text(JobState.DONE))
+        self._show()
 
     def _on_failed(self, error: BaseException) -> None:
-        self.state, self._error = "failed", error
-        self._render()
+        self._error = error
+        self.job.finish(JobState.FAILED, self.status_text(JobState.FAILED))
+        self._show()
 
     def _cancel(self) -> None:
         if self.rebuild is not None:
             self.rebuild.cancel()
+            if self.rebuild.cancelling:
+                self.job.cancelling(self.status_text(JobState.CANCELLING))
 
     # --- rendering -------------------------------------------------------------------------------
 
-
     def retranslate(self) -> None:
-        self.cancel_button.setText(self.tr("Cancel"))
-        self._render()
+        self.job.say(self.status_text(self.job.state))
+        self._show()
 
-    def _render(self) -> None:
-        active = self.state in ("running", "cancelling")
-        self.setVisible(self.relevant and self.state != "idle")
-        self.progress.setVisible(active)
-        self.cancel_button.setVisible(active)
-        self.cancel_button.setEnabled(self.state == "running")
+    def _show(self) -> None:
+        self.setVisible(self.relevant and self.job.has_content)
+
+    def _building_fraction(self) -> float | None:
         step = self._step
-        if self.state == "running" and step is not None and step.phase is Phase.BUILDING and step.fraction is not None:
-            fraction = step.fraction
-            self.progress.setRange(0, 100)
-            self.progress.setValue(int(fraction * 100))
-        else:
-            self.progress.setRange(0, 0)  # busy: probing, testing, starting, cancelling
-        self.status.setText(self.status_text())
+        return step.fraction if step is not None and step.phase is Phase.BUILDING else None
 
-    def status_text(self) -> str:
-        if self.state == "cancelling":
+    def status_text(self, state: JobState) -> str:
+        if state is JobState.CANCELLING:
             return self.tr("Cancelling the rebuild…")
         gpu = self.rebuild.gpu if self.rebuild is not None else None
-        if self.state == "done" and gpu:
+        if state is JobState.DONE and gpu:
             return self.tr("The built-in engine was rebuilt with {backend} for the graphics card and passed its "
                            "test.").format(backend=_label(gpu))
-        if self.state == "done":
+        if state is JobState.DONE:
             return self.tr("The engine was rebuilt for this processor and passed its test.")
-        if self.state == "failed":
+        if state is JobState.FAILED:
             return self._error_text(self._error)
-        if self.state != "running":
+        if state is not JobState.RUNNING:
             return ""
         if gpu:
             return self._gpu_text(gpu)
@@ -157,9 +148,9 @@ class RebuildBox(Retranslating, QWidget):
 
     def _error_text(self, error: BaseException | None) -> str:
         if not isinstance(error, UserError):
-            self.status.setToolTip("")
+            self.job.status.setToolTip("")
             return self.tr("The engine could not be rebuilt: {error}").format(error=error)
-        self.status.setToolTip(evidence_text(error, last=20))
+        self.job.status.setToolTip(evidence_text(error, last=20))
         return problem_text(error)
 
 

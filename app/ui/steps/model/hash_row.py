@@ -1,7 +1,8 @@
 """The SHA-256 row of the Model step: expected hash field, "Check file hash", progress with Cancel, verdict.
 
 Hashing runs ``validate(..., compute_sha256=True)`` in a worker (the core caches digests, so a second
-check of the same file is instant); the verdict is the core's own sha256 check sentence.
+check of the same file is instant); the verdict is the core's own sha256 check sentence, in the job row
+(``app.ui.widgets.job_row``) that shows the progress and Cancel while the hash runs.
 """
 
 from __future__ import annotations
@@ -9,17 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QLabel,
-    QLineEdit,
-    QProgressBar,
-    QPushButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
+from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
@@ -37,95 +32,93 @@ class HashRow(Retranslating, QWidget):
         super().__init__(parent)
         self.path: str | None = None
         self.task: Task | None = None
-        # ("done" | "cancelled" | "failed", the checks | None | the error)
-        self.outcome: tuple[str, CheckedModel | BaseException | None] | None = None
+        self._hashing: str | None = None  # the file the running task hashes
+        self.checked: CheckedModel | BaseException | None = None  # the last run's checks (DONE) or error (FAILED)
         self.label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.expected = QLineEdit(self)
         self.expected.setClearButtonEnabled(True)
         self.expected.editingFinished.connect(lambda: self.expectedHashChanged.emit(self.expected.text().strip()))
         self.button = QPushButton(self)
         self.button.clicked.connect(self.start)
-        self.progress = QProgressBar(self)
-        self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
-        self.cancel_button = QPushButton(self)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.verdict = QLabel(self, textFormat=Qt.TextFormat.PlainText)
-        self.verdict.setWordWrap(True)
-        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.job = JobRow(self)  # progress and Cancel while hashing; the verdict afterwards
+        self.job.cancelClicked.connect(self.cancel)
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.label, 0, 0)
         grid.addWidget(self.expected, 0, 1)
         grid.addWidget(self.button, 0, 2)
-        grid.addWidget(self.progress, 1, 0, 1, 2)
-        grid.addWidget(self.cancel_button, 1, 2)
-        grid.addWidget(self.verdict, 2, 0, 1, 3)
+        grid.addWidget(self.job, 1, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         self.retranslate()
-
 
     def retranslate(self) -> None:
         self.label.setText(self.tr("Expected SHA-256:"))
         self.expected.setPlaceholderText(self.tr("paste the hash from the download page (optional)"))
         self.button.setText(self.tr("Check file hash"))
-        self.cancel_button.setText(self.tr("Cancel"))
+        if not self.job.state.active:
+            self.job.say(self._verdict_text(self.job.state))
         self._render()
 
     def set_path(self, path: str | None, expected: str | None = None) -> None:
         self.cancel()
-        self.path, self.outcome = path, None
+        self.path = path
         self.expected.setText(expected or "")
+        if self.task is None:
+            self.job.reset()
         self._render()
 
     def start(self) -> None:
         if not self.path or self.task is not None:
             return
-        self.outcome = None
-        self.progress.setValue(0)
+        self.checked, self._hashing = None, self.path
         self.task = run_task(actions.hash_file, self.path, self.expected.text().strip() or None,
                              on_done=self._on_done, on_error=self._on_error, on_progress=self._on_progress,
                              wants_progress=True, wants_cancel=True)
+        self.job.start(busy=False)
         self._render()
 
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
+            self.job.cancelling()
 
     def _on_progress(self, value: object) -> None:  # (done, total) from core's hashing
-        self.progress.setValue(int(actions.fraction(value) * 1000))
+        self.job.set_progress(int(actions.fraction(value) * 1000), 1000)
 
     def _on_done(self, model: CheckedModel) -> None:
         task, self.task = self.task, None
-        if model.path == self.path:
-            if task is not None and task.cancelled:
-                self.outcome = ("cancelled", None)  # the report keeps no "cancelled" row
-            else:
-                self.outcome = ("done", model)
-                self.hashed.emit(model)
+        if model.path != self.path:
+            self.job.reset()  # hashed a file the step has left
+        elif task is not None and task.cancelled:
+            self._finish(JobState.CANCELLED)  # the report keeps no "cancelled" check row
+        else:
+            self.checked = model
+            self._finish(JobState.DONE)
+            self.hashed.emit(model)
         self._render()
 
     def _on_error(self, error: BaseException) -> None:
         task, self.task = self.task, None
-        self.outcome = ("cancelled", None) if task is not None and task.cancelled else ("failed", error)
+        if self._hashing != self.path:
+            self.job.reset()
+        elif task is not None and task.cancelled:
+            self._finish(JobState.CANCELLED)
+        else:
+            self.checked = error
+            self._finish(JobState.FAILED)
         self._render()
 
     def _render(self) -> None:
-        running = self.task is not None
-        self.progress.setVisible(running)
-        self.cancel_button.setVisible(running)
-        self.button.setEnabled(not running and self.path is not None)
-        self.verdict.setText(self._verdict_text())
-        self.verdict.setVisible(bool(self.verdict.text()))
+        self.button.setEnabled(self.task is None and self.path is not None)
 
-    def _verdict_text(self) -> str:
-        if self.outcome is None:
-            return ""
-        kind, value = self.outcome
-        if kind == "cancelled":
+    def _finish(self, state: JobState) -> None:
+        self.job.finish(state, self._verdict_text(state))
+
+    def _verdict_text(self, state: JobState) -> str:
+        value = self.checked
+        if state is JobState.CANCELLED:
             return self.tr("Hash check cancelled.")
-        if kind == "failed":
+        if state is JobState.FAILED and isinstance(value, BaseException):
             return self.tr("Hash check failed: {error}").format(error=actions.error_text(value))
-        check = actions.hash_check(value)
+        check = actions.hash_check(value) if state is JobState.DONE and not isinstance(value, BaseException) else None
         return check.message.render() if check is not None else ""

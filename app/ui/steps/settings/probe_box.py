@@ -11,11 +11,9 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QListView,
     QListWidget,
     QListWidgetItem,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
@@ -28,6 +26,7 @@ from app.core.session import ModelSession
 from app.core.text import human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.widgets import look
+from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.widgets.problem_view import problem_text
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
@@ -36,7 +35,7 @@ if TYPE_CHECKING:  # the types only: the probe's modules load in the worker, wit
     from app.core.gguf.model_info import ModelInfo
     from app.core.hardware.report import HardwareReport
     from app.core.launch.config import LaunchConfig
-    from app.core.probe import Attempt, ProbeProgress, ProbeResult
+    from app.core.probe import Attempt, ProbeProgress, ProbeResult, Recommendation
 
 
 def probe_call(info: ModelInfo, config: LaunchConfig, hardware: HardwareReport | None,
@@ -72,16 +71,13 @@ class ProbeBox(Retranslating, QWidget):
         self.hardware: HardwareReport | None = None
         self._shown_path: str | None = None  # the model whose "as much context as fits" tick is shown
         self._task: Task | None = None
-        self._status: tuple[str, ProbeResult | BaseException | None] = ("idle", None)
+        # with the job's state: the run's result (DONE), its error (FAILED), or the profile's saved result (IDLE)
+        self._outcome: ProbeResult | BaseException | None = None
         self.run_button = QPushButton(self)
         self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton(self)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar(self)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
-        self.status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
-        self.status.setWordWrap(True)
+        self.job = JobRow(self, label_outside=True)  # the bar and Cancel beside the button, the sentence below
+        self.job.cancelClicked.connect(self.cancel)
+        self.status = self.job.status  # laid out under the "as much context as fits" tick
         self.max_context = QCheckBox(self)  # "as much context as fits": the probe searches up to the training length
         self.max_context.toggled.connect(self._render)
         self.attempts = QListWidget(self)
@@ -98,8 +94,7 @@ class ProbeBox(Retranslating, QWidget):
         self.run_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
         row.addWidget(self.run_button)
-        row.addWidget(self.progress, 1)
-        row.addWidget(self.cancel_button)
+        row.addWidget(self.job, 1)
         row.addStretch(0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -118,7 +113,6 @@ class ProbeBox(Retranslating, QWidget):
         self.run_button.setText(self.tr("Find safe settings"))
         self.run_button.setToolTip(self.tr(
             "Starts the model a few times with different settings and keeps the largest one that really works."))
-        self.cancel_button.setText(self.tr("Cancel"))
         self.max_context.setToolTip(self.tr(
             "Tests longer contexts too, up to what the model was trained for, and keeps the longest that fits."))
         for row in range(len(self._attempt_values)):
@@ -157,9 +151,9 @@ class ProbeBox(Retranslating, QWidget):
         if path is None or path != self._shown_path:
             self.max_context.setChecked(False)  # "as much context as fits" is this model's choice, not the next one's
         self._shown_path = path
-        saved = self.session.saved_probe if path is not None else None
-        self._status = ("saved", saved) if saved else ("idle", None)
+        self._outcome = self.session.saved_probe if path is not None else None
         self._clear_attempts()
+        self.job.finish(JobState.IDLE)
         self._render()
 
     # --- running ---------------------------------------------------------------------------------
@@ -171,10 +165,11 @@ class ProbeBox(Retranslating, QWidget):
         self._logged = []
         self.session.set_probe(None)
         generation = self.session.generation  # the model this run measures
-        self.progress.setRange(0, 0)
-        self._status = ("running", None)
+        self._outcome = None
+        self.job.start()
         self._task = run_task(probe_call, self.info, self.config, self.hardware, owner=self,
-                              on_done=lambda result: self._on_done(result, generation), on_error=self._on_error,
+                              on_done=lambda result: self._on_done(result, generation),
+                              on_error=lambda error: self._on_error(error, generation),
                               on_progress=self._on_progress, wants_progress=True, wants_cancel=True,
                               max_context=self._wants_max_context(), **session_made(self.session, self.config))
         self._render()
@@ -182,19 +177,18 @@ class ProbeBox(Retranslating, QWidget):
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            self._status = ("cancelling", None)
+            self.job.cancelling()
             self._render()
 
     def _on_progress(self, step: ProbeProgress) -> None:
-        if step.max_attempts and step.attempt > 1:  # until the first load is measured the bar only says "busy"
-            self.progress.setRange(0, step.max_attempts)
-            self.progress.setValue(step.attempt - 1)
         if step.last is not None and step.phase != "done":
             self._add_attempt(step.last)
         if step.last is not None:
             self._log_attempt(step.last)
-        if self._status[0] == "running":
-            self.status.setText(step.message.render())
+        if self.job.state is JobState.RUNNING:  # until the first load is measured the bar only says "busy"
+            measured = step.max_attempts > 0 and step.attempt > 1
+            self.job.set_progress(step.attempt - 1 if measured else 0, step.max_attempts if measured else 0,
+                                  step.message.render())
 
     def _on_done(self, result: ProbeResult, generation: int | None = None) -> None:
         self._task = None
@@ -204,18 +198,22 @@ class ProbeBox(Retranslating, QWidget):
         self._clear_attempts()
         for attempt in result.attempts:
             self._add_attempt(attempt)
-        self._status = ("done", result)
+        self._outcome = result
+        self.job.finish(JobState.DONE)
         self._render()
         self.finished.emit(result)
         if result.recommendation:
             self.applyRequested.emit(result.recommendation.changes())
 
-    def _on_error(self, error: BaseException) -> None:
+    def _on_error(self, error: BaseException, generation: int | None = None) -> None:
         from app.core.probe.attempt import ProbeCancelled  # loaded by the run that failed: costs nothing now
 
         task, self._task = self._task, None
+        if generation is not None and generation != self.session.generation:
+            return  # a run for a model the session has left (cancelled when it left)
         cancelled = (task is not None and task.cancelled) or isinstance(error, ProbeCancelled)
-        self._status = ("cancelled", None) if cancelled else ("failed", error)
+        self._outcome = None if cancelled else error
+        self.job.finish(JobState.CANCELLED if cancelled else JobState.FAILED)
         self._render()
 
     def _log_attempt(self, attempt: Attempt) -> None:
@@ -263,8 +261,9 @@ class ProbeBox(Retranslating, QWidget):
         return text
 
     def attempt_text(self, attempt: Attempt) -> str:
-        if attempt.n_cpu_moe > 0 and self.info is not None:  # a model with experts: where they went, in words
-            where = Placement(int(self.info.block_count), attempt.gpu_layers, attempt.n_cpu_moe).describe().render()
+        blocks = self._block_count()
+        if attempt.n_cpu_moe > 0 and blocks:  # a model with experts: where they went, in words
+            where = Placement(blocks, attempt.gpu_layers, attempt.n_cpu_moe).describe().render()
             head = self.tr("{where}, {ctx} tokens").format(where=where, ctx=attempt.ctx)
         else:
             head = self.tr("{layers} GPU layers, {ctx} tokens").format(layers=attempt.gpu_layers, ctx=attempt.ctx)
@@ -287,6 +286,10 @@ class ProbeBox(Retranslating, QWidget):
             text += ", " + self.tr("{pp} tokens/s reading the prompt").format(pp=f"{attempt.prompt_tps:.0f}")
         return text
 
+    def _block_count(self) -> int:
+        """The model's layer count; 0 when unknown (a row then counts GPU layers instead of placing experts)."""
+        return int(self.info.block_count or 0) if self.info is not None else 0
+
     def _trained_ctx(self) -> int:
         return int(self.info.context_length or 0) if self.info is not None else 0
 
@@ -294,42 +297,40 @@ class ProbeBox(Retranslating, QWidget):
         return self.max_context.isVisibleTo(self) and self.max_context.isChecked()
 
     def _render(self, *_: object) -> None:
-        kind, value = self._status
         trained = self._trained_ctx()
         self.max_context.setText(self.tr("As much context as fits (up to {ctx} tokens)").format(ctx=trained))
         self.max_context.setVisible(self.config is not None and trained > int(self.config.ctx))
         self.max_context.setEnabled(not self.running)
         self.run_button.setEnabled(not self.running and self.info is not None and self.config is not None)
-        self.cancel_button.setVisible(self.running)
-        self.progress.setVisible(self.running)
         self.attempts.setVisible(self.attempts.count() > 0)
-        self.status.setText(self._status_text(kind, value))
+        self.job.say(self._status_text(self.job.state, self._outcome))
 
-    def _status_text(self, kind: str, value: ProbeResult | BaseException | None) -> str:
-        if kind == "running":
+    def _status_text(self, state: JobState, value: ProbeResult | BaseException | None) -> str:
+        if state is JobState.RUNNING:
             return self.tr("Testing settings with real loads of the model…")
-        if kind == "cancelling":
+        if state is JobState.CANCELLING:
             return self.tr("Cancelling; stopping the test server…")
-        if kind == "cancelled":
+        if state is JobState.CANCELLED:
             return self.tr("Cancelled. Your settings were not changed.")
-        if kind == "failed":
+        if state is JobState.FAILED:
             message = problem_text(value, labelled=False, joiner=" ") if isinstance(value, UserError) else str(value)
             return self.tr("The test could not run: {error}").format(error=message)
-        if kind == "done":
-            text = value.summary().render()
-            if value.cached:
+        result = None if isinstance(value, BaseException) else value
+        if state is JobState.DONE and result is not None:
+            text = result.summary().render()
+            if result.cached:
                 text += " " + self.tr("(Cached result from an earlier test with the same settings.)")
-            return text + self._in_use_text(value, self.tr("Applied."))
-        if kind == "saved" and value is not None and value.recommendation is not None:
-            rec = value.recommendation
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(value.saved_at or time.time()))
-            if rec.n_cpu_moe > 0 and self.info is not None:
+            return text + self._in_use_text(result, self.tr("Applied."))
+        if result is not None and result.recommendation is not None:  # IDLE: the result the profile saved
+            rec = result.recommendation
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(result.saved_at or time.time()))
+            if rec.n_cpu_moe > 0 and self._block_count():
                 text = self.tr("Last measured on {when} (cached): {where}, {ctx} tokens.").format(
-                    when=when, where=rec.placement(int(self.info.block_count)).render(), ctx=rec.ctx)
+                    when=when, where=rec.placement(self._block_count()).render(), ctx=rec.ctx)
             else:
                 text = self.tr("Last measured on {when} (cached): {layers} GPU layers, {ctx} tokens.").format(
                     when=when, layers=rec.gpu_layers, ctx=rec.ctx)
-            return text + self._in_use_text(value, "")
+            return text + self._in_use_text(result, "")
         return self.tr("Not measured yet. The numbers above are an estimate; "
                        "\"Find safe settings\" proves them with real test loads.")
 
@@ -338,18 +339,17 @@ class ProbeBox(Retranslating, QWidget):
         sentence that says this measurement is superseded and by what."""
         if result.recommendation is None:
             return ""
-        changed = self._changed_since(result)
+        changed = self._changed_since(result.recommendation)
         if not changed:
             return " " + applied if applied else ""
         return " " + self.tr("Superseded: the settings changed after this test ({changes}).").format(
             changes=", ".join(changed))
 
-    def _changed_since(self, result: ProbeResult) -> list[str]:
+    def _changed_since(self, measured: Recommendation) -> list[str]:
         """Each measured setting the Settings step no longer has, as "context size 4096 → 2048"."""
         if self.config is None:
             return []
         names = {"ctx": self.tr("context size"), "gpu_layers": self.tr("GPU layers"),
                  "n_cpu_moe": self.tr("layers with experts on the processor")}
-        return [f"{names.get(key, key)} {measured} → {getattr(self.config, key)}"
-                for key, measured in result.recommendation.changes().items()
-                if getattr(self.config, key, measured) != measured]
+        return [f"{names.get(key, key)} {value} → {getattr(self.config, key)}"
+                for key, value in measured.changes().items() if getattr(self.config, key, value) != value]

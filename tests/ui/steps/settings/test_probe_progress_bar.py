@@ -39,11 +39,11 @@ def test_the_bar_is_busy_until_the_first_load_is_measured(qtbot, monkeypatch):
     try:
         box.run()
         qtbot.waitUntil(lambda: box.status.text().startswith("Test load 1"), timeout=WAIT_MS)
-        assert first_told.is_set() and box.progress.isVisible()
-        assert (box.progress.minimum(), box.progress.maximum()) == (0, 0)  # Qt's busy bar, not an empty one
+        assert first_told.is_set() and box.job.progress.isVisible()
+        assert (box.job.progress.minimum(), box.job.progress.maximum()) == (0, 0)  # Qt's busy bar, not an empty one
         measured.set()
         qtbot.waitUntil(lambda: box.status.text().startswith("Test load 2"), timeout=WAIT_MS)
-        assert (box.progress.maximum(), box.progress.value()) == (6, 1)
+        assert (box.job.progress.maximum(), box.job.progress.value()) == (6, 1)
     finally:
         measured.set()
         finish.set()

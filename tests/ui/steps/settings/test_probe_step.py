@@ -30,7 +30,7 @@ def test_probe_runs_right_after_opening_a_model(qtbot, window, make_model):
     probe = window.settings_panel.probe
     assert probe.run_button.isEnabled()
     qtbot.mouseClick(probe.run_button, Qt.MouseButton.LeftButton)
-    assert probe.running and probe.cancel_button.isVisible()
+    assert probe.running and probe.job.cancel_button.isVisible()
     qtbot.waitUntil(lambda: not probe.running, timeout=SERVER)
     assert probe.result is not None and probe.result.recommendation.ctx == 1024, probe.status.text()
 
@@ -43,7 +43,7 @@ def test_cancelling_the_probe_leaves_settings_and_no_test_server(qtbot, window, 
     before = panel.config()
     qtbot.mouseClick(panel.probe.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(_probe_children()), timeout=SERVER)  # a test load is under way
-    qtbot.mouseClick(panel.probe.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.probe.job.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.probe.running, timeout=SERVER)
     assert panel.probe.status.text() == "Cancelled. Your settings were not changed."
     assert panel.config() == before

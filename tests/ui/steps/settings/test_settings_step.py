@@ -1,15 +1,12 @@
-"""The Settings step and the hash row, on real plans of generated models (no server needed)."""
+"""The Settings step, on real plans of generated models (no server needed)."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from app.core.problem import Status
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 
 
@@ -54,42 +51,6 @@ def test_advanced_settings_reach_the_exact_command_line_and_copy(qtbot, built_in
     assert QGuiApplication.clipboard().text() == command
     config = panel.config()
     assert (config.threads, config.cache_type_k, config.port) == (3, "q8_0", 18555)
-
-
-def test_sha256_matches_and_mismatches_are_rows(qtbot, window, tiny_model):
-    digest = hashlib.sha256(Path(tiny_model).read_bytes()).hexdigest()
-    open_and_wait(qtbot, window, tiny_model)
-    panel = window.model.hash_row
-    panel.expected.setText(digest)
-    panel.expected.editingFinished.emit()
-    qtbot.mouseClick(panel.button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.task is None and panel.outcome is not None, timeout=LONG)
-    assert "matches" in panel.verdict.text()
-    assert window.model.report.checks[-1].id == "sha256" and window.model.report.checks[-1].status is Status.OK
-    assert window.store.settings.profile(tiny_model)["expected_sha256"] == digest
-
-    panel.expected.setText("0" * 64)
-    qtbot.mouseClick(panel.button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.task is None and panel.outcome is not None, timeout=LONG)
-    check = window.model.report.checks[-1]
-    assert check.id == "sha256" and check.status is Status.ERROR
-    assert "does not match" in panel.verdict.text()
-
-
-def test_sha256_cancel_keeps_the_report(qtbot, window, make_model):
-    # big enough that hashing takes a moment: 2 x 40 MB of f32 embeddings
-    model = make_model("big.gguf", n_layers=1, n_embd=1024, n_ff=256, n_extra_tokens=10000)
-    open_and_wait(qtbot, window, model)
-    panel = window.model.hash_row
-    before = list(window.model.report.checks)
-    qtbot.mouseClick(panel.button, Qt.MouseButton.LeftButton)
-    assert panel.cancel_button.isVisible()
-    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.task is None, timeout=LONG)
-    assert panel.outcome == ("cancelled", None)
-    assert panel.verdict.text() == "Hash check cancelled."
-    assert window.model.report.checks == before  # no "cancelled" row added to the model's checks
-    assert not panel.cancel_button.isVisible() and panel.button.isEnabled()
 
 
 def test_with_a_gpu_the_layer_slider_and_a_vram_bar_appear(qtbot, built_in_engine, window, make_model):

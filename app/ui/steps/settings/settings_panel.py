@@ -6,7 +6,8 @@ Every change re-plans in a worker after a short pause (debounced), so typing nev
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.launch.config import BACKEND_LLAMA_SERVER, LaunchConfig
+from app.core.launch.config import BACKEND_LLAMA_SERVER, ConfigChanges, LaunchConfig
 from app.core.plan.experts import expert_split
 from app.core.plan.placement import Placement
 from app.core.session import ModelSession
@@ -269,18 +270,19 @@ class SettingsPanel(Retranslating, QWidget):
                                        parallel=self.parallel.value(), **self.advanced.values(),
                                        rpc_workers=self.workers.addresses(), local_key=not self.keyless.isChecked())
 
-    def apply_changes(self, changes: dict) -> None:
-        """Apply a recommendation or a diagnosis fix, e.g. {"ctx": 2048, "gpu_layers": 12}."""
+    def apply_changes(self, changes: ConfigChanges | Mapping[str, Any]) -> None:
+        """Apply a recommendation or a diagnosis fix, e.g. {"ctx": 2048, "gpu_layers": 12}, by core's one rule
+        (``LaunchConfig.apply`` of a ``ConfigChanges``), as the supervisor and the command line do."""
         current = self.config()
         if current is None:
             return
-        known = {k: v for k, v in changes.items() if k in LaunchConfig.__dataclass_fields__}
-        self._apply_config(current.with_changes(**known))
+        self._apply_config(current.apply(ConfigChanges(changes)))
         self._edited()
 
     def apply_plan_recommendation(self) -> None:
         if self.plan is not None and self.plan.recommended_ctx:
-            self.apply_changes({"ctx": self.plan.recommended_ctx, "gpu_layers": self.plan.recommended_gpu_layers})
+            self.apply_changes(ConfigChanges(ctx=self.plan.recommended_ctx,
+                                             gpu_layers=self.plan.recommended_gpu_layers))
 
     def engine(self) -> tuple[str, str | None]:
         """(backend, server_bin) as the Advanced settings show them, with or without a model."""
@@ -290,7 +292,7 @@ class SettingsPanel(Retranslating, QWidget):
     def set_engine(self, backend: str) -> None:
         """Choose the engine (e.g. the Machine step's "use the other engine"); saved as the app-wide choice."""
         if self.config() is not None:
-            self.apply_changes({"backend": backend})
+            self.apply_changes(ConfigChanges(backend=backend))
         else:
             self.advanced.backend.setCurrentIndex(1 if backend == BACKEND_LLAMA_SERVER else 0)
 
@@ -301,7 +303,7 @@ class SettingsPanel(Retranslating, QWidget):
     def use_server(self, server_bin: str) -> None:
         """Choose the llama-server engine with this file (the GPU notice's "use this llama-server")."""
         if self.config() is not None:
-            self.apply_changes({"backend": BACKEND_LLAMA_SERVER, "server_bin": server_bin})
+            self.apply_changes(ConfigChanges(backend=BACKEND_LLAMA_SERVER, server_bin=server_bin))
         else:
             self.advanced.set_engine(BACKEND_LLAMA_SERVER, server_bin)
             self._emit_engine()
@@ -353,7 +355,7 @@ class SettingsPanel(Retranslating, QWidget):
         text = self.tr("all {n}").format(n=top) if value == top else self.tr("{n} of {top}").format(n=value, top=top)
         experts = self.advanced.values()["n_cpu_moe"]
         if experts and self.info is not None:  # a model with experts, some in RAM: say where everything goes
-            text = Placement(int(self.info.block_count), value, experts).describe().render()
+            text = Placement(int(self.info.block_count or 0), value, experts).describe().render()
         self.gpu_layers_label.setText(text)
 
     # --- plan + command line (worker) ------------------------------------------------------------
@@ -409,4 +411,4 @@ class SettingsPanel(Retranslating, QWidget):
 
 def _experts_layers(info: ModelInfo | None) -> int | None:
     """The layer count of a model with experts (what the experts row goes up to); None for a dense model."""
-    return int(info.block_count) if info is not None and expert_split(info).is_moe else None
+    return int(info.block_count or 0) if info is not None and expert_split(info).is_moe else None

@@ -29,22 +29,31 @@ class PromptProgress:
     time_ms: int | None = None  # the server's time spent reading so far
     estimate: bool = False  # ``total`` is the client's estimate, not a count from the server's tokenizer
 
+    def _report(self) -> tuple[int, int] | None:
+        """(tokens read, tokens in all) when the server itself says how far it is; else None."""
+        if self.processed is None or not self.total:
+            return None
+        return self.processed, self.total
+
     @property
     def reported(self) -> bool:
         """The server itself says how far it is (a percentage is true)."""
-        return self.processed is not None and bool(self.total)
+        return self._report() is not None
 
     @property
     def complete(self) -> bool:
         """The server says it has read every token (what follows is the model working on its answer)."""
-        return self.reported and self.processed >= self.total
+        report = self._report()
+        return report is not None and report[0] >= report[1]
 
     @property
     def percent(self) -> int | None:
         """Whole percent read, rounded down (100 only once every token is read); None without a server report."""
-        if not self.reported:
+        report = self._report()
+        if report is None:
             return None
-        return min(100, self.processed * 100 // self.total)
+        processed, total = report
+        return min(100, processed * 100 // total)
 
     def sentence(self, elapsed_s: float = 0.0) -> Text:
         """"Reading your message: 1,024 of 3,100 tokens (33 %) · 12 s", or without a report "Reading your message

@@ -31,6 +31,8 @@ class ReplyClient(Protocol):
 
     def overflow_behind(self, messages: list[dict[str, str]], params: Any) -> ContextOverflow | None: ...
 
+    def failure_context(self, retry_after: str | None = None) -> dict[str, Any]: ...
+
 
 class ReplyStream:
     def __init__(self, client: ReplyClient, transport: StoppableStream, request_id: str, max_tokens: int,
@@ -164,7 +166,7 @@ class ReplyStream:
         if self.stopped and not self._done:
             self.stats.finish_reason = FINISH_STOPPED
 
-    def _payload_failure(self, exc: Exception) -> Exception:
+    def _payload_failure(self, exc: StreamErrorPayload | MalformedChunk) -> Exception:
         if isinstance(exc, MalformedChunk):
             return errors.malformed(self.request_id, exc.reason, (exc.raw,))
         failure = classify_stream_error(exc.error, self.request_id, self._client.log_tail)

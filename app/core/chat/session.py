@@ -145,6 +145,7 @@ class ChatSession:
                     if attempt == 2:
                         raise self._overflow_error(overflow, fit) from None
                     self._absorb_overflow(overflow, fit)
+            assert answer is not None  # the loop above ends with an answer or raises
             stats = self._finish_answer(user, answer, fit, retried=attempt == 2)
             yield ChatEvent(DONE, stats=stats)
         except _Stopped:
@@ -162,12 +163,18 @@ class ChatSession:
     def _prepare(self) -> Iterator[ChatEvent]:
         info = yield from self._with_loading_wait(self.client.server_info)
         if self.counter is None:
-            self.counter = TokenCounter(self.client.tokenize)
-            yield from self._with_loading_wait(lambda: self.counter.calibrate(self._prompt_tokens_of))
+            counter = self.counter = TokenCounter(self.client.tokenize)
+            yield from self._with_loading_wait(lambda: counter.calibrate(self._prompt_tokens_of))
         if self.counter.notice is not None and not self._estimate_notice_shown:
             self._estimate_notice_shown = True
             yield ChatEvent(NOTICE, notice=self.counter.notice)
         return info
+
+    @property
+    def _token_counter(self) -> TokenCounter:
+        """The counter ``_prepare`` set up before the first message was sent."""
+        assert self.counter is not None
+        return self.counter
 
     def _prompt_tokens_of(self, messages: list[dict[str, str]]) -> int:
         reply = self.client.complete(messages, self.params.with_changes(seed=0), max_tokens=1)
@@ -181,7 +188,7 @@ class ChatSession:
 
     def _fit(self) -> FitResult:
         history = self.conversation.history_for_model()
-        fit = fit_history(history, self.counter, self.client.server_info().ctx_per_slot, self._max_tokens(),
+        fit = fit_history(history, self._token_counter, self.client.server_info().ctx_per_slot, self._max_tokens(),
                           self.margin, history_share=self.history_share)
         self.last_fit = fit
         return fit
@@ -233,11 +240,12 @@ class ChatSession:
                 last_save = time.monotonic()
 
     def _finish_answer(self, user: Message, answer: Message, fit: FitResult, *, retried: bool) -> ReplyStats:
+        assert self._reply is not None  # _open set it for this answer
         stats = self._reply.stats
         stats.trimmed_messages = fit.dropped_messages
         stats.retried_after_overflow = retried
         if stats.prompt_tokens:
-            self.counter.observe(fit.messages, stats.prompt_tokens)
+            self._token_counter.observe(fit.messages, stats.prompt_tokens)
         self._attribute_length(stats, answer, fit)
         stopped = stats.finish_reason == FINISH_STOPPED
         if stopped and not answer.content:
@@ -260,7 +268,7 @@ class ChatSession:
             logger.info("the server's context could not be read after a 'length' finish; told apart by tokens only")
         exact = stats.tokens_source == "server"
         completion = stats.completion_tokens
-        if not exact and stats.finish_reason == FINISH_LENGTH and not self.counter.is_estimate:
+        if not exact and stats.finish_reason == FINISH_LENGTH and not self._token_counter.is_estimate:
             completion = max(completion, self._tokens_in(answer.content))
         prompt = stats.prompt_tokens if stats.prompt_tokens is not None else fit.prompt_tokens
         stats.attribute_length(prompt, completion, exact=exact)
@@ -268,13 +276,13 @@ class ChatSession:
     def _tokens_in(self, text: str) -> int:
         """The answer's tokens as the server counts them (0 when it can no longer say: the piece count stands)."""
         try:
-            return self.counter.count_text(text)
+            return self._token_counter.count_text(text)
         except (errors.ChatError, ServerLoading):
             logger.info("the answer's tokens could not be counted by the server; using the streamed pieces")
             return 0
 
     def _absorb_overflow(self, overflow: ContextOverflow, fit: FitResult) -> None:
-        self.counter.observe(fit.messages, overflow.n_prompt_tokens)
+        self._token_counter.observe(fit.messages, overflow.n_prompt_tokens)
         if overflow.n_ctx:
             self.client.learn_ctx(overflow.n_ctx)
 

@@ -47,7 +47,7 @@ class TokenCounter:
         cached = self._cache.get(text)
         if cached is not None:
             return cached
-        tokens = None if self.is_estimate else self._tokenize(text)
+        tokens = None if self.is_estimate or self._tokenize is None else self._tokenize(text)
         if tokens is None:
             self.is_estimate = True
             count = estimate_tokens(text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,11 +72,17 @@ class StoppableStream:
             self.close()
         return response.status, {k.decode().lower(): v.decode("latin-1") for k, v in response.headers}
 
+    def _chunks(self) -> Iterable[bytes]:
+        """The open response's body as it arrives (a sync connection's stream: never an async one)."""
+        assert self._response is not None
+        stream = self._response.stream
+        assert isinstance(stream, Iterable)
+        return stream
+
     def read_body(self, limit: int = 64 * 1024) -> bytes:
         """The whole (error) body, up to ``limit`` bytes."""
-        assert self._response is not None
         data = bytearray()
-        for chunk in self._response.stream:
+        for chunk in self._chunks():
             data += chunk
             if len(data) >= limit:
                 break
@@ -84,9 +90,8 @@ class StoppableStream:
 
     def iter_lines(self) -> Iterator[str]:
         """Decoded lines without their endings; a trailing partial line is yielded at EOF."""
-        assert self._response is not None
         buffer = b""
-        for chunk in self._response.stream:
+        for chunk in self._chunks():
             buffer += chunk
             if b"\n" not in chunk:
                 continue

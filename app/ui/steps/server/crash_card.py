@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.diagnosis.value import Diagnosis
+from app.core.launch.config import ConfigChanges
 from app.core.problem import Fix
 from app.core.text import Text
 from app.ui.steps.machine.engine_rebuild import cannot_rebuild_reason, other_engine
@@ -36,7 +37,7 @@ class CrashCard(QFrame):
     and Dismiss (with "Show details" beside them), and the next step when there is no fix button to take it. The
     details, shut until asked for: what the exit means, the next step and what the fix changes, the evidence."""
 
-    applyFixRequested = Signal(dict)
+    applyFixRequested = Signal(object)  # the fix's ConfigChanges (core's one rule: {"port": 0} = any free port)
     rebuildRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -48,7 +49,7 @@ class CrashCard(QFrame):
         self._cannot_rebuild: Text | None = None  # why the engine cannot be rebuilt here, for this diagnosis
         self._applied = ""  # this diagnosis' fix: "" not applied, APPLYING (restarting with it), APPLIED (running)
         self.setObjectName("crashCard")
-        self.setFrameShape(QFrame.StyledPanel)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet(CRASH_STYLE)
         self.title = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.title.setStyleSheet(CRASH_TITLE_STYLE)
@@ -57,8 +58,10 @@ class CrashCard(QFrame):
         self.fix_changes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rebuild_box = RebuildBox(self)  # a rebuild's progress: shown while it runs, never folded away
         self.problem.add_before_evidence(self.fix_changes)
-        self.apply_button = QPushButton(self, clicked=self._apply)
-        self.dismiss_button = QPushButton(self, clicked=self.hide)
+        self.apply_button = QPushButton(self)
+        self.apply_button.clicked.connect(self._apply)
+        self.dismiss_button = QPushButton(self)
+        self.dismiss_button.clicked.connect(self.hide)
         actions = QHBoxLayout()
         actions.addWidget(self.apply_button)
         actions.addWidget(self.dismiss_button)
@@ -241,4 +244,4 @@ class CrashCard(QFrame):
         elif self.has_fix():  # a fix with no settings to change (restart as it is) restarts all the same
             self._applied = APPLYING
             self.retranslate()
-            self.applyFixRequested.emit(changes)
+            self.applyFixRequested.emit(ConfigChanges(changes))

@@ -29,4 +29,4 @@ def test_the_card_names_the_worker_and_the_fix_lists_the_workers_in_words(qtbot)
     assert card.fix_changes.text() == f"The fix changes: Workers: {kept}, {gone} → {kept}"
     with qtbot.waitSignal(card.applyFixRequested) as applied:
         card.apply_button.click()
-    assert applied.args == [{"rpc_workers": [kept]}]
+    assert applied.args == [{"rpc_workers": (kept,)}]

@@ -73,6 +73,12 @@ def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _updated(profile: dict[str, Any]) -> float:
+    """When a version-1 profile was saved (0 when it does not say)."""
+    value = profile.get("updated")
+    return value if isinstance(value, (int, float)) else 0
+
+
 def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 kept the engine in each model's launch config only: the one used last becomes the app-wide
     choice (no model gets an override: version 1 could not tell a chosen engine from the default one)."""
@@ -80,7 +86,7 @@ def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     configs = [p for p in profiles.values() if isinstance(p, dict) and isinstance(p.get("launch_config"), dict)] \
         if isinstance(profiles, dict) else []
     if configs and "backend" not in data:
-        latest = max(configs, key=lambda p: p.get("updated") if isinstance(p.get("updated"), (int, float)) else 0)
+        latest = max(configs, key=_updated)
         backend, server_bin = _engine_values(latest["launch_config"])
         data["backend"], data["server_bin"] = backend, server_bin
     return data

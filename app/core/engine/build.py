@@ -65,11 +65,17 @@ def pinned_engines(pyproject: Path = ROOT / "pyproject.toml") -> list[EngineSpec
 def build_jobs() -> int:
     """Parallel compile jobs: every core, but at most one per 2 GiB of RAM (C++ units of llama.cpp are big)."""
     cores = os.cpu_count() or 1
+    return max(1, min(cores, int(_ram_gib() // 2) or 1, 16))
+
+
+def _ram_gib() -> float:
+    """Physical memory in GiB; 8 where the system does not say (Windows has no sysconf)."""
+    if sys.platform == "win32":
+        return 8.0
     try:
-        ram_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (AttributeError, ValueError, OSError):
-        ram_gib = 8.0
-    return max(1, min(cores, int(ram_gib // 2) or 1, 16))
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        return 8.0
 
 
 def wheelhouse() -> Path:

@@ -217,9 +217,12 @@ def _tile_config() -> bytes:
 
 
 def execute(code: bytes) -> None:
-    """Run machine code that takes one pointer argument (the AMX tile config) and returns."""
+    """Run machine code that takes one pointer argument (the AMX tile config) and returns (Linux: see can_probe)."""
     import ctypes
     import mmap
+
+    if sys.platform == "win32":
+        raise NotImplementedError("machine code is run only where can_probe() is true (Linux)")
 
     page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     page.write(code)

@@ -120,7 +120,7 @@ def _build_in_child(progress: Callable[[RebuildProgress], None], cancel: Callabl
                         T("Check that this computer is online (the source is downloaded), then try again; the log "
                           "lines below say more.",
                           "请确认这台电脑已联网（需要下载源代码），然后重试；下面的日志行有更多信息。"),
-                        evidence=list(tail))
+                        evidence=tuple(tail))
 
 
 def _kill_when_cancelled(child: subprocess.Popen, cancel: Callable[[], bool], stop: threading.Event) -> None:

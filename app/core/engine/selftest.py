@@ -237,7 +237,11 @@ def _embedded_child(specs: list[str]) -> None:
             llm = llama_cpp.Llama(model_path=path, n_ctx=64, n_batch=32, n_threads=1, seed=0, verbose=False)
             out = llm.create_completion("Hello", max_tokens=GENERATE_TOKENS, temperature=0.0,
                                         logit_bias={llm.token_eos(): -1000.0})
-            tokens = int(out["usage"]["completion_tokens"])
+            assert isinstance(out, dict)  # one response, not chunks: stream was not asked for
+            usage = out.get("usage")
+            if usage is None:
+                raise ValueError("the completion reported no token usage")
+            tokens = int(usage["completion_tokens"])
             line = {"quant": quant, "outcome": Outcome.RUNS.value if tokens > 0 else Outcome.FAILED.value,
                     "detail": f"{tokens} tokens in {time.monotonic() - started:.2f} s"}
             del llm

@@ -108,10 +108,13 @@ def classify_mount(point: str, fstype: str) -> str:
 def _windows_drive_kind(path: Path) -> str:
     import ctypes
 
+    if sys.platform != "win32":  # kernel32 exists there only
+        return "local"
+
     anchor = path.resolve().anchor
     if anchor.startswith("\\\\") and not anchor.startswith("\\\\?\\"):
         return "network"
-    kind = ctypes.windll.kernel32.GetDriveTypeW(anchor)  # type: ignore[attr-defined]
+    kind = ctypes.windll.kernel32.GetDriveTypeW(anchor)
     return {2: "removable", 4: "network"}.get(kind, "local")
 
 

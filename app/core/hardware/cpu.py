@@ -10,6 +10,7 @@ import logging
 import os
 import platform
 import subprocess
+import sys
 from dataclasses import dataclass
 
 import psutil
@@ -70,6 +71,8 @@ def _run(argv: list[str]) -> str:
 
 
 def _windows_cpu() -> tuple[str | None, tuple[str, ...]]:
+    if sys.platform != "win32":  # the registry and kernel32 exist there only
+        return None, ()
     model = None
     try:
         import winreg
@@ -82,7 +85,7 @@ def _windows_cpu() -> tuple[str | None, tuple[str, ...]]:
     try:
         import ctypes
 
-        present = ctypes.windll.kernel32.IsProcessorFeaturePresent  # type: ignore[attr-defined]
+        present = ctypes.windll.kernel32.IsProcessorFeaturePresent
         raw = {name for feature_id, name in _WINDOWS_FEATURES.items() if present(feature_id)}
     except (AttributeError, OSError):
         logger.debug("CPU features not readable from kernel32", exc_info=True)

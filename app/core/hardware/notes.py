@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 
 from app.core.hardware.report import HardwareReport
 from app.core.text import T, Text, human_bytes
@@ -11,7 +12,7 @@ from app.core.text import T, Text, human_bytes
 OTHER_VRAM_NOTE_BYTES = 256 * 1024**2
 
 
-def build_notes(report: HardwareReport, nvidia_adapters: list[str] = ()) -> list[Text]:
+def build_notes(report: HardwareReport, nvidia_adapters: Sequence[str] = ()) -> list[Text]:
     notes: list[Text] = []
     notes += _gpu_notes(report, list(nvidia_adapters))
     notes += _memory_notes(report)

@@ -102,7 +102,7 @@ def find_llama_server(user_path: str | None = None) -> Path:
         T("No llama-server program was found on this computer.", "这台电脑上没有找到 llama-server 程序。"),
         T("Install llama.cpp and choose its llama-server file in Settings (Advanced), or use the built-in engine.",
           "请安装 llama.cpp 并在设置（高级）中选择其中的 llama-server 文件，或改用内置引擎。"),
-        [f"looked in: {os.environ.get('PATH', '')}"] + [str(p.parent) for p in common_locations()],
+        (f"looked in: {os.environ.get('PATH', '')}", *(str(p.parent) for p in common_locations())),
         action=CHOOSE_SERVER_BIN)
 
 
@@ -226,14 +226,14 @@ def _probe(path: Path) -> BinaryFacts:
               "llama-server, or use the built-in engine.",
               "它可能是为其他系统编译的，或缺少依赖库。请重新安装 llama.cpp、"
               "选择另一个 llama-server，或改用内置引擎。"),
-            version_out.strip().splitlines()[-20:])
+            tuple(version_out.strip().splitlines()[-20:]))
     if "--model" not in flags:  # e.g. /bin/true, or another program chosen by mistake: it would ignore every setting
         raise UserError(
             T("{path} is not llama-server: it does not take a model file.",
               "{path} 不是 llama-server：它不接受模型文件。", path=str(path)),
             T("Choose the llama-server program from llama.cpp in Settings (Advanced), or use the built-in engine.",
               "请在设置（高级）中选择 llama.cpp 的 llama-server 程序，或改用内置引擎。"),
-            [f"{path} --help lists no --model option:", *help_out.strip().splitlines()[-5:]],
+            (f"{path} --help lists no --model option:", *help_out.strip().splitlines()[-5:]),
             action=CHOOSE_SERVER_BIN)
     version_line, build, backends = parse_version(version_out)
     return BinaryFacts(str(path), version_line, build, backends, flags)

@@ -139,4 +139,4 @@ def _unusable_host(host: str, error: Exception):
     return UserError(T("The server cannot listen on {host}: it is not an address of this computer.",
                        "服务器无法监听 {host}：它不是本机的地址。", host=host),
                      T("Use 127.0.0.1 (this computer only) or 0.0.0.0 (all networks).",
-                       "请使用 127.0.0.1（仅本机）或 0.0.0.0（所有网络）。"), [f"{type(error).__name__}: {error}"])
+                       "请使用 127.0.0.1（仅本机）或 0.0.0.0（所有网络）。"), (f"{type(error).__name__}: {error}",))

@@ -194,7 +194,7 @@ def _commonest_type(info, type_name) -> str | None:
     for tensor in info.tensors:
         if tensor.n_bytes:
             counts[tensor.type_id] = counts.get(tensor.type_id, 0) + tensor.n_bytes
-    return type_name(max(counts, key=counts.get)) if counts else None
+    return type_name(max(counts, key=lambda type_id: counts[type_id])) if counts else None
 
 
 def find_local_models(sources: list[Source] | None = None, *, check: bool = True,

@@ -75,6 +75,7 @@ def _amx_bytes(tensor: Any) -> int:
     if tensor.type_id == F16:
         return int(tensor.n_bytes)
     kind = type_info(tensor.type_id)
+    assert kind is not None  # AMX_ROW_LENGTH lists known types only
     blocks = int(tensor.shape[0]) // kind.block_size
     return int(tensor.shape[1]) * blocks * (kind.type_size + AMX_BLOCK_EXTRA.get(tensor.type_id, 0))
 

@@ -94,7 +94,9 @@ class ScreenAwake:
     def _windows_state(self, flags: int) -> bool:
         import ctypes
 
-        ok = bool(ctypes.windll.kernel32.SetThreadExecutionState(flags))  # type: ignore[attr-defined]
+        if sys.platform != "win32":  # kernel32 exists there only
+            return False
+        ok = bool(ctypes.windll.kernel32.SetThreadExecutionState(flags))
         self._windows = ok and flags != _ES_CONTINUOUS
         return ok
 

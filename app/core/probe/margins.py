@@ -49,7 +49,7 @@ def read_free_now() -> FreeNow:
     try:
         cgroup = read_cgroup_memory()
         headroom = cgroup.headroom_bytes() if cgroup else None
-        if headroom is not None:
+        if cgroup and headroom is not None:
             available, total = min(available, headroom), min(total, int(cgroup.limit_bytes or total))
     except Exception:  # a strange cgroup layout must not fail an attempt that loaded fine
         logger.warning("cgroup memory unreadable after a test prompt; using RAM alone", exc_info=True)

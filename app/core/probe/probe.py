@@ -239,7 +239,7 @@ class ExpertSeeds:
 def expert_seeds(info: ModelInfo, config: LaunchConfig, hw: HardwareReport | None,
                  options: ProbeOptions) -> ExpertSeeds | None:
     """None for a model without experts, or an engine that cannot place them."""
-    if not places_experts(info, config):
+    if not places_experts(info, config) or info.block_count is None:
         return None
     budgets = device_budgets(hw, vram_budget=options.vram_budget, ram_budget=options.ram_budget,
                              margins=options.margins)
@@ -256,21 +256,21 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
     own dry run, the seed where the plan has none, and shown beside the measured answer."""
     n_layer = int(info.block_count)
     gpu = _uses_gpu(hw, backend) or uses_workers(config, backend)  # workers take layers as GPUs do
-    moe = gpu and experts is not None
+    moe = experts if gpu else None  # experts the engine keeps in RAM apart from their layers, on a GPU
     top_ctx = max(ceiling or 0, config.ctx)
     bound = ((max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)
-             + (max_loads(n_layer + 1, True) + 1 if moe else 0))
+             + (max_loads(n_layer + 1, True) + 1 if moe is not None else 0))
     prober = _Prober(config, limits, progress, cancel, runner, bound, n_layer)
     notes = []
     recommendation = None
-    if moe:
-        seed = experts.fewest_in_ram if experts.fewest_in_ram is not None else _fit_experts(fit, n_layer)
+    if moe is not None:
+        seed = moe.fewest_in_ram if moe.fewest_in_ram is not None else _fit_experts(fit, n_layer)
         recommendation = expert_recommendation(prober.run, prober.attempts, n_layer, config.ctx,
                                                seed if seeded else None)
     if gpu and recommendation is None:
         # with experts: not even every expert in RAM fits beside every layer, so fewer layers, experts still in RAM
-        n_cpu_moe = n_layer if moe else config.n_cpu_moe
-        planned = experts.layers_all_in_ram if moe else plan.max_gpu_layers
+        n_cpu_moe = n_layer if moe is not None else config.n_cpu_moe
+        planned = moe.layers_all_in_ram if moe is not None else plan.max_gpu_layers
         seed_layers = planned if planned is not None else _fit_layers(fit, n_layer)
         layers = _layer_search(prober, n_layer, config.ctx, seed_layers if seeded else None, n_cpu_moe)
         if layers is not None:

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 import psutil
 
@@ -27,14 +27,14 @@ from app.core.process.registry import StaleChild, find_stale_children, kill_stal
 
 logger = logging.getLogger(__name__)
 
-IS_WINDOWS = os.name == "nt"
 RSS_SAMPLE_INTERVAL_S = 0.5
 READER_JOIN_TIMEOUT_S = 0.3
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
-LineCallback = Callable[[str, str], None]  # (stream, text)
+LineCallback = Callable[[str, str], object]  # (stream, text); what it returns is not used
 ExitCallback = Callable[["ChildProcess", int], None]
 MemorySampler = Callable[[psutil.Process], Any]  # one reading of a live child; None: nothing to record this time
+_T = TypeVar("_T")
 
 
 def rss_sample(process: psutil.Process) -> tuple[float, int]:
@@ -59,12 +59,12 @@ class _Spawner:
     """
 
     def __init__(self) -> None:
-        self._jobs: list[tuple[Callable[[], object], Future]] = []
+        self._jobs: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def run(self, func: Callable[[], object]) -> object:
-        future: Future = Future()
+    def run(self, func: Callable[[], _T]) -> _T:
+        future: Future[_T] = Future()
         with self._cond:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="child-spawner", daemon=True)
@@ -90,6 +90,8 @@ _spawner = _Spawner()
 
 def _posix_preexec(parent_pid: int, rlimits: dict[int, tuple[int, int] | int] | None) -> Callable[[], None]:
     """Runs in the child between fork and exec: only pre-resolved objects, no imports, no locks."""
+    if sys.platform == "win32":
+        raise NotImplementedError("POSIX only: a Windows child goes into a kill-on-close Job Object instead")
     prctl = None
     if sys.platform.startswith("linux"):
         import ctypes
@@ -159,7 +161,7 @@ class ChildProcess:
     def _popen(self, env, cwd, rlimits) -> subprocess.Popen:
         kwargs: dict = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             bufsize=0, close_fds=True, env=pinned_gpu_order(env), cwd=cwd)
-        if IS_WINDOWS:
+        if sys.platform == "win32":
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
             popen = subprocess.Popen(self.argv, **kwargs)
             from app.core.process import windows as child_windows
@@ -260,7 +262,7 @@ class ChildProcess:
         if self.popen.returncode is not None:
             return True
         try:
-            if IS_WINDOWS:
+            if sys.platform == "win32":
                 # CTRL_BREAK reaches the child's group only when both share a console; a windowed app has none.
                 self.popen.send_signal(signal.CTRL_BREAK_EVENT) if polite else self.popen.kill()
             else:
@@ -274,7 +276,7 @@ class ChildProcess:
 
     def _kill_leftovers(self) -> None:
         """Anything the child started in its group dies with it (the group id is the child's pid)."""
-        if IS_WINDOWS:
+        if sys.platform == "win32":
             return
         try:
             os.killpg(self.pid, signal.SIGKILL)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import subprocess
+import sys
 from ctypes import wintypes
 
 JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9
@@ -51,6 +52,8 @@ class _ExtendedLimits(ctypes.Structure):
 
 
 def _kernel32():
+    if sys.platform != "win32":  # the structures above are also built (and checked) elsewhere; the calls are not
+        raise NotImplementedError("Job Objects exist on Windows only")
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     kernel32.CreateJobObjectW.restype = wintypes.HANDLE
     kernel32.CreateJobObjectW.argtypes = (ctypes.c_void_p, wintypes.LPCWSTR)
@@ -76,6 +79,8 @@ class KillOnCloseJob:
 
 
 def put_in_kill_on_close_job(popen: subprocess.Popen, rlimits: dict | None = None) -> KillOnCloseJob:
+    if sys.platform != "win32":
+        raise NotImplementedError("Job Objects exist on Windows only")
     kernel32 = _kernel32()
     handle = kernel32.CreateJobObjectW(None, None)
     if not handle:
@@ -89,7 +94,9 @@ def put_in_kill_on_close_job(popen: subprocess.Popen, rlimits: dict | None = Non
         limits.ProcessMemoryLimit = int(soft)
     ok = kernel32.SetInformationJobObject(handle, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS,
                                           ctypes.byref(limits), ctypes.sizeof(limits))
-    if not ok or not kernel32.AssignProcessToJobObject(handle, int(popen._handle)):  # Popen keeps the handle private
+    # Popen keeps the process handle private on Windows, and typeshed does not declare it: the checker is wrong here
+    process = int(popen._handle)  # pyright: ignore[reportAttributeAccessIssue]
+    if not ok or not kernel32.AssignProcessToJobObject(handle, process):
         error = ctypes.WinError(ctypes.get_last_error())
         kernel32.CloseHandle(handle)
         popen.kill()

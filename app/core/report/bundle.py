@@ -197,7 +197,7 @@ def write_report(options: ReportOptions | None = None) -> ReportResult:
     except OSError as error:
         raise UserError(cannot_write(path),
                         T("Choose another folder with free space.", "请选择另一个有空闲空间的文件夹。"),
-                        [str(error)]) from error
+                        (str(error),)) from error
     return ReportResult(path, names, problems)
 
 

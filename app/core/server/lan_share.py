@@ -171,7 +171,7 @@ class LanShare:
                               "无法在 {host} 的端口 {port} 上共享：{reason}。", host=self.settings.host,
                               port=self.settings.port, reason=error.strerror or str(error)),
                             T("Choose another port (or 'this computer only'), then turn sharing on again.",
-                              "请换一个端口（或选择“仅本机”），然后重新打开共享。"), [str(error)]) from None
+                              "请换一个端口（或选择“仅本机”），然后重新打开共享。"), (str(error),)) from None
 
     def summary(self) -> Text:
         """What other devices need, without the key (it is shown once, by whoever created it)."""

@@ -11,6 +11,7 @@ streamed token is not delayed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 
@@ -31,7 +32,7 @@ def _forms(path: str) -> list[tuple[bytes, bytes]]:
 class PathScrub:
     """Feed an answer's chunks in order, then ``end()``: the same bytes with every path replaced."""
 
-    def __init__(self, paths: list[str | PurePath]):
+    def __init__(self, paths: Sequence[str | PurePath]):
         forms = [form for path in paths if path and str(path).strip("/\\") for form in _forms(str(path))]
         self._forms = sorted(forms, key=lambda pair: len(pair[0]), reverse=True)  # a longer path first
         self._held = b""

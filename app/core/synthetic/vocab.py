@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -98,7 +99,7 @@ def gpt2_byte_chars() -> list[str]:
     return [chars[b] for b in range(256)]
 
 
-def spm_vocab(leading: list[tuple[str, int]], trailing: list[tuple[str, int]] = (), *, special: dict[str, str],
+def spm_vocab(leading: list[tuple[str, int]], trailing: Sequence[tuple[str, int]] = (), *, special: dict[str, str],
               n_merges: int = 160, add_bos: bool = True, add_space_prefix: bool = True) -> Vocab:
     """A SentencePiece vocabulary: ``leading`` (token, type) pairs, 256 byte tokens, learnt pieces, ``trailing``.
 

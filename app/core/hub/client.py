@@ -1,0 +1,95 @@
+"""Search the Hub for GGUF repositories and list one repository's GGUF files, through huggingface_hub.
+
+The file list is ``HfApi.model_info(repo, files_metadata=True)``: every file's size and, for LFS files, the SHA-256
+the Hub publishes. The search is the one ``GET /api/models?search=…&filter=gguf`` that ``HfApi.list_models`` sends,
+through huggingface_hub's own session, error mapping (``hf_raise_for_status``) and parser (``ModelInfo``), but
+without ``list_models``' retry loop: that loop has no time limit (it passes ``timeout=None``) and answers a 429 by
+sleeping its Retry-After up to five times, where the user must hear at once that the Hub cannot be reached or asks
+to wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.hub.errors import HubError, bad_answer, hub_error, not_supported
+from app.core.hub.files import HubFile, RepoListing, group_models
+from app.core.hub.source import HubAccess
+
+logger = logging.getLogger(__name__)
+SEARCH_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class RepoHit:
+    """A repository the search found."""
+
+    repo: str
+    downloads: int | None
+    likes: int | None
+    gated: bool | str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repo": self.repo, "downloads": self.downloads, "likes": self.likes, "gated": self.gated}
+
+
+def _endpoint(access: HubAccess) -> str:
+    url = access.url
+    if url is None:
+        raise not_supported(access.source)
+    return url
+
+
+def _timeout(access: HubAccess):
+    import httpx2
+
+    return httpx2.Timeout(access.read_timeout_s, connect=access.connect_timeout_s)
+
+
+def search(text: str, access: HubAccess, limit: int = SEARCH_LIMIT) -> list[RepoHit]:
+    """GGUF repositories whose name matches ``text``, most downloaded first; HubError in one sentence on failure."""
+    from huggingface_hub import ModelInfo
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+    url = f"{_endpoint(access)}/api/models"
+    params = {"search": text, "filter": "gguf", "sort": "downloads", "limit": limit}
+    try:
+        response = get_session().get(url, params=params, headers=build_hf_headers(token=access.token_arg),
+                                     timeout=_timeout(access))
+        hf_raise_for_status(response)
+        items = response.json()
+        if not isinstance(items, list):
+            raise bad_answer(access, "the search did not return a list")
+        infos = [ModelInfo(**{**item, "siblings": item.get("siblings")}) for item in items[:limit]]
+    except Exception as error:  # hub_error re-raises what is not a Hub failure
+        raise hub_error(error, access, text) from error
+    return [RepoHit(info.id, info.downloads, info.likes, info.gated) for info in infos]
+
+
+def list_files(repo: str, access: HubAccess) -> RepoListing:
+    """The GGUF models and projectors of ``repo`` with sizes, SHA-256 and URLs (all at the listed commit)."""
+    from huggingface_hub import HfApi, hf_hub_url
+
+    endpoint = _endpoint(access)
+    try:
+        info = HfApi(endpoint=endpoint, token=access.token_arg).model_info(
+            repo, files_metadata=True, timeout=access.read_timeout_s)
+    except Exception as error:  # hub_error re-raises what is not a Hub failure
+        raise hub_error(error, access, repo) from error
+    revision = info.sha or "main"
+    files = [HubFile(s.rfilename, s.size, s.lfs.sha256 if s.lfs is not None else None,
+                     hf_hub_url(repo, s.rfilename, revision=revision, endpoint=endpoint))
+             for s in info.siblings or []]
+    models, projectors = group_models(repo, files)
+    return RepoListing(repo, info.sha, info.gated, models, projectors)
+
+
+def is_repo_id(text: str) -> bool:
+    """"owner/name": what the user typed may be a repository itself rather than search words."""
+    parts = text.strip().split("/")
+    return len(parts) == 2 and all(parts) and not any(c.isspace() for c in text.strip())
+
+
+__all__ = ["HubError", "RepoHit", "is_repo_id", "list_files", "search"]

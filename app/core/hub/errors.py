@@ -1,0 +1,146 @@
+"""Every way a Hub request fails, as one sentence and a next step (the app's one problem shape, a UserError)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.core.hub.source import HubAccess, HubSource
+from app.core.problem import UserError, error_detail
+from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
+
+
+class HubFault(StrEnum):
+    GATED = "gated"  # 401/403: gated or private, needs the license accepted and a token
+    NOT_FOUND = "not_found"  # 404: no such repository or file
+    RATE_LIMITED = "rate_limited"  # 429: asked to wait (retry_after_s)
+    UNREACHABLE = "unreachable"  # no connection or no answer within the time allowed
+    SERVER = "server"  # any other answer that is not a success
+    NOT_SUPPORTED = "not_supported"  # a source the app cannot search yet (ModelScope)
+    BAD_ANSWER = "bad_answer"  # an answer that is not what the Hub's API returns
+
+
+@dataclass
+class HubError(UserError):
+    kind: HubFault = HubFault.SERVER
+    retry_after_s: int | None = None
+    status: int | None = None
+
+
+def where_text(access: HubAccess) -> Text:
+    return access.source.label() if access.endpoint is None else T("{url}", "{url}", url=access.url or "")
+
+
+def not_supported(source: HubSource) -> HubError:
+    return HubError(T("Searching {source} is not supported yet.", "暂不支持在{source_zh}中搜索。",
+                      source=source.label().render("en"), source_zh=source.label().render("zh")),
+                    T("Choose Hugging Face or its mirror hf-mirror.com as the source.",
+                      "请选择 Hugging Face 或其镜像站 hf-mirror.com 作为来源。"), kind=HubFault.NOT_SUPPORTED)
+
+
+def gated(what: str, status: int) -> HubError:
+    return HubError(T("{what} is gated or private: only a signed-in account that accepted its license may read it "
+                      "(the Hub answered {status}).",
+                      "{what} 是受限或私有的：只有接受了其许可协议并已登录的账号才能读取（Hub 返回 {status}）。",
+                      what=what, status=status),
+                    T("Accept the license on the model's page, then paste a token.",
+                      "请在模型页面上接受许可协议，然后粘贴访问令牌（token）。"), kind=HubFault.GATED, status=status)
+
+
+def not_found(what: str) -> HubError:
+    return HubError(T("{what} was not found on the Hub (404).", "在 Hub 上找不到 {what}（404）。", what=what),
+                    T("Check the name, or search again.", "请检查名称，或重新搜索。"), kind=HubFault.NOT_FOUND,
+                    status=404)
+
+
+def rate_limited(retry_after_s: int | None) -> HubError:
+    if retry_after_s is None:
+        message = T("The Hub has had too many requests from this computer (429) and asks to wait.",
+                    "Hub 收到来自这台电脑的请求过多（429），要求稍后再试。")
+    else:
+        message = T("The Hub has had too many requests from this computer (429) and asks to wait {s} s.",
+                    "Hub 收到来自这台电脑的请求过多（429），要求等待 {s} 秒。", s=retry_after_s)
+    return HubError(message, T("Try again after that time, or paste a token: signed-in users may ask more often.",
+                               "请在这段时间后重试，或粘贴访问令牌：登录用户的请求上限更高。"),
+                    kind=HubFault.RATE_LIMITED, retry_after_s=retry_after_s, status=429)
+
+
+def unreachable(access: HubAccess, detail: str) -> HubError:
+    where = where_text(access)
+    if access.source is HubSource.HUGGINGFACE and access.endpoint is None:
+        step = T("Check the internet connection, or choose the mirror hf-mirror.com as the source.",
+                 "请检查网络连接，或选择镜像站 hf-mirror.com 作为来源。")
+    else:
+        step = T("Check the internet connection, or choose another source.", "请检查网络连接，或选择其他来源。")
+    return HubError(T("{where} could not be reached within {s:g} s ({detail}).",
+                      "{where_zh} 在 {s:g} 秒内无法连接（{detail}）。", where=where.render("en"),
+                      where_zh=where.render("zh"), s=access.connect_timeout_s, detail=detail),
+                    step, kind=HubFault.UNREACHABLE)
+
+
+def no_answer(access: HubAccess) -> HubError:
+    where = where_text(access)
+    error = unreachable(access, "")
+    return HubError(T("{where} did not answer within {s:g} s.", "{where_zh} 在 {s:g} 秒内没有应答。",
+                      where=where.render("en"), where_zh=where.render("zh"), s=access.read_timeout_s),
+                    error.next_step, kind=HubFault.UNREACHABLE)
+
+
+def bad_answer(access: HubAccess, detail: str) -> HubError:
+    where = where_text(access)
+    return HubError(T("{where} gave an answer the app cannot read ({detail}).",
+                      "{where_zh} 返回了应用无法读取的应答（{detail}）。", where=where.render("en"),
+                      where_zh=where.render("zh"), detail=detail),
+                    T("Try again later, or choose another source.", "请稍后重试，或选择其他来源。"),
+                    kind=HubFault.BAD_ANSWER)
+
+
+def server_error(access: HubAccess, status: int) -> HubError:
+    where = where_text(access)
+    return HubError(T("{where} answered with an error ({status}).", "{where_zh} 返回了错误（{status}）。",
+                      where=where.render("en"), where_zh=where.render("zh"), status=status),
+                    T("Try again later, or choose another source.", "请稍后重试，或选择其他来源。"),
+                    kind=HubFault.SERVER, status=status)
+
+
+def retry_after(headers) -> int | None:
+    value = (headers.get("Retry-After") or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def from_status(access: HubAccess, status: int, headers, what: str) -> HubError:
+    if status in (401, 403):
+        return gated(what, status)
+    if status == 404:
+        return not_found(what)
+    if status == 429:
+        return rate_limited(retry_after(headers))
+    return server_error(access, status)
+
+
+def hub_error(error: Exception, access: HubAccess, what: str) -> HubError:
+    """The one sentence for a failed request about ``what`` (a repository or a file name)."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    logger.info("Hub request about %s failed: %r", what, error)
+    if isinstance(error, HubError):
+        return error
+    if isinstance(error, HfHubHTTPError):
+        response = error.response
+        return from_status(access, response.status_code, response.headers, what)
+    if isinstance(error, httpx2.HTTPStatusError):
+        return from_status(access, error.response.status_code, error.response.headers, what)
+    if isinstance(error, OfflineModeIsEnabled):
+        offline = T("offline mode is on (HF_HUB_OFFLINE)", "已开启离线模式（HF_HUB_OFFLINE）")
+        return unreachable(access, offline.render())
+    if isinstance(error, (httpx2.ReadTimeout, httpx2.WriteTimeout, httpx2.PoolTimeout)):
+        return no_answer(access)
+    if isinstance(error, httpx2.TransportError):
+        return unreachable(access, error_detail(error))
+    if isinstance(error, (ValueError, KeyError, TypeError)):
+        return bad_answer(access, str(error))
+    raise error

@@ -1,0 +1,56 @@
+"""Where models come from: Hugging Face, its mirror hf-mirror.com (the same API at another address), ModelScope."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.core.text import T, Text
+
+HUGGINGFACE_URL = "https://huggingface.co"
+HF_MIRROR_URL = "https://hf-mirror.com"
+CONNECT_TIMEOUT_S = 5.0  # "cannot be reached within a few seconds"
+READ_TIMEOUT_S = 15.0
+
+
+class HubSource(StrEnum):
+    HUGGINGFACE = "hf"
+    HF_MIRROR = "hf-mirror"
+    MODELSCOPE = "modelscope"
+
+    def label(self) -> Text:
+        return {HubSource.HUGGINGFACE: T("Hugging Face", "Hugging Face"),
+                HubSource.HF_MIRROR: T("the mirror hf-mirror.com", "镜像站 hf-mirror.com"),
+                HubSource.MODELSCOPE: T("ModelScope", "魔搭社区（ModelScope）")}[self]
+
+    def default_endpoint(self) -> str | None:
+        """The address of its API; Hugging Face honours ``HF_ENDPOINT`` as huggingface_hub does. None: ModelScope,
+        whose API is not the Hub's."""
+        if self is HubSource.HUGGINGFACE:
+            return (os.environ.get("HF_ENDPOINT") or HUGGINGFACE_URL).rstrip("/")
+        if self is HubSource.HF_MIRROR:
+            return HF_MIRROR_URL
+        return None
+
+
+@dataclass(frozen=True)
+class HubAccess:
+    """How to reach one source: its address (``endpoint`` overrides the source's own, e.g. a test server), the
+    user's token (None: none is sent, not even one saved by other tools, so a mirror never sees it) and the time
+    allowed to connect and to wait for an answer."""
+
+    source: HubSource = HubSource.HUGGINGFACE
+    endpoint: str | None = None
+    token: str | None = None
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
+    read_timeout_s: float = READ_TIMEOUT_S
+
+    @property
+    def url(self) -> str | None:
+        return self.endpoint.rstrip("/") if self.endpoint else self.source.default_endpoint()
+
+    @property
+    def token_arg(self) -> str | bool:
+        """What huggingface_hub's ``token=`` gets: the user's token, or False (never the implicit saved one)."""
+        return self.token or False

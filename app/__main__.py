@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run_embedded_server(argv[1:])
     if argv[:1] == [RUN_CHILD_SWITCH]:  # a packaged app runs its own Python children this way (app.core.process.frozen)
         return run_child(argv[1:])
+    if not argv:  # no command: the window, without importing every command's module to build the parser
+        return open_window()
     from app.cli import main as run_command
 
     return run_command(argv, open_window=open_window)

@@ -52,17 +52,16 @@ def apply_language(lang: str) -> bool:
 
     Returns False when Chinese was asked for but its translation file could not be read.
     """
-    app = QCoreApplication.instance()
     text.set_language(lang)
     for translator in _installed:
-        app.removeTranslator(translator)
+        QCoreApplication.removeTranslator(translator)
     _installed.clear()
     if lang != "zh":
         QLocale.setDefault(QLocale(QLocale.Language.English))
         return True
     QLocale.setDefault(QLocale(QLocale.Language.Chinese, QLocale.Country.China))
     for translator in preload():
-        app.installTranslator(translator)
+        QCoreApplication.installTranslator(translator)
         _installed.append(translator)
     return bool(_installed)
 

@@ -18,7 +18,8 @@ def close_on_signals(window) -> None:
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: window.close())
-    window._signal_timer = QTimer(window, interval=250, timeout=lambda: None)
+    window._signal_timer = QTimer(window, interval=250)
+    window._signal_timer.timeout.connect(lambda: None)
     window._signal_timer.start()
 
 
@@ -53,7 +54,9 @@ def run_gui(argv: list[str] | None = None) -> int:
 
     configure_app_log("gui")
     install_crash_hook("gui")  # from here an uncaught error goes to the app log, not as a traceback to the terminal
-    app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
+    existing = QApplication.instance()  # a test (or the start-up benchmark) may have made it already
+    app = existing if isinstance(existing, QApplication) else QApplication(
+        list(argv if argv is not None else sys.argv[:1]))
     app.setApplicationName("GGUF Launcher")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("gguf-launcher")

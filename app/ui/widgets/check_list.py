@@ -12,7 +12,6 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from app.core.gguf.check_order import failed_summary, failures_first
 from app.core.problem import Check
 from app.ui.widgets import look
 from app.ui.widgets.problem_view import evidence_text, fix_button_text, problem_text, render
@@ -59,6 +58,8 @@ class CheckList(QWidget):
         return list(self._checks)
 
     def set_checks(self, checks: list[Check]) -> None:
+        from app.core.gguf.check_order import failures_first  # the gguf package: with a model's checks, not at start-up
+
         self._checks = failures_first(checks) if self.fold_passed else list(checks)
         self._clear()
         self._grid.addWidget(self.summary_icon, 0, 0, Qt.AlignmentFlag.AlignTop)
@@ -82,6 +83,8 @@ class CheckList(QWidget):
         total = len(self._checks)
         for widget in (self.summary_icon, self.summary, self.details):
             widget.setVisible(passed > 0 and self.fold_passed)
+        from app.core.gguf.check_order import failed_summary
+
         failed = failed_summary(self._checks)
         if failed is not None:
             self.summary_icon.setVisible(self.fold_passed)

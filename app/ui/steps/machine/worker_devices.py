@@ -6,12 +6,16 @@ round of checks there, and every ``WorkerDevices`` shows the latest one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.core.rpc.check import WorkerCheck
 from app.ui.i18n import Retranslating
 from app.ui.widgets import look
+
+if TYPE_CHECKING:  # the type only: the worker protocol loads with the first check, not with the window
+    from app.core.rpc.check import WorkerCheck
 
 
 class WorkerChecks(QObject):

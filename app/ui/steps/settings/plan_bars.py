@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from app.core.plan.estimate import DevicePlan
-from app.core.plan.memory import MemoryPlan
 from app.core.text import human_bytes
 from app.ui.widgets.memory_bar import MemoryBar, Segment
+
+if TYPE_CHECKING:  # the types only: the planner loads with the first plan, not with the window
+    from app.core.plan.estimate import DevicePlan
+    from app.core.plan.memory import MemoryPlan
 
 AMBER_FRACTION = 0.80
 

@@ -1,0 +1,95 @@
+"""What the window's start-up loads before its first paint (app/ui/shell/main.py, through app/__main__.py).
+
+A real start in a child process, as ``gguf-launcher`` starts it: at the window's first Paint event the child prints
+the names of the modules loaded so far and exits. Modules the window needs only later (the command-line parser,
+the chat's HTTP stack, the Hub, the planner, the crash decoder, the GGUF validator) must not be among them:
+each is start-up time a user waits for (benchmarks/bench_startup.py measures the whole)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # the whole app, started in a child process
+
+ROOT = Path(__file__).resolve().parents[3]
+
+_CHILD = """
+import json, os, sys
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication
+
+class _FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and obj.isWindow():
+            print(json.dumps(sorted(sys.modules)), flush=True)
+            os._exit(0)
+        return False
+
+app = QApplication([])
+hook = _FirstPaint()
+app.installEventFilter(hook)
+from app.__main__ import main
+main()
+"""
+
+# Loaded only when they are used (the reason, then the module).
+LATER = {
+    "app.cli": "the command-line parser: the window opens without it",
+    "app.core.chat.client": "the chat's HTTP client: with the chat pane, after the first paint",
+    "app.ui.chat.chat_pane": "the chat pane: loaded in a worker after the first paint",
+    "app.core.hub": "Get a model (the Hub): when the user asks for it",
+    "huggingface_hub": "Get a model (the Hub): when the user asks for it",
+    "app.core.probe": "Find safe settings: with its first run",
+    "app.core.plan.estimate": "the memory plan: with the first model",
+    "numpy": "nothing at start-up needs it",
+    "gguf": "nothing at start-up needs it (the app reads GGUF files itself)",
+}
+
+# Loaded at start-up until the patches in the start-up report (issue 26) are applied to files other helpers own:
+# when one lands, its entry passes, strict xfail fails, and the entry moves up into LATER.
+PENDING = {
+    "httpx": "app/core/server/lan_share.py imports the share proxy (httpx) at module level",
+    "http.server": "app/core/server/lan_share.py imports the share proxy (http.server) at module level",
+    "app.core.diagnosis": "watchdog.py, crash_card.py and shared_worker.py import the crash decoder at module level",
+    "app.core.gguf.validate": "app/core/gguf/__init__.py loads the whole validator for any gguf module",
+    "app.core.demo.fetch": "app/core/demo/__init__.py loads the fetcher for the Model step's sentence",
+    "app.core.engine.rebuild": "rebuild_box.py imports the engine builder for its Phase enum",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded_at_first_paint(tmp_path_factory) -> set[str]:
+    env = dict(os.environ, GGUF_LAUNCHER_HOME=str(tmp_path_factory.mktemp("home")),
+               QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", _CHILD], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and lines, f"the window did not paint (exit {done.returncode}): {done.stderr[-2000:]}"
+    return set(json.loads(lines[-1]))
+
+
+def _loaded(name: str, modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m == name or m.startswith(name + "."))
+
+
+def test_the_window_itself_is_loaded(loaded_at_first_paint: set[str]) -> None:
+    """The check below means something: the child really painted the app's window."""
+    assert "app.ui.shell.main_window" in loaded_at_first_paint
+
+
+@pytest.mark.parametrize("name", sorted(LATER))
+def test_loaded_only_when_used(name: str, loaded_at_first_paint: set[str]) -> None:
+    assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {LATER[name]}"
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+                                  for name, reason in sorted(PENDING.items())])
+def test_loaded_only_when_used_after_the_patches(name: str, loaded_at_first_paint: set[str]) -> None:
+    assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {PENDING[name]}"

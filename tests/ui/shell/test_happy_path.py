@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from app.core.problem import Status
+from app.ui.widgets.job_row import JobState
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 from tests.ui.stall_meter import StallMeter
 
@@ -60,7 +61,7 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
 
     # Find safe settings: a real probe on the CPU, attempts listed, recommendation applied and remembered
     _click(qtbot, panel.probe.run_button)
-    qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe._status[0] == "failed", timeout=SERVER)
+    qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe.job.state is JobState.FAILED, timeout=SERVER)
     result = panel.probe.result
     assert result is not None, panel.probe.status.text()
     assert result.recommendation and result.recommendation.gpu_layers == 0

@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
+from app.ui.widgets.job_row import JobState
 from tests.ui.clipping import clipped
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 from tests.ui.sentences import shown_sentences
@@ -77,7 +78,7 @@ def test_every_shown_sentence_of_the_main_flows_reads_well(qtbot, window, tiny_m
     panel.ctx.setValue(512)
     qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.ctx == 512 and panel.wait_idle(), timeout=LONG)
     _click(qtbot, panel.probe.run_button)
-    qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe._status[0] == "failed", timeout=SERVER)
+    qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe.job.state is JobState.FAILED, timeout=SERVER)
     assert panel.probe.result is not None, panel.probe.status.text()
     reader.check("probe done")
 

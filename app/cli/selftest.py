@@ -100,7 +100,7 @@ def _with_model(args, progress) -> SelftestReport:
             diagnosis = supervisor.last_diagnosis
             message = diagnosis.message if diagnosis else T("The server did not become ready.", "服务器未能就绪。")
             next_step = diagnosis.next_step if diagnosis else None
-            raise UserError(message, next_step, [line.text for line in supervisor.tail(20)])
+            raise UserError(message, next_step, tuple(line.text for line in supervisor.tail(20)))
         client = client_for_supervisor(supervisor)
         client.ctx_per_slot = ctx_per_slot(supervisor.config)
         try:
@@ -126,7 +126,7 @@ def _user_error(error: ChatError) -> UserError:
     """A classified chat failure in the CLI's problem shape. For a crash the message and next step are the crash
     diagnosis' own (ChatError took them over) and the evidence is the log lines the diagnosis picked."""
     evidence = getattr(error.diagnosis, "evidence", None) or error.evidence
-    return UserError(error.message, error.next_step, list(evidence))
+    return UserError(error.message, error.next_step, tuple(evidence))
 
 
 def _print_round(result: RoundReport) -> None:

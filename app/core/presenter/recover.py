@@ -36,7 +36,7 @@ def recover(supervisor, session=None, *, ready_within_s: float = READY_WITHIN_S)
                                                                     "服务器没有恢复。")
         return RecoverResult(None, ready, problem=problem)
     pending = session.conversation.pending_message() if session is not None else None
-    if pending is None:
+    if session is None or pending is None:
         return RecoverResult(ready, ready)
     from app.core.chat.session import DONE, ERROR
 

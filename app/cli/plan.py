@@ -112,7 +112,7 @@ def config_from_args(args, info, hw) -> LaunchConfig:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    description = __doc__ + "\nDefault --ctx: 4096 with a GPU, else the model's training length."
+    description = (__doc__ or "") + "\nDefault --ctx: 4096 with a GPU, else the model's training length."
     parser = subparsers.add_parser("plan", help="estimate memory per device and the most layers/context that fit",
                                    description=description)
     add_config_arguments(parser, gpu_layers_default=-1)

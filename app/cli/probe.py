@@ -21,7 +21,7 @@ from app.core.text import T, Text
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("probe", help="measure safe GPU layers and context with real test loads",
-                                   description=__doc__ + "\nDefault --ctx: 4096 with a GPU, else the model's "
+                                   description=(__doc__ or "") + "\nDefault --ctx: 4096 with a GPU, else the model's "
                                    "training length (the largest context that passes is searched).")
     add_config_arguments(parser, gpu_layers_default=None)
     parser.add_argument("--no-cache", action="store_true", help="ignore a cached result and probe again")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -84,9 +84,9 @@ class LogView(QAbstractScrollArea):
         self._cursor: int | None = None
         self._widest = 0
         self._pens = {level: QColor(colour) for level, colour in LEVEL_COLOURS.items()}
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
-        self.setFocusPolicy(Qt.StrongFocus)
-        self.viewport().setCursor(Qt.IBeamCursor)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
 
     # --- content ---------------------------------------------------------------------------------
 
@@ -156,12 +156,12 @@ class LogView(QAbstractScrollArea):
         x = 4 - self.horizontalScrollBar().value()
         selected = self.selected_range()
         palette = self.palette()
-        normal = palette.color(QPalette.Text)
+        normal = palette.color(QPalette.ColorRole.Text)
         for offset, text in enumerate(self.lines[first:first + self._visible_rows() + 1]):
             top = offset * height
             if selected and selected[0] <= first + offset <= selected[1]:
-                painter.fillRect(0, top, self.viewport().width(), height, palette.color(QPalette.Highlight))
-                painter.setPen(palette.color(QPalette.HighlightedText))
+                painter.fillRect(0, top, self.viewport().width(), height, palette.color(QPalette.ColorRole.Highlight))
+                painter.setPen(palette.color(QPalette.ColorRole.HighlightedText))
             else:
                 painter.setPen(self._pens.get(line_level(text), normal))
             painter.drawText(x, top + ascent, text)
@@ -175,13 +175,13 @@ class LogView(QAbstractScrollArea):
 
     def mousePressEvent(self, event) -> None:
         row = self._row_at(event.position().y()) + self._dropped
-        if not (event.modifiers() & Qt.ShiftModifier and self._anchor is not None):
+        if not (event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self._anchor is not None):
             self._anchor = row
         self._cursor = row
         self.viewport().update()
 
     def mouseMoveEvent(self, event) -> None:
-        if event.buttons() & Qt.LeftButton and self._anchor is not None:
+        if event.buttons() & Qt.MouseButton.LeftButton and self._anchor is not None:
             self._cursor = self._row_at(event.position().y()) + self._dropped
             self.viewport().update()
 
@@ -205,6 +205,12 @@ class LogView(QAbstractScrollArea):
     def selected_text(self) -> str:
         selected = self.selected_range()
         return "\n".join(self.lines[selected[0]:selected[1] + 1]) if selected else ""
+
+
+def _tool_button(parent: QWidget, on_click: Callable[[], object]) -> QToolButton:
+    button = QToolButton(parent)
+    button.clicked.connect(on_click)
+    return button
 
 
 class LogPane(Retranslating, QWidget):
@@ -238,18 +244,20 @@ class LogPane(Retranslating, QWidget):
         self.level_combo.addItems(["", "", ""])
         self.level_combo.currentIndexChanged.connect(lambda _i: self._apply_filter())
         guard_wheel(self.level_combo)
-        self.pause_button = QToolButton(self, checkable=True)
+        self.pause_button = QToolButton(self)
+        self.pause_button.setCheckable(True)
         self.pause_button.toggled.connect(self.set_paused)
-        self.copy_button = QToolButton(self, clicked=self.copy_to_clipboard)
-        self.save_button = QToolButton(self, clicked=self._ask_save_path)
-        self.folder_button = QToolButton(self, clicked=self.open_log_folder)
-        self.clear_button = QToolButton(self, clicked=self.clear)
+        self.copy_button = _tool_button(self, self.copy_to_clipboard)
+        self.save_button = _tool_button(self, self._ask_save_path)
+        self.folder_button = _tool_button(self, self.open_log_folder)
+        self.clear_button = _tool_button(self, self.clear)
         self.status_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.status_label.hide()
         self.view = LogView(self.max_lines, self)
-        QShortcut(QKeySequence.Copy, self.view, self.copy_to_clipboard, context=Qt.WidgetShortcut)
-        QShortcut(QKeySequence.SelectAll, self.view, lambda: self.view.select_rows(0, len(self.view.lines) - 1),
-                  context=Qt.WidgetShortcut)
+        in_view = Qt.ShortcutContext.WidgetShortcut
+        QShortcut(QKeySequence.StandardKey.Copy, self.view, self.copy_to_clipboard, context=in_view)
+        QShortcut(QKeySequence.StandardKey.SelectAll, self.view,
+                  lambda: self.view.select_rows(0, len(self.view.lines) - 1), context=in_view)
 
         self._bar_buttons = (self.pause_button, self.copy_button, self.save_button, self.folder_button,
                              self.clear_button)

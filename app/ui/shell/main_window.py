@@ -68,7 +68,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.control = server_control.ServerControl(self.bridge, self.settings_panel, self)
         self._close_state = "open"  # open -> stopping -> done
         self._start_pending = False  # start() waits for the first paint
-        self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS, timeout=self._finish_close)
+        self._close_timer = QTimer(self, singleShot=True, interval=CLOSE_TIMEOUT_MS)
+        self._close_timer.timeout.connect(self._finish_close)
         self.screen_fit = window_size.ScreenFit(self)  # never larger than the screen it opens on
         self.setAcceptDrops(True)
         self._build()
@@ -399,6 +400,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._save_window()
         workers.cancel_all()  # a running probe or hash stops early; run_gui waits for them after the loop
         if not self.control.is_running():
+            self.chat_tab.shutdown()  # its connection to a stopped server is closed too, not left to the collector
             self._finish_close()
             event.accept()
             return
@@ -407,7 +409,9 @@ class MainWindow(Retranslating, QMainWindow):
             self._close_state = "stopping"
             self.chat_tab.shutdown()
             self.statusBar().showMessage(self.tr("Stopping the server before closing…"))
-            self.centralWidget().setEnabled(False)
+            central = self.centralWidget()
+            if central is not None:
+                central.setEnabled(False)
             self.control.stop()
             self._close_timer.start()  # gives up waiting after a while; run_gui then stops the server itself
 
@@ -429,8 +433,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.close()
 
     def _save_window(self) -> None:
-        self.store.settings.set("window_geometry", bytes(self.saveGeometry().toBase64()).decode("ascii"))
-        self.store.settings.set("window_state", bytes(self.splitter.saveState().toBase64()).decode("ascii"))
+        self.store.settings.set("window_geometry", bytes(self.saveGeometry().toBase64().data()).decode("ascii"))
+        self.store.settings.set("window_state", bytes(self.splitter.saveState().toBase64().data()).decode("ascii"))
         self.store.save_soon(0)
 
     def shutdown_blocking(self) -> None:

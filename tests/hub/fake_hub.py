@@ -94,6 +94,7 @@ class FakeHub:
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
         self.body_bytes: dict[str, int] = {}  # file path in a repository -> bytes of its content sent
+        self.ignore_range = False  # a server that answers every Range request with the whole file (200)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -299,7 +300,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             path = repo.files[name]
             size = path.stat().st_size
             start, end, status = 0, size - 1, 200
-            wanted = self.headers.get("Range")
+            wanted = None if hub.ignore_range else self.headers.get("Range")
             if wanted:
                 m = _RANGE.match(wanted.strip())
                 if not m or int(m.group(1)) >= size:

@@ -86,6 +86,8 @@ def http_fetch(url: str, access: HubAccess, count: ReadCount) -> Fetch:
                 if response.status_code >= 400:
                     response.read()
                     hf_raise_for_status(response)
+                if response.status_code != 206 and start > 0:
+                    raise bad_answer(access, "the server sent the whole file instead of the part asked for")
                 total = _total(response, start)
                 body = bytearray()
                 for chunk in response.iter_bytes():

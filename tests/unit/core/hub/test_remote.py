@@ -78,6 +78,20 @@ def test_a_header_longer_than_the_first_range_is_grown_into(tmp_path):
         assert hub.body_bytes[f"t/big/{path.name}"] == count.bytes < path.stat().st_size
 
 
+def test_a_server_that_ignores_range_is_read_only_as_far_as_needed(tmp_path, fake_hub):
+    access = HubAccess(endpoint=fake_hub.url)
+    fake_hub.ignore_range = True
+    small = next(m for m in list_files(TINY, access).models if m.name == "tiny-llama-F16.gguf")
+    assert fit_model(small, access, scan_hardware(), "llama-server").verdict is FitVerdict.CPU_ONLY
+    path = big_vocab_llama(tmp_path, n_extra_tokens=50_000)  # its header needs a second range
+    fake_hub.add(FakeRepo("t/big", {path.name: path}))
+    big = list_files("t/big", access).models[0]
+    fit = fit_model(big, access, scan_hardware(), "llama-server")
+    assert fit.verdict is FitVerdict.UNKNOWN and fit.problem is not None
+    assert "the server sent the whole file instead of the part asked for" in str(fit.sentence())
+    assert fit.header_bytes <= FIRST_RANGE
+
+
 @pytest.mark.slow  # writes a 4.9 GB sparse file's 7 MB header with gguf-py (about 3 s)
 def test_a_5_gb_file_is_judged_from_8_mib(tmp_path):
     path = llama31_8b_q4_k_m_like(tmp_path / "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")

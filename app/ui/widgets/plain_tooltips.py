@@ -9,14 +9,14 @@ The app sets no rich tooltip on purpose; one that needs it would have to be show
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QTabBar, QToolTip, QWidget
 
 
 def plain_tooltip(text: str) -> str:
     """``text`` as tooltip markup that shows it literally, line breaks kept."""
+    import html  # with its table of entities: loaded with the first tooltip, not before the window's first paint
+
     return f'<p style="white-space:pre-wrap">{html.escape(text, quote=False)}</p>'
 
 
@@ -67,5 +67,5 @@ def install(app: QApplication) -> PlainToolTips:
         return existing
     tooltips = PlainToolTips(app)
     app.installEventFilter(tooltips)
-    app._plain_tooltips = tooltips
+    setattr(app, "_plain_tooltips", tooltips)  # noqa: B010 -- QApplication declares no such attribute for pyright
     return tooltips

@@ -113,11 +113,15 @@ def run(args) -> int:
     return 0
 
 
-def _token_hint(error: UserError) -> None:
-    """The command line's way to give the token the next step asks for."""
+def _is_gated(error: UserError) -> bool:
     from app.core.hub.errors import HubError, HubFault
 
-    if isinstance(error, HubError) and error.kind is HubFault.GATED:
+    return isinstance(error, HubError) and error.kind is HubFault.GATED
+
+
+def _token_hint(error: UserError | None) -> None:
+    """The command line's way to give the token the next step asks for (``error`` None: some file was gated)."""
+    if error is None or _is_gated(error):
         sys.stderr.write(str(T("(on the command line: put the token in the HF_TOKEN environment variable)",
                                "（命令行：把令牌放进环境变量 HF_TOKEN）")) + "\n")
 
@@ -142,6 +146,7 @@ def _json(access, text: str, results) -> dict[str, Any]:
 
 def _print(results) -> None:
     total_bytes = total_files = 0
+    gated = False
     for hit, item, fits in results:
         repo = getattr(item, "repo", None) or hit.repo
         downloads = f"  ({T('{n} downloads', '{n} 次下载', n=hit.downloads)})" if hit and hit.downloads else ""
@@ -161,11 +166,16 @@ def _print(results) -> None:
             print(f"  [{mark}] {model.quant or '?':<10} {size:>10}  {inert(model.name)}{parts}{best}")
             if fit is not None:
                 print(f"         {fit.sentence()}")
+                if fit.problem is not None and fit.problem.next_step is not None:
+                    print(f"         {T('next step', '下一步')}: {fit.problem.next_step}")
+                    gated = gated or _is_gated(fit.problem)
                 total_bytes += fit.header_bytes
                 total_files += 1
         for projector in item.projectors:
             print("  " + str(T("vision projector: {name} ({size})", "视觉投影器：{name}（{size}）",
                                name=projector.path, size=human_bytes(projector.size))))
+    if gated:
+        _token_hint(None)
     if total_files:
         print(T("Read {size} of headers for {n} files (no model data downloaded).",
                 "为 {n} 个文件读取了 {size} 的文件头（未下载模型数据）。", size=human_bytes(total_bytes),

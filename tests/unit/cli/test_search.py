@@ -9,7 +9,7 @@ import sys
 
 from app.cli import main
 from tests.hub import fixtures
-from tests.hub.fixtures import PRIVATE, TINY
+from tests.hub.fixtures import GATED, PRIVATE, TINY
 from tests.model_cache import sha256_of
 
 fake_hub, hub_files = fixtures.fake_hub, fixtures.hub_files  # the shared fixtures, by these names
@@ -38,6 +38,14 @@ def test_a_repository_name_lists_it_in_chinese(capsys, fake_hub):
     assert out.startswith(f"{TINY}\n") and "显卡放得下：全部 3 层" in out and "<- 最合适" in out
     assert "视觉投影器：mmproj-tiny-F16.gguf" in out and "个文件读取了" in out
     assert not any(r.path.startswith("/api/models?") for r in fake_hub.requests)  # named: no search
+
+
+def test_gated_files_say_how_to_open_them(capsys, fake_hub):
+    assert main(["search", GATED, "--endpoint", fake_hub.url, "--backend", "llama-server"]) == 0
+    captured = capsys.readouterr()
+    assert "tiny-llama-F16.gguf is gated or private" in captured.out
+    assert "next step: Accept the license on the model's page, then paste a token." in captured.out
+    assert "HF_TOKEN" in captured.err and "best fit" not in captured.out
 
 
 def test_no_fit_reads_no_header(capsys, fake_hub):

@@ -18,7 +18,8 @@ class SettingsStore(QObject):
         self.settings = settings
         self._dirty = False
         self._writing = False
-        self._timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS, timeout=self._write)
+        self._timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
+        self._timer.timeout.connect(self._write)
         self.writes = 0
 
     def save_soon(self, delay_ms: int = SAVE_DELAY_MS) -> None:

@@ -70,7 +70,8 @@ class ScreenFit(QObject):
         self._settling = False
         self._shown = False
         self._first: QSize | None = None  # the first size given, until the real frame replaces the guess
-        self._timer = QTimer(self, singleShot=True, interval=0, timeout=lambda: self.fit(move=True))
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(lambda: self.fit(move=True))
         window.installEventFilter(self)
 
     def available(self) -> QRect:

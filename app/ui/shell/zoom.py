@@ -26,7 +26,7 @@ _BASE_FONT: list[QFont] = []  # the application font before any zoom, taken once
 def _base_font() -> QFont:
     if not _BASE_FONT:
         app = QApplication.instance()
-        _BASE_FONT.append(QFont(app.font()) if app is not None else QFont())
+        _BASE_FONT.append(QFont(app.font()) if isinstance(app, QApplication) else QFont())
     return QFont(_BASE_FONT[0])
 
 

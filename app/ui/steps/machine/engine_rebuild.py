@@ -8,7 +8,8 @@ an attribute (``step``) so that the controller that owns it can be given another
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -19,7 +20,14 @@ if TYPE_CHECKING:  # imported when a rebuild starts: faster start-up
     from app.core.engine.selftest import EngineCheck
     from app.core.text import Text
 
-RebuildStep = Callable[[Callable[["RebuildProgress"], None], Callable[[], bool]], "EngineCheck"]
+
+class RebuildStep(Protocol):
+    """A rebuild run on a worker: ``gpu`` is passed only for a graphics-card backend (a plain rebuild calls
+    ``step(progress, cancel)``)."""
+
+    def __call__(self, progress: Callable[[RebuildProgress], None], cancel: Callable[[], bool],
+                 gpu: str | None = None) -> EngineCheck: ...
+
 
 REBUILT_ENGINE = "embedded"  # the only engine this app can rebuild: the built-in one
 
@@ -74,9 +82,9 @@ class EngineRebuild(QObject):
         if self._task is not None:
             return False
         self.last_progress, self.gpu = None, gpu
-        backend = {"gpu": gpu} if gpu else {}  # a plain rebuild calls the step as before: step(progress, cancel)
-        self._task = run_task(self.step, wants_progress=True, wants_cancel=True, on_progress=self._on_progress,
-                              on_done=self._on_done, on_error=self._on_error, **backend)
+        step = partial(self.step, gpu=gpu) if gpu else self.step  # a plain rebuild: step(progress, cancel) as before
+        self._task = run_task(step, wants_progress=True, wants_cancel=True, on_progress=self._on_progress,
+                              on_done=self._on_done, on_error=self._on_error)
         self.started.emit()
         return True
 

@@ -90,7 +90,7 @@ class GpuEngineNotice(Retranslating, QFrame):
         if not report.has_nvidia_gpu:
             self.set_warning(None)
         elif self._task is None:
-            self._start_look_up()
+            self._start_look_up(wanted)
         # else: the running look-up's answer is older than this wish; it is dropped and core is asked again
 
     def look_again(self) -> None:
@@ -106,9 +106,9 @@ class GpuEngineNotice(Retranslating, QFrame):
         rebuild.failed.connect(self._render_buttons)
         rebuild.finished.connect(lambda _check: self._after_rebuild())
 
-    def _start_look_up(self) -> None:
+    def _start_look_up(self, wanted: tuple[HardwareReport, str, str | None]) -> None:
         asked = self._asked
-        self._task = run_task(look_up, *self._wanted, owner=self,
+        self._task = run_task(look_up, *wanted, owner=self,
                               on_done=lambda warning: self._looked_up(asked, warning),
                               on_error=lambda error: self._look_up_failed(asked, error))
 
@@ -118,7 +118,7 @@ class GpuEngineNotice(Retranslating, QFrame):
         if asked == self._asked:
             return False
         if self._wanted is not None and self._wanted[0].has_nvidia_gpu:
-            self._start_look_up()
+            self._start_look_up(self._wanted)
         return True
 
     def _looked_up(self, asked: int, warning: GpuEngineWarning | None) -> None:

@@ -245,7 +245,7 @@ class MachinePanel(Retranslating, QWidget):
         if lookup.row is None:
             self._look_up_engine(run=True)  # never tested here: test it now (a few seconds)
             return
-        self._show_engine(lookup, self._row_for(lookup))
+        self._show_engine(lookup, self._row_for(lookup, lookup.row))
 
     def _on_engine_lookup_failed(self, key: tuple[str, str | None], error: BaseException, ran: bool) -> None:
         self._engine_task = None
@@ -267,7 +267,7 @@ class MachinePanel(Retranslating, QWidget):
         else:
             self._look_up_engine(run=True)
 
-    def _on_untested_row(self, key: tuple[str, str | None], row: Check) -> None:
+    def _on_untested_row(self, key: tuple[str, str | None], row: Check | None) -> None:
         self._engine_task = None
         if key != self.engine:
             self._look_up_engine()
@@ -287,17 +287,18 @@ class MachinePanel(Retranslating, QWidget):
         elif self.engine is not None:
             self._look_up_engine()
 
-    def _row_for(self, lookup: EngineLookup) -> Check | None:
-        """The core's row; its rebuild button becomes "use the other engine" where no rebuild is possible."""
+    def _row_for(self, lookup: EngineLookup, row: Check) -> Check:
+        """The core's ``row`` of ``lookup``; its rebuild button becomes "use the other engine" where no rebuild is
+        possible."""
         from app.core.engine.report import switch_to
 
-        row = lookup.row
-        rebuild = row.action is not None and row.action.kind is Fix.REBUILD_ENGINE
-        if rebuild and (lookup.cannot_rebuild is not None or row.action.get("engine") != REBUILT_ENGINE):
+        action = row.action
+        if (action is not None and action.kind is Fix.REBUILD_ENGINE
+                and (lookup.cannot_rebuild is not None or action.get("engine") != REBUILT_ENGINE)):
             row = replace(row, action=switch_to(other_engine(lookup.engine)))
         return row
 
-    def _show_engine(self, lookup: EngineLookup | None, row: Check | None, *, engine_missing: bool = False) -> None:
+    def _show_engine(self, lookup: EngineLookup | None, row: Check, *, engine_missing: bool = False) -> None:
         self._engine_task = None
         self.engine_state, self.engine_lookup, self.engine_row = "done", lookup, row
         self._engine_missing = engine_missing
@@ -306,11 +307,13 @@ class MachinePanel(Retranslating, QWidget):
         self._render_engine()
 
     def _on_engine_fix(self, check: Check) -> None:
-        kind = check.action.kind if check.action is not None else None
+        action = check.action
+        kind = action.kind if action is not None else None
         if kind is Fix.REBUILD_ENGINE:
             self.rebuildRequested.emit()
-        elif kind is Fix.SWITCH_ENGINE:
-            self.switchEngineRequested.emit(str(check.action.get("engine") or other_engine(self.engine[0])))
+        elif action is not None and kind is Fix.SWITCH_ENGINE:
+            current = self.engine[0] if self.engine is not None else REBUILT_ENGINE
+            self.switchEngineRequested.emit(str(action.get("engine") or other_engine(current)))
         elif kind is Fix.TEST_ENGINE:
             self.test_engine_again()
 

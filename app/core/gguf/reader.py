@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.core.gguf.binary import MAX_ARRAY, Cursor, malformed
 from app.core.gguf.errors import GGUFError
@@ -180,20 +180,25 @@ def read_raw(path: str | os.PathLike[str]) -> RawGGUF:
             check_id="path",
         ) from exc
     with stream:
-        size = os.fstat(stream.fileno()).st_size
-        cur = Cursor(stream, size)
-        raw = RawGGUF(path=path, file_size=size)
-        n_tensors, n_kv, raw.version = read_header(cur)
-        raw.big_endian = cur.big_endian
-        for _ in range(n_kv):
-            _read_kv(cur, raw)
-        raw.alignment = _alignment(raw)
-        seen: set[str] = set()
-        raw.tensors = [_read_tensor_info(cur, seen) for _ in range(n_tensors)]
-        pad = (-cur.pos) % raw.alignment if n_tensors else 0
-        raw.data_offset = cur.pos + pad
-        raw.data_size = max((t.offset + t.n_bytes for t in raw.tensors if t.n_bytes is not None), default=0)
-        return raw
+        return read_raw_stream(stream, os.fstat(stream.fileno()).st_size, path)
+
+
+def read_raw_stream(stream: BinaryIO, size: int, name: str) -> RawGGUF:
+    """Header, metadata and tensor infos of the ``size``-byte GGUF in ``stream`` (a file, or a model on the Hub read
+    through range requests); ``name`` stands for its path. GGUFError on anything malformed."""
+    cur = Cursor(stream, size)
+    raw = RawGGUF(path=name, file_size=size)
+    n_tensors, n_kv, raw.version = read_header(cur)
+    raw.big_endian = cur.big_endian
+    for _ in range(n_kv):
+        _read_kv(cur, raw)
+    raw.alignment = _alignment(raw)
+    seen: set[str] = set()
+    raw.tensors = [_read_tensor_info(cur, seen) for _ in range(n_tensors)]
+    pad = (-cur.pos) % raw.alignment if n_tensors else 0
+    raw.data_offset = cur.pos + pad
+    raw.data_size = max((t.offset + t.n_bytes for t in raw.tensors if t.n_bytes is not None), default=0)
+    return raw
 
 
 def _add_other_shards(info: ModelInfo, raw: RawGGUF) -> None:

@@ -9,8 +9,8 @@ from typing import Any, BinaryIO, cast
 
 from app.core.gguf.errors import GGUFError
 from app.core.gguf.model_info import ModelInfo
-from app.core.gguf.reader import RawGGUF
-from app.core.gguf.stream_reader import merge_shards, model_info_from_raw, read_raw_stream
+from app.core.gguf.reader import RawGGUF, read_raw_stream
+from app.core.gguf.stream_reader import merge_shards, model_info_from_raw
 from app.core.hub.errors import HubError
 from app.core.hub.files import HubFile, HubModel, RepoListing
 from app.core.hub.fit import FileFit, judge, mark_best, unknown

@@ -7,8 +7,8 @@ import io
 import pytest
 
 from app.core.gguf.errors import GGUFError
-from app.core.gguf.reader import read_raw
-from app.core.gguf.stream_reader import model_info_from_raw, read_raw_stream
+from app.core.gguf.reader import read_raw, read_raw_stream
+from app.core.gguf.stream_reader import model_info_from_raw
 
 
 def test_same_header_as_from_the_path(make_model):

@@ -17,7 +17,9 @@ Endpoints and the answers' shapes, checked against huggingface_hub 2.4.0's own p
 - Errors carry ``X-Error-Code`` / ``X-Error-Message`` as utils._http.hf_raise_for_status reads them: a gated file
   401 (no token) / 403 (a token that did not accept) ``GatedRepo``; a private repository 401 ``RepoNotFound``; a
   missing repository 404 ``RepoNotFound``; a missing file 404 ``EntryNotFound``.
-- Faults for any path: a status (429 with ``Retry-After``) or a delay before answering (a slow mirror).
+- Faults for any path: a status (429 with ``Retry-After``) or a delay before answering (a slow mirror); for a
+  file's bytes, a connection cut after some bytes of the body (the full ``Content-Length`` promised, the socket
+  closed) and a body sent at a limited rate. ``times`` limits a fault to its first N matching requests.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,6 +79,17 @@ class Fault:
     retry_after: int | None = None
     delay_s: float = 0.0
     error_code: str | None = None
+    times: int | None = None  # applies to the first N matching requests only (None: to all)
+    cut_after: int | None = None  # a file's body: close the connection after this many bytes of it
+    bytes_per_s: float | None = None  # a file's body: sent no faster than this (a slow mirror)
+    hits: int = 0
+
+    def take(self) -> bool:
+        """Whether this fault applies to one more matching request (and count it)."""
+        if self.times is not None and self.hits >= self.times:
+            return False
+        self.hits += 1
+        return True
 
 
 @dataclass
@@ -133,6 +147,10 @@ class FakeHub:
         with self._lock:
             self.requests.append(request)
 
+    def take(self, fault: Fault) -> bool:
+        with self._lock:
+            return fault.take()
+
     def count_body(self, name: str, n: int) -> None:
         with self._lock:
             self.body_bytes[name] = self.body_bytes.get(name, 0) + n
@@ -168,8 +186,11 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             path, query = unquote(parts.path), parse_qs(parts.query)
             hub.record(Request(self.command, self.path, self.headers.get("Range"),
                                self.headers.get("Authorization")))
+            self.body_fault: Fault | None = None
             for fault in hub.faults:
-                if re.search(fault.match, path):
+                if re.search(fault.match, path) and hub.take(fault):
+                    if fault.cut_after is not None or fault.bytes_per_s is not None:
+                        self.body_fault = fault
                     if fault.delay_s:
                         hub.wait(fault.delay_s)
                     if fault.status is not None:
@@ -316,15 +337,28 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if head:
                 return
+            self._body(path, start, end - start + 1, f"{repo.repo}/{name}")
+
+        def _body(self, path: Path, start: int, length: int, key: str) -> None:
+            fault = self.body_fault
+            cut = fault.cut_after if fault is not None else None
+            rate = fault.bytes_per_s if fault is not None else None
+            left = length if cut is None else min(length, cut)
+            block = 1 << 16 if rate is None else max(1, min(1 << 16, int(rate / 20)))
             with open(path, "rb") as handle:
                 handle.seek(start)
-                left = end - start + 1
                 while left > 0:
-                    chunk = handle.read(min(left, 1 << 16))
+                    chunk = handle.read(min(left, block))
                     if not chunk:
                         break
                     self.wfile.write(chunk)
-                    hub.count_body(f"{repo.repo}/{name}", len(chunk))
+                    hub.count_body(key, len(chunk))
                     left -= len(chunk)
+                    if rate is not None:
+                        hub.wait(len(chunk) / rate)
+            if cut is not None and cut < length:  # the promised Content-Length is not reached: a cut connection
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
 
     return Handler

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
@@ -103,7 +103,7 @@ class Task(QObject):
             self.deleteLater()
 
 
-def _receiver_alive(callback: Callable | None) -> bool:
+def _receiver_alive(callback: Callable | None) -> TypeGuard[Callable]:
     """False for no callback, or a method of a widget that was deleted while the call ran (window closed)."""
     if callback is None:
         return False

@@ -19,15 +19,15 @@ class Banner(QFrame):
         self.label = QLabel(textFormat=Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setStyleSheet("background: transparent;")
-        self.scroll = ColumnScroll(self.label, self)  # a long notice scrolls in a few lines, the window keeps its size
-        self.scroll.setStyleSheet("background: transparent;")
+        self.scroller = ColumnScroll(self.label, self)  # a long notice scrolls in a few lines, the window stays
+        self.scroller.setStyleSheet("background: transparent;")
         self.close_button = QToolButton(self)
         self.close_button.setText("✕")
         self.close_button.setAutoRaise(True)
         self.close_button.clicked.connect(self.hide)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroller, 1)
         layout.addWidget(self.close_button)
         self.hide()
 

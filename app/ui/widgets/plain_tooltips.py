@@ -62,10 +62,8 @@ class PlainToolTips(QObject):
 
 def install(app: QApplication) -> PlainToolTips:
     """Make every tooltip of ``app`` plain text; the filter lives as long as the application."""
-    existing = getattr(app, "_plain_tooltips", None)
-    if existing is not None:
-        return existing
-    tooltips = PlainToolTips(app)
-    app.installEventFilter(tooltips)
-    setattr(app, "_plain_tooltips", tooltips)  # noqa: B010 -- QApplication declares no such attribute for pyright
+    tooltips = app.findChild(PlainToolTips, "", Qt.FindChildOption.FindDirectChildrenOnly)  # the filter is app's child
+    if tooltips is None:
+        tooltips = PlainToolTips(app)
+    app.installEventFilter(tooltips)  # installed once however often this runs (Qt keeps one entry per filter)
     return tooltips

@@ -55,7 +55,7 @@ def fix_button_text(action: FixAction | None) -> str:
     if kind is Fix.REBUILD_ENGINE:
         return QCoreApplication.translate("ProblemView", "Rebuild the engine for this processor")
     if kind is Fix.SWITCH_ENGINE:
-        if action.get("engine") == "llama-server":
+        if action is not None and action.get("engine") == "llama-server":
             return QCoreApplication.translate("ProblemView", "Use the llama-server engine")
         return QCoreApplication.translate("ProblemView", "Use the built-in engine")
     if kind is Fix.TEST_ENGINE:
@@ -82,8 +82,8 @@ class ProblemView(QWidget):
         self.detail.setStyleSheet("color: #555;")
         self.next_step = QLabel(self, wordWrap=True, textInteractionFlags=selectable,
                                 textFormat=Qt.TextFormat.PlainText)
-        self.evidence_toggle = QToolButton(self, checkable=True,
-                                           toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.evidence_toggle = QToolButton(self, toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.evidence_toggle.setCheckable(True)
         self.evidence_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.evidence_toggle.toggled.connect(self._show_evidence)
         self.evidence = QPlainTextEdit(self, readOnly=True)
@@ -91,11 +91,12 @@ class ProblemView(QWidget):
         self.evidence.setMaximumHeight(140)
         self.evidence.hide()
         self.details = QWidget(self)  # folded: what the details toggle opens
-        self.details_toggle = QToolButton(self, checkable=True, autoRaise=True,
+        self.details_toggle = QToolButton(self, autoRaise=True,
                                           toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_toggle.setCheckable(True)
         self.details_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.details_toggle.toggled.connect(self._show_details)
-        outer = QVBoxLayout(self)
+        outer = self._outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(4 if folded else outer.spacing())
         for widget in (self.message, self.next_step) if folded else (self.message, self.detail, self.next_step):
@@ -138,7 +139,7 @@ class ProblemView(QWidget):
 
     def fold_next_step(self, folded: bool) -> None:
         """Folded view: the next step under "Show details" (a card's fix button takes it) or under the sentence."""
-        outer = self.layout()
+        outer = self._outer
         if not self.folded or (outer.indexOf(self.next_step) < 0) == folded:
             return
         (outer if folded else self._layout).removeWidget(self.next_step)
@@ -156,8 +157,9 @@ class ProblemView(QWidget):
     def has_details(self) -> bool:
         """Folded: the details hold something to show (the detail line, evidence, a card's own lines)."""
         layout = self._layout
-        return any(not layout.itemAt(i).widget().isHidden() for i in range(layout.count())
-                   if layout.itemAt(i).widget() is not None)
+        items = (layout.itemAt(i) for i in range(layout.count()))
+        widgets = (item.widget() for item in items if item is not None)
+        return any(widget is not None and not widget.isHidden() for widget in widgets)
 
     def render_details_toggle(self) -> None:
         shown = self.details_toggle.isChecked()

@@ -56,7 +56,8 @@ class ColumnScroll(QScrollArea):
     def minimumSizeHint(self) -> QSize:
         """As wide as the content's minimum; with ``max_share``, as tall as its capped height (the content gets
         that room before the widgets beside it grow), else a few lines."""
-        inner = self.widget().minimumSizeHint() if self.widget() is not None else QSize(0, 0)
+        content = self.widget()
+        inner = content.minimumSizeHint() if content is not None else QSize(0, 0)
         height = self.sizeHint().height() if self.max_share is not None else 60
         return QSize(inner.width() + self._bar_width(), height)
 

@@ -126,7 +126,9 @@ def fraction(value: Any) -> float:
     """Progress as 0..1 from (done, total), a fraction, or a dict with done/total."""
     if isinstance(value, dict):
         value = (value.get("done", 0), value.get("total", 0))
-    if isinstance(value, (tuple, list)) and len(value) >= 2:
+    if isinstance(value, (tuple, list)):
+        if len(value) < 2:
+            return 0.0
         done, total = value[0], value[1]
         return min(1.0, done / total) if total else 0.0
     try:

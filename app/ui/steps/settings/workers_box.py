@@ -68,7 +68,10 @@ class WorkersBox(Retranslating, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for item in (self.heading, self.list, add_row, self.status, share_row, self.share_warning):
-            (layout.addLayout if isinstance(item, QHBoxLayout) else layout.addWidget)(item)
+            if isinstance(item, QHBoxLayout):
+                layout.addLayout(item)
+            else:
+                layout.addWidget(item)
 
     def retranslate(self) -> None:
         self.heading.setText(self.tr("Other computers (workers) that lend their memory to this model"))

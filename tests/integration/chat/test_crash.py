@@ -93,12 +93,13 @@ def test_conversation_file_is_intact_after_kill_9_of_its_writer():
     rng = random.Random(5)
     seen_counts = []
     for _ in range(5):
-        writer = subprocess.Popen([sys.executable, "-c", WRITER], stdout=subprocess.PIPE, text=True,
-                                  cwd=os.getcwd())
-        assert writer.stdout.readline().strip() == "saving"
-        time.sleep(rng.uniform(0.05, 0.4))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(10)
+        with subprocess.Popen([sys.executable, "-c", WRITER], stdout=subprocess.PIPE, text=True,
+                              cwd=os.getcwd()) as writer:  # its pipe closed when it is gone
+            try:
+                assert writer.stdout.readline().strip() == "saving"
+                time.sleep(rng.uniform(0.05, 0.4))
+            finally:
+                writer.send_signal(signal.SIGKILL)
         conversation = load_conversation("kill-test")  # parses: never half-written
         roles = [m.role for m in conversation.messages]
         assert roles and roles == ["user", "assistant"] * (len(roles) // 2)

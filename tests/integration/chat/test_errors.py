@@ -97,45 +97,60 @@ def fake():
     server.server_close()
 
 
+@pytest.fixture
+def chat_client():
+    """Factory: chat_client(url, **options) -> a ChatClient, closed after the test with its pooled connection (left
+    to the garbage collector, the socket is reported unclosed during a later test)."""
+    made: list[ChatClient] = []
+
+    def _make(url: str, **options) -> ChatClient:
+        made.append(ChatClient(url, **options))
+        return made[-1]
+
+    yield _make
+    for client in made:
+        client.close()
+
+
 def run(session: ChatSession, text="hello"):
     return list(session.send(text))
 
 
-def test_503_while_loading_waits_then_answers(fake):
+def test_503_while_loading_waits_then_answers(fake, chat_client):
     fake.replies = [(503, [json.dumps(LOADING_BODY).encode()], 0)] * 3 + [(200, sse(delta("hi"), delta("", "stop")), 0)]
-    events = run(ChatSession(ChatClient(fake.url), save=False, sleep=lambda s: None))
+    events = run(ChatSession(chat_client(fake.url), save=False, sleep=lambda s: None))
     kinds = [e.kind for e in events]
     assert kinds[0] == WAITING and kinds[-1] == DONE
     assert "still loading" in events[0].notice.render("en")
 
 
-def test_503_forever_gives_a_bounded_loading_error(fake):
+def test_503_forever_gives_a_bounded_loading_error(fake, chat_client):
     fake.replies = [(503, [json.dumps(LOADING_BODY).encode()], 0)]
     slept = []
-    events = run(ChatSession(ChatClient(fake.url), save=False, loading_wait_s=5, sleep=slept.append))
+    events = run(ChatSession(chat_client(fake.url), save=False, loading_wait_s=5, sleep=slept.append))
     error = events[-1].error
     assert events[-1].kind == ERROR and error.kind == errors.LOADING
     assert 5 <= sum(slept) <= 8 and max(slept) <= 2.0
 
 
-def test_401_is_an_api_key_problem(fake):
+def test_401_is_an_api_key_problem(fake, chat_client):
     fake.replies = [(401, [b'{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}'], 0)]
-    error = run(ChatSession(ChatClient(fake.url, api_key="wrong"), save=False))[-1].error
+    error = run(ChatSession(chat_client(fake.url, api_key="wrong"), save=False))[-1].error
     assert error.kind == errors.AUTH and "API key" in error.message.render("en") and error.request_id
 
 
-def test_500_carries_the_server_log_tail(fake):
+def test_500_carries_the_server_log_tail(fake, chat_client):
     fake.replies = [(500, [b'{"error":{"code":500,"message":"failed to decode","type":"server_error"}}'], 0)]
-    client = ChatClient(fake.url, log_tail=lambda n: ["decode: failed to find a memory slot"])
+    client = chat_client(fake.url, log_tail=lambda n: ["decode: failed to find a memory slot"])
     error = run(ChatSession(client, save=False))[-1].error
     assert error.kind == errors.SERVER_ERROR
     assert "failed to decode" in error.message.render("en")
     assert "decode: failed to find a memory slot" in error.evidence
 
 
-def test_mid_stream_error_keeps_the_partial_answer(fake):
+def test_mid_stream_error_keeps_the_partial_answer(fake, chat_client):
     fake.replies = [(200, sse(delta("par"), delta("tial"), {"error": {"code": 500, "message": "boom"}}, done=False), 0)]
-    session = ChatSession(ChatClient(fake.url), save=False)
+    session = ChatSession(chat_client(fake.url), save=False)
     events = run(session)
     assert [e.text for e in events if e.kind == "delta"] == ["par", "tial"]
     assert events[-1].error.kind == errors.SERVER_ERROR
@@ -144,29 +159,29 @@ def test_mid_stream_error_keeps_the_partial_answer(fake):
     assert session.conversation.pending_message().content == "hello"
 
 
-def test_malformed_chunk(fake):
+def test_malformed_chunk(fake, chat_client):
     fake.replies = [(200, [b"data: {this is not json\n\n"], 0)]
-    error = run(ChatSession(ChatClient(fake.url), save=False))[-1].error
+    error = run(ChatSession(chat_client(fake.url), save=False))[-1].error
     assert error.kind == errors.MALFORMED and "{this is not json" in error.evidence[0]
 
 
-def test_read_timeout_is_too_slow_and_offers_to_wait_longer(fake):
+def test_read_timeout_is_too_slow_and_offers_to_wait_longer(fake, chat_client):
     fake.replies = [(200, sse(delta("a"), delta("", "stop")), 1.0)]
-    error = run(ChatSession(ChatClient(fake.url, read_timeout=0.3), save=False))[-1].error
+    error = run(ChatSession(chat_client(fake.url, read_timeout=0.3), save=False))[-1].error
     assert error.kind == errors.TOO_SLOW and "still running" in error.message.render("en")
     assert error.action.kind is Fix.WAIT_LONGER
 
 
-def test_connection_refused_is_unreachable_and_message_kept():
-    session = ChatSession(ChatClient(f"http://127.0.0.1:{free_port()}", connect_timeout=1), save=False)
+def test_connection_refused_is_unreachable_and_message_kept(chat_client):
+    session = ChatSession(chat_client(f"http://127.0.0.1:{free_port()}", connect_timeout=1), save=False)
     error = run(session)[-1].error
     assert error.kind == errors.UNREACHABLE
     assert session.conversation.pending_message().content == "hello"
 
 
-def test_every_request_carries_a_request_id(fake):
+def test_every_request_carries_a_request_id(fake, chat_client):
     fake.replies = [(200, sse(delta("x"), delta("", "length")), 0)]
-    events = run(ChatSession(ChatClient(fake.url), params=ChatParams(max_tokens=1), save=False))
+    events = run(ChatSession(chat_client(fake.url), params=ChatParams(max_tokens=1), save=False))
     stats = events[-1].stats
     assert stats.finish_reason == "length" and "cut at max tokens" in stats.finish_text().render("en")
     assert fake.request_ids and all(len(rid) == 32 for rid in fake.request_ids)

@@ -56,10 +56,11 @@ class Command:
             thread.start()
 
     def _drain(self, pipe, into: list[str]) -> None:
-        for line in pipe:
-            with self._cond:
-                into.append(line)
-                self._cond.notify_all()
+        with pipe:  # closed at its end, not when the garbage collector gets to it (a ResourceWarning)
+            for line in pipe:
+                with self._cond:
+                    into.append(line)
+                    self._cond.notify_all()
 
     def json_event(self, predicate, timeout: float = COMMAND_WAIT_S) -> dict:
         """The first JSON line on stdout that ``predicate`` accepts."""

@@ -20,18 +20,17 @@ LOAD_S = 90
 def _load_log(server_bin: str, model, *args: str) -> list[str]:
     """llama-server's log up to the end of the load; the server is stopped then (never left running)."""
     command = [server_bin, "-m", str(model), "-c", "256", "--port", str(find_free_port()), "-v", *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               encoding="utf-8", errors="replace")
     lines: list[str] = []
     deadline = time.monotonic() + LOAD_S
-    try:
-        for line in process.stdout:
-            lines.append(line.rstrip("\n"))
-            if any(mark in line for mark in LOADED) or time.monotonic() > deadline:
-                break
-    finally:
-        process.kill()
-        process.wait(timeout=30)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                          errors="replace") as process:  # on leaving: its pipe closed, the process waited for
+        try:
+            for line in process.stdout:
+                lines.append(line.rstrip("\n"))
+                if any(mark in line for mark in LOADED) or time.monotonic() > deadline:
+                    break
+        finally:
+            process.kill()
     return lines
 
 

@@ -47,17 +47,18 @@ def wait_dead(pid: int, timeout: float = 10.0) -> bool:
 
 
 def test_child_dies_when_the_app_is_killed(tiny_model, llama_server_bin, app_home):
-    app = subprocess.Popen([sys.executable, "-c", APP_SCRIPT, str(tiny_model), llama_server_bin, str(find_free_port())],
-                           cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        child_pid = int(app.stdout.readline())
-        assert psutil.Process(child_pid).ppid() == app.pid
-        app.send_signal(signal.SIGKILL)
-        app.wait(10)
-        assert wait_dead(child_pid), "llama-server outlived the app that started it"
-    finally:
-        app.kill()
-        app.wait(10)
+    with subprocess.Popen([sys.executable, "-c", APP_SCRIPT, str(tiny_model), llama_server_bin,
+                           str(find_free_port())], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}) as app:  # its pipe closed on the way out
+        try:
+            child_pid = int(app.stdout.readline())
+            assert psutil.Process(child_pid).ppid() == app.pid
+            app.send_signal(signal.SIGKILL)
+            app.wait(10)
+            assert wait_dead(child_pid), "llama-server outlived the app that started it"
+        finally:
+            app.kill()
+            app.wait(10)
     assert child_registry.find_stale_children() == []
     assert list(child_registry.registry_dir().glob("*.json")) == []  # its dead record was cleaned up
 

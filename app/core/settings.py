@@ -55,6 +55,9 @@ SCHEMA: tuple[Field, ...] = (
     # migration: an older file simply gets the empty list.
     Field("model_folders", [], (list,)),
     Field("zoom_percent", 100, (int,)),  # the window's font scale (Ctrl +/-), ZOOM_MIN..ZOOM_MAX; no migration
+    # Where "Get a model" searches and downloads: "hf", "hf-mirror" or "modelscope" (app.core.hub.source.HubSource's
+    # values). The user's Hub token is never stored here: it stays in memory for one session. No migration needed.
+    Field("hub_source", "hf", (str,)),
 )
 
 PROFILE_SCHEMA: tuple[Field, ...] = (

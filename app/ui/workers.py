@@ -54,9 +54,9 @@ class Task(QObject):
         if wants_cancel:
             self._kwargs["cancel"] = self._cancel_event.is_set
         self.owner: QObject | None = None  # callbacks are skipped once this widget is deleted
-        self.on_done: Callable[[Any], None] | None = None
-        self.on_error: Callable[[BaseException], None] | None = None
-        self.on_progress: Callable[[Any], None] | None = None
+        self.on_done: Callable[[Any], object] | None = None  # callbacks: what they return is not used
+        self.on_error: Callable[[BaseException], object] | None = None
+        self.on_progress: Callable[[Any], object] | None = None
         self.done = False
         self._progress.connect(self._deliver_progress)
         self._finished.connect(self._deliver_finished)
@@ -111,9 +111,9 @@ def _receiver_alive(callback: Callable | None) -> TypeGuard[Callable]:
     return not isinstance(owner, QObject) or shiboken6.isValid(owner)
 
 
-def run_task(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-             on_error: Callable[[BaseException], None] | None = None,
-             on_progress: Callable[[Any], None] | None = None, wants_progress: bool = False,
+def run_task(fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], object] | None = None,
+             on_error: Callable[[BaseException], object] | None = None,
+             on_progress: Callable[[Any], object] | None = None, wants_progress: bool = False,
              wants_cancel: bool = False, owner: QObject | None = None, **kwargs: Any) -> Task:
     """Start ``fn(*args, **kwargs)`` on the pool; must be called on the GUI thread.
 

@@ -6,7 +6,8 @@ iterator runs on a pool thread (``app.ui.chat.stream_job``); deltas arrive here 
 Wiring: ``ChatPane(bridge)`` follows the bridge (``supervisorChanged`` -> ``set_supervisor``,
 ``stateChanged`` -> ``set_server_state``); without a bridge call those two yourself, or ``set_client``.
 ``is_streaming()`` / ``streamingChanged(bool)`` tell the window whether closing needs a question;
-``shutdown()`` stops a reply without blocking.
+``shutdown()`` stops a reply without blocking. A client replaced (or shut down) while its reply streams is closed
+once that stream has ended, so no connection to an old server is left open.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -87,6 +89,7 @@ class ChatPane(Retranslating, QWidget):
         self.server_model: str | None = None  # the model the server runs (None: not known, e.g. a bare client)
         self.remote: RemoteServer | None = None  # chatting with a server this app did not start (use_remote)
         self._task: Task | None = None
+        self._retired: list[ChatClient] = []  # replaced while their stream ran: closed when it ends
         self._reply_entry: Entry | None = None
         self._pending_entry: Entry | None = None
         self._last_error: ChatError | None = None
@@ -101,17 +104,22 @@ class ChatPane(Retranslating, QWidget):
     # --- layout --------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.new_button = QPushButton(self, clicked=self.new_chat)
+        self.new_button = QPushButton(self)
+        self.new_button.clicked.connect(self.new_chat)
         self.saved_combo = SavedPicker(self)
         self.saved_combo.conversationChosen.connect(self.load_saved)
-        self.params_toggle = QToolButton(self, checkable=True, toolButtonStyle=Qt.ToolButtonTextBesideIcon)
-        self.params_toggle.setArrowType(Qt.RightArrow)
+        self.params_toggle = QToolButton(self)
+        self.params_toggle.setCheckable(True)
+        self.params_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.params_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.params_toggle.toggled.connect(self._show_params)
-        self.remote_button = QPushButton(self, clicked=lambda: ask_for_remote(self, self.use_remote))
+        self.remote_button = QPushButton(self)
+        self.remote_button.clicked.connect(lambda: ask_for_remote(self, self.use_remote))
         self.params_box = ParamsBox(self)
         self.params_box.hide()
         # a base model: text completion
-        self.mode_note = QLabel(self, objectName="chat-mode-note", wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+        self.mode_note = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+        self.mode_note.setObjectName("chat-mode-note")
         self.mode_note.hide()
         self.transcript = Transcript(self)
         self.meter = ContextMeter(self)
@@ -123,8 +131,10 @@ class ChatPane(Retranslating, QWidget):
         self.input.setTabChangesFocus(True)  # Tab moves on to Send, as everywhere else in the window
         self.input.installEventFilter(self)
         self.input.textChanged.connect(self._update_controls)
-        self.send_button = QPushButton(self, clicked=lambda: self.send())
-        self.stop_button = QPushButton(self, clicked=self.stop)
+        self.send_button = QPushButton(self)
+        self.send_button.clicked.connect(lambda: self.send())
+        self.stop_button = QPushButton(self)
+        self.stop_button.clicked.connect(self.stop)
 
         top = QHBoxLayout()
         for widget in (self.new_button, self.saved_combo, self.params_toggle):
@@ -165,14 +175,15 @@ class ChatPane(Retranslating, QWidget):
         self._update_controls()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.input and event.type() == QEvent.KeyPress:
-            if event.key() in (Qt.Key_Return, Qt.Key_Enter) and not event.modifiers() & Qt.ShiftModifier:
+        if watched is self.input and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                    and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
                 self.send()
                 return True
         return super().eventFilter(watched, event)
 
 
-    def showEvent(self, event: QEvent) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         if not self._saved_listed:
             self._saved_listed = True
             self.refresh_saved()
@@ -181,7 +192,7 @@ class ChatPane(Retranslating, QWidget):
     @Slot(bool)
     def _show_params(self, shown: bool) -> None:
         self.params_box.setVisible(shown)
-        self.params_toggle.setArrowType(Qt.DownArrow if shown else Qt.RightArrow)
+        self.params_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
 
     # --- wiring --------------------------------------------------------------------------------
 
@@ -231,9 +242,21 @@ class ChatPane(Retranslating, QWidget):
         self.session = ChatSession(client, self.conversation) if client is not None else None
         if self.session is not None:
             self.session.history_share = self._history_share
-        if old is not None and not self.is_streaming():
-            old.close()
+        if old is not None and old is not client:
+            self._close_client(old)
         self._update_controls()
+
+    def _close_client(self, client: ChatClient) -> None:
+        """Close it now, or once the reply it streams has ended (the stream still reads from it)."""
+        if self.is_streaming():
+            self._retired.append(client)
+        else:
+            client.close()
+
+    def _close_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for client in retired:
+            client.close()
 
     @Slot(object, dict)
     def set_server_state(self, state: State, data: dict | None = None) -> None:
@@ -311,15 +334,18 @@ class ChatPane(Retranslating, QWidget):
     def shutdown(self) -> None:
         """Window closing: stop streaming and drop the HTTP client (non-blocking)."""
         self.stop()
-        if self.session is not None and not self.is_streaming():
-            self.session.client.close()
+        if self.session is not None:
+            self._close_client(self.session.client)
 
     # --- streaming -----------------------------------------------------------------------------
 
     def _run(self, start: Start) -> None:
+        session = self.session
+        if session is None:
+            return  # send and resend ask for a session first
         self._last_error = None
         self._reply_entry = None
-        self._task = start_stream(self.session, start, on_event=self._on_event, on_done=self._on_stream_done,
+        self._task = start_stream(session, start, on_event=self._on_event, on_done=self._on_stream_done,
                                   on_error=self._on_stream_failed)
         self.transcript.show_thinking()  # until the first piece of the answer
         self.streamingChanged.emit(True)
@@ -331,16 +357,16 @@ class ChatPane(Retranslating, QWidget):
             if self._reply_entry is None:
                 self._reply_entry = self.transcript.begin_reply(self.conversation.model)
             self.transcript.append_delta(self._reply_entry, event.text)
-        elif kind in ("trimmed", "notice", "waiting"):
+        elif kind in ("trimmed", "notice", "waiting") and event.notice is not None:
             self.transcript.add_notice(event.notice)
-        elif kind == "progress":  # how far the server has read the prompt, until the first piece of the answer
-            self.transcript.show_progress(event.progress)
+        elif kind == "progress" and event.progress is not None:  # how far the server has read the prompt, until
+            self.transcript.show_progress(event.progress)  # the first piece of the answer
         elif kind == "done":
             self._on_reply_done(event.stats)
-        elif kind == "error":
+        elif kind == "error" and event.error is not None:
             self._show_error(event.error)
 
-    def _on_reply_done(self, stats: ReplyStats) -> None:
+    def _on_reply_done(self, stats: ReplyStats | None) -> None:
         stopped = stats is not None and stats.finish_reason == FINISH_STOPPED
         if self._reply_entry is not None:
             self.transcript.set_status(self._reply_entry, STOPPED if stopped else "")
@@ -359,6 +385,7 @@ class ChatPane(Retranslating, QWidget):
 
     def _on_stream_done(self, outcome: StreamOutcome) -> None:
         self._task = None
+        self._close_retired()
         self.transcript.hide_thinking()
         if outcome.context is not None:
             self.meter.set_use(outcome.context)
@@ -373,6 +400,7 @@ class ChatPane(Retranslating, QWidget):
     def _on_stream_failed(self, error: BaseException) -> None:
         """A bug or an unexpected failure below the session: still a sentence, never a traceback."""
         self._task = None
+        self._close_retired()
         self.transcript.hide_thinking()
         self.transcript.add_notice(self.tr("The chat stopped because of an unexpected problem: {error}").format(
             error=error))
@@ -412,13 +440,14 @@ class ChatPane(Retranslating, QWidget):
         return self.remote is not None or self.server_state is None or self.server_state not in IDLE_STATES
 
     def _update_controls(self) -> None:
-        streaming, connected = self.is_streaming(), self.session is not None
+        session = self.session
+        streaming, connected = self.is_streaming(), session is not None
         has_text = bool(self.input.toPlainText().strip())
         self.send_button.setEnabled(connected and not streaming and has_text)
         self.stop_button.setEnabled(streaming)
         self.new_button.setEnabled(not streaming)
         self.saved_combo.setEnabled(not streaming)
-        pending = connected and not streaming and self.session.conversation.pending_message() is not None
-        client = self.session.client if connected else None
+        pending = session is not None and not streaming and session.conversation.pending_message() is not None
+        client = session.client if session is not None else None
         self.mode_note.setVisible(isinstance(client, ChatClient) and client.text_completion and self._server_up())
         self.status.show_for(pending, connected, self.server_state, self._last_error)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.problem import Problem
 from app.core.remote import RemoteServer, connect
 from app.ui.widgets.problem_view import problem_text, render
 from app.ui.workers import run_task
@@ -39,12 +40,14 @@ class ConnectDialog(QDialog):
         self.address = QLineEdit(url, self, placeholderText="http://192.168.1.20:8080")
         self.key = QLineEdit(api_key, self, placeholderText=self.tr("none"))
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.check_button = QPushButton(self.tr("Check"), self, clicked=self.check)
+        self.check_button = QPushButton(self.tr("Check"), self)
+        self.check_button.clicked.connect(self.check)
         self.models = QComboBox(self)
         self.models.hide()
-        self.result = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        self.buttons.button(QDialogButtonBox.Ok).setText(self.tr("Chat with it"))
+        self.answer = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)  # the server's, or why not
+        ok, cancel = QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
+        self.buttons = QDialogButtonBox(ok | cancel, self)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(self.tr("Chat with it"))
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         form = QFormLayout()
@@ -55,7 +58,7 @@ class ConnectDialog(QDialog):
         layout.addWidget(self.intro)
         layout.addLayout(form)
         layout.addWidget(self.check_button)
-        layout.addWidget(self.result)
+        layout.addWidget(self.answer)
         layout.addWidget(self.buttons)
         self.address.textChanged.connect(self._forget)
         self.key.textChanged.connect(self._forget)
@@ -64,7 +67,7 @@ class ConnectDialog(QDialog):
     def check(self) -> None:
         """Ask the server (on the pool): its kind, models and context, or why it cannot be used."""
         self.check_button.setEnabled(False)
-        self.result.setText(self.tr("Asking the server…"))
+        self.answer.setText(self.tr("Asking the server…"))
         run_task(connect, self.address.text(), self.key.text(), on_done=self._on_answer, on_error=self._on_refusal,
                  owner=self)
 
@@ -76,23 +79,23 @@ class ConnectDialog(QDialog):
         if remote.model in remote.models:
             self.models.setCurrentText(remote.model)
         self.models.setVisible(len(remote.models) > 1)
-        self.result.setStyleSheet("")
-        self.result.setText(render(remote.summary()))
-        self.buttons.button(QDialogButtonBox.Ok).setEnabled(True)
+        self.answer.setStyleSheet("")
+        self.answer.setText(render(remote.summary()))
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(True)
 
     def _on_refusal(self, error: BaseException) -> None:
         self.check_button.setEnabled(True)
-        self.result.setStyleSheet("color: #c62828;")
-        if hasattr(error, "message") and hasattr(error, "next_step"):  # a ChatError or UserError: core's sentence
-            self.result.setText(problem_text(error))
+        self.answer.setStyleSheet("color: #c62828;")
+        if isinstance(error, Problem):  # a ChatError or UserError: core's sentence
+            self.answer.setText(problem_text(error))
         else:
-            self.result.setText(self.tr("The server could not be asked: {error}").format(error=error))
+            self.answer.setText(self.tr("The server could not be asked: {error}").format(error=error))
 
     def _forget(self) -> None:
         self.remote = None
         self.models.hide()
-        self.buttons.button(QDialogButtonBox.Ok).setEnabled(False)
-        self.result.setText("")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
+        self.answer.setText("")
 
     def accept(self) -> None:
         if self.remote is None:

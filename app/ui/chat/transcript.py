@@ -53,6 +53,18 @@ class Entry:
     extra: dict = field(default_factory=dict)
     model: str | None = None  # an answer: the model that wrote it (its file name), shown in its header
 
+    @property
+    def notice(self) -> Text | str | None:
+        return self.value if isinstance(self.value, (Text, str)) else None
+
+    @property
+    def stats(self) -> ReplyStats | StoredStats | None:
+        return self.value if isinstance(self.value, (ReplyStats, dict)) else None
+
+    @property
+    def error(self) -> ChatError | None:
+        return self.value if isinstance(self.value, ChatError) else None
+
 
 def _char_format(*, colour: str | None = None, bold: bool = False, italic: bool = False,
                  small: bool = False, mono: bool = False) -> QTextCharFormat:
@@ -60,7 +72,7 @@ def _char_format(*, colour: str | None = None, bold: bool = False, italic: bool 
     if colour:
         fmt.setForeground(QColor(colour))
     if bold:
-        fmt.setFontWeight(QFont.Bold)
+        fmt.setFontWeight(QFont.Weight.Bold)
     fmt.setFontItalic(italic)
     if small:
         fmt.setFontPointSize(max(7.0, QFont().pointSizeF() - 1.5))
@@ -154,7 +166,7 @@ class Transcript(QTextBrowser):
     def _erase_thinking(self) -> None:
         cursor = QTextCursor(self.document())
         cursor.setPosition(self._thinking_at)
-        cursor.movePosition(QTextCursor.End, QTextCursor.KeepAnchor)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
 
     def _redraw_thinking(self) -> None:
@@ -177,7 +189,7 @@ class Transcript(QTextBrowser):
         if self.entries and self.entries[-1] is entry:
             at_bottom = self._at_bottom()
             cursor = QTextCursor(self.document())
-            cursor.movePosition(QTextCursor.End)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
             cursor.insertText(text, self._content)
             if at_bottom:
                 self._scroll_to_end()
@@ -201,7 +213,8 @@ class Transcript(QTextBrowser):
         line that says it was fixed, instead of a warning whose next step no longer applies."""
         changed = False
         for entry in self.entries:
-            if entry.kind == ERROR and entry.value.kind in RESOLVED_BY_READY and not entry.extra.get("resolved"):
+            error = entry.error
+            if error is not None and error.kind in RESOLVED_BY_READY and not entry.extra.get("resolved"):
                 entry.extra["resolved"] = True
                 changed = True
         if changed:
@@ -280,17 +293,18 @@ class Transcript(QTextBrowser):
             self._block(header + (f"  ({note})" if note else ""), self._header.get(entry.role, self._note), top=10)
             self._block(entry.content, self._content)
         elif entry.kind == NOTICE:
-            self._block(render_text(entry.value), self._note, top=4)
+            self._block(render_text(entry.notice), self._note, top=4)
         elif entry.kind == STATS:
-            self._block(self.stats_line(entry.value), self._note)
-        elif entry.kind == ERROR and entry.extra.get("stopped_since"):
+            self._block(self.stats_line(entry.stats), self._note)
+        elif entry.kind != ERROR or (error := entry.error) is None:
+            pass  # an error entry always holds its ChatError
+        elif entry.extra.get("stopped_since"):
             self._block(self.tr("{problem} (Solved then; the server has been stopped since.)").format(
-                problem=render(entry.value.message)), self._note, top=4)
-        elif entry.kind == ERROR and entry.extra.get("resolved"):
+                problem=render(error.message)), self._note, top=4)
+        elif entry.extra.get("resolved"):
             self._block(self.tr("{problem} (Solved: the server is running again.)").format(
-                problem=render(entry.value.message)), self._note, top=4)
-        elif entry.kind == ERROR:
-            error: ChatError = entry.value
+                problem=render(error.message)), self._note, top=4)
+        else:
             self._block("⚠ " + render(error.message), self._error, top=8)
             next_step = next_step_text(error, labelled=False)
             if next_step:
@@ -303,7 +317,7 @@ class Transcript(QTextBrowser):
 
     def _block(self, text: str, fmt: QTextCharFormat, *, top: float = 0) -> None:
         cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.End)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
         block = QTextBlockFormat()
         block.setTopMargin(top)
         if self.document().isEmpty():

@@ -134,6 +134,34 @@ def test_stop_mid_reply_then_the_next_message_is_answered(qtbot, pane, chat_serv
     assert finished.args[0].finish_reason == "length"
 
 
+def _closed(client: ChatClient) -> bool:
+    """Whether the client was closed: a closed one refuses to send (an open one would ask the running server)."""
+    try:
+        client.server_info(refresh=True)
+    except RuntimeError as error:  # httpx: "Cannot send a request, as the client has been closed."
+        return "closed" in str(error)
+    return False
+
+
+def test_a_client_replaced_mid_reply_is_closed_once_the_reply_ends(qtbot, pane, chat_server):
+    deltas = connect(pane, chat_server, max_tokens=1_500)
+    old = pane.session.client
+    pane.send("Tell me a very long story.")
+    qtbot.waitUntil(lambda: len(deltas) > 0, timeout=REPLY_MS)
+    pane.set_supervisor(chat_server)  # a restart's new client: the reply is stopped, the old client replaced
+    assert pane.session.client is not old
+    wait_idle(qtbot, pane)
+    assert _closed(old)  # its connection is not left open to the server
+    assert not _closed(pane.session.client)
+
+    current = pane.session.client
+    pane.send("And another long one.")
+    qtbot.waitUntil(lambda: pane._reply_entry is not None and bool(pane._reply_entry.content), timeout=REPLY_MS)
+    pane.shutdown()  # the window closing mid-reply
+    wait_idle(qtbot, pane)
+    assert _closed(current)
+
+
 def test_too_long_message_is_an_error_message_in_the_conversation(qtbot, pane, chat_server):
     connect(pane, chat_server, max_tokens=64)
     with qtbot.waitSignal(pane.errorShown, timeout=REPLY_MS) as shown:

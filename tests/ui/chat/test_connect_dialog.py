@@ -20,11 +20,11 @@ def test_a_server_is_checked_and_chosen(qtbot):
         ok = dialog.buttons.button(QDialogButtonBox.Ok)
         dialog.check()
         qtbot.waitUntil(lambda: dialog.check_button.isEnabled(), timeout=LONG)
-        assert "wants an API key" in dialog.result.text() and not ok.isEnabled()
+        assert "wants an API key" in dialog.answer.text() and not ok.isEnabled()
         dialog.key.setText("secret")
         dialog.check()
         qtbot.waitUntil(lambda: ok.isEnabled(), timeout=LONG)
-        assert "Ollama" in dialog.result.text() and "4096 tokens" in dialog.result.text()
+        assert "Ollama" in dialog.answer.text() and "4096 tokens" in dialog.answer.text()
         with qtbot.waitSignal(dialog.connected) as chosen:
             ok.click()
         assert chosen.args[0].model == "qwen3:0.6b" and chosen.args[0].api_key == "secret"

@@ -107,17 +107,14 @@ def test_a_real_llama_server_long_prompt_shows_rising_percentages_then_the_answe
 
 def test_the_chat_pane_hands_the_servers_progress_to_its_transcript(qtbot, monkeypatch):
     from app.core.chat.session import ChatEvent
-    from app.ui.chat import chat_pane as chat_pane_module
-    from app.ui.chat.chat_pane import ChatPane
-    from tests.ui.chat.test_thinking import Stream
+    from tests.ui.chat.test_thinking import streamed_pane
 
-    stream = Stream()
-    monkeypatch.setattr(chat_pane_module, "start_stream", stream)
-    pane = ChatPane()
-    qtbot.addWidget(pane)
+    pane = streamed_pane(qtbot, monkeypatch)
+    stream = pane.stream
     pane._run(lambda session: iter(()))
     stream.on_event(ChatEvent(PROGRESS, progress=PromptProgress(3100, 1024)))
     assert pane.transcript.plain_text().endswith("Assistant\nReading your message: 1,024 of 3,100 tokens (33 %)")
     stream.on_event(ChatEvent(DELTA, text="Hi"))
     assert "Reading" not in pane.transcript.plain_text() and pane.transcript.plain_text().endswith("Hi")
     stream.finish()
+    pane.shutdown()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.chat import ReplyStats, errors
+from app.core.chat import ChatClient, ReplyStats, errors
 from app.core.chat.session import DELTA, DONE, ERROR, WAITING, ChatEvent
 from app.core.text import T
 from app.ui.chat import chat_pane as chat_pane_module
@@ -29,14 +29,22 @@ class Stream:
         self.on_done(StreamOutcome(context=None, pending=pending))
 
 
-@pytest.fixture
-def pane(qtbot, monkeypatch):
+def streamed_pane(qtbot, monkeypatch) -> ChatPane:
+    """A pane with a client (never asked: the test hands the stream's values) whose stream is a ``Stream``."""
     stream = Stream()
     monkeypatch.setattr(chat_pane_module, "start_stream", stream)
     widget = ChatPane()
     qtbot.addWidget(widget)
+    widget.set_client(ChatClient("http://127.0.0.1:9"))
     widget.stream = stream
     return widget
+
+
+@pytest.fixture
+def pane(qtbot, monkeypatch):
+    widget = streamed_pane(qtbot, monkeypatch)
+    yield widget
+    widget.shutdown()
 
 
 def begin(pane: ChatPane) -> Stream:

@@ -21,7 +21,7 @@ from app.core.session import (
 )
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
+    from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
     from app.core.launch.config import LaunchConfig
     from app.ui.shell.session_owner import SessionOwner
@@ -38,7 +38,7 @@ class ModelSwitch(QObject):
         super().__init__(parent)
         self.window, self.control, self.session = window, control, owner.session
         self.box: QMessageBox | None = None  # the open question, if any
-        self.buttons: dict[str, QAbstractButton] = {}
+        self.buttons: dict[str, QPushButton] = {}
         self._asked: tuple[str, str] | None = None  # (server's model, opened model) of the open question
         self._waiting: tuple[str, str] | None = None  # (choice, path): Restart waits for the new model's checks
         owner.opened.connect(self.on_model_chosen)
@@ -52,7 +52,7 @@ class ModelSwitch(QObject):
         self._close_box()
         self._waiting = None
         old = self.server_model()
-        if ask_before_switch(old, self.control.is_running(), path):
+        if old is not None and ask_before_switch(old, self.control.is_running(), path):
             self._ask(old, path)
 
     def _ask(self, old: str, new: str) -> None:
@@ -118,7 +118,9 @@ class ModelSwitch(QObject):
         if checked is None or checked.path != path or not self.session.is_for(path):
             return
         self._waiting = None
-        self._act(switch_action(choice, checked.usable and config is not None), path, choice)
+        action = switch_action(choice, checked.usable and config is not None)  # the checks are in: never None
+        if action is not None:
+            self._act(action, path, choice)
 
     def _act(self, action: str, path: str, choice: str) -> None:
         old = self.server_model()

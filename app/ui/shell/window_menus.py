@@ -24,9 +24,12 @@ class WindowMenus(QObject):
         self.window, self.model = window, model
         bar = window.menuBar()
         self.file_menu = bar.addMenu("")
-        self.open_action = QAction(window, shortcut=QKeySequence.StandardKey.Open, triggered=model.choose_file)
-        self.demo_action = QAction(window, triggered=model.make_demo)
-        self.quit_action = QAction(window, shortcut=QKeySequence.StandardKey.Quit, triggered=window.close)
+        self.open_action = QAction(window, shortcut=QKeySequence(QKeySequence.StandardKey.Open))
+        self.open_action.triggered.connect(model.choose_file)
+        self.demo_action = QAction(window)
+        self.demo_action.triggered.connect(model.make_demo)
+        self.quit_action = QAction(window, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
+        self.quit_action.triggered.connect(window.close)
         self.file_menu.addAction(self.open_action)
         self.file_menu.addMenu(model.recent_menu)
         self.file_menu.addAction(self.demo_action)
@@ -45,9 +48,11 @@ class WindowMenus(QObject):
             self.language_menu.addAction(action)
             self.language_actions[code] = action
         self.help_menu = bar.addMenu("")
-        self.log_folder_action = QAction(window, triggered=logs.open_log_folder)
+        self.log_folder_action = QAction(window)
+        self.log_folder_action.triggered.connect(logs.open_log_folder)
         self.report_action = QAction(window)  # the window connects it to its diagnostics report
-        self.about_action = QAction(window, triggered=self.about)
+        self.about_action = QAction(window)
+        self.about_action.triggered.connect(self.about)
         self.help_menu.addAction(self.log_folder_action)
         self.help_menu.addAction(self.report_action)
         self.help_menu.addAction(self.about_action)
@@ -56,7 +61,8 @@ class WindowMenus(QObject):
         """The window's commands with their shortcuts: start, stop, restart, recover, probe, new_chat, focus_chat,
         zoom_in, zoom_out, zoom_reset, presenter (on/off), checklist."""
         def action(name: str, keys: list[QKeySequence | str], menu) -> QAction:
-            act = QAction(self.window, triggered=lambda _=False: commands[name]())
+            act = QAction(self.window)
+            act.triggered.connect(lambda _=False: commands[name]())
             act.setShortcuts([QKeySequence(k) for k in keys])
             act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             menu.addAction(act)

@@ -21,9 +21,11 @@ class LocalAccessBox(Retranslating, QWidget):
         self._key: str | None = None
         self.caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.address = QLineEdit(self, readOnly=True)
-        self.copy_address = QPushButton(self, clicked=lambda: self._copy(self.api_url))
+        self.copy_address = QPushButton(self)
+        self.copy_address.clicked.connect(lambda: self._copy(self.api_url))
         self.key = QLineEdit(self, readOnly=True)
-        self.copy_key = QPushButton(self, clicked=lambda: self._copy(self._key or ""))
+        self.copy_key = QPushButton(self)
+        self.copy_key.clicked.connect(lambda: self._copy(self._key or ""))
         self.note = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         look.hint(self.note)
         layout = QGridLayout(self)

@@ -81,18 +81,22 @@ class ServerPanel(Retranslating, QWidget):
         self._pending_action = ""
         self._rebuilding = False
         self._model_ready = True  # the window says when no model has passed its checks (set_model_ready)
-        self._uptime_timer = QTimer(self, interval=1000, timeout=self._update_uptime)
+        self._uptime_timer = QTimer(self, interval=1000)
+        self._uptime_timer.timeout.connect(self._update_uptime)
         self._build()
         self.retranslate()
         if bridge is not None:
             self._follow(bridge)
 
     def _build(self) -> None:
-        self.badge = QLabel(self, alignment=Qt.AlignCenter, textFormat=Qt.TextFormat.PlainText)
+        self.badge = QLabel(self, alignment=Qt.AlignmentFlag.AlignCenter, textFormat=Qt.TextFormat.PlainText)
         self.badge.setMinimumWidth(110)
-        self.start_button = QPushButton(self, clicked=self._on_start)
-        self.stop_button = QPushButton(self, clicked=self._on_stop)
-        self.restart_button = QPushButton(self, clicked=self._on_restart)
+        self.start_button = QPushButton(self)
+        self.start_button.clicked.connect(self._on_start)
+        self.stop_button = QPushButton(self)
+        self.stop_button.clicked.connect(self._on_stop)
+        self.restart_button = QPushButton(self)
+        self.restart_button.clicked.connect(self._on_restart)
         self.recover_button = QPushButton(self)  # shown in presenter mode
         self.recover_button.clicked.connect(self.recoverRequested.emit)
         self.recover_button.hide()
@@ -102,7 +106,7 @@ class ServerPanel(Retranslating, QWidget):
         self.restarts_value = QLabel("0", self, textFormat=Qt.TextFormat.PlainText)
         self.url_caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.url_value = QLabel("—", self)  # rich text on purpose: the address is a link
-        self.url_value.setTextInteractionFlags(Qt.TextBrowserInteraction)
+        self.url_value.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.url_value.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # Tab passes by; Shift+Tab no longer sticks on it
         self.url_value.setOpenExternalLinks(False)  # opened by _open_address: without a browser it is copied
         self.url_value.linkActivated.connect(self._open_address)

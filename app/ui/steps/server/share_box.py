@@ -58,7 +58,8 @@ class ShareBox(Retranslating, QWidget):
         self.addresses = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.addresses.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key = QLineEdit(self, readOnly=True)
-        self.copy_button = QPushButton(self, clicked=self._copy_key)
+        self.copy_button = QPushButton(self)
+        self.copy_button.clicked.connect(self._copy_key)
         self.key_note = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -132,7 +133,8 @@ class ShareBox(Retranslating, QWidget):
         self.share = share
 
     def _render(self) -> None:
-        sharing = self.share is not None and self.share.running
+        share = self.share
+        sharing = share is not None and share.running
         self.where.setEnabled(not self.enabled.isChecked())
         self.port.setEnabled(not self.enabled.isChecked())
         host = self._settings.host if self._settings is not None else self.where.currentData() or LOOPBACK
@@ -141,8 +143,8 @@ class ShareBox(Retranslating, QWidget):
         self.key.setText(masked_key(self._settings.api_key) if sharing and self._settings else "")  # projectors
         for widget in (self.key, self.copy_button, self.key_note):
             widget.setVisible(sharing)
-        if sharing:
-            self.addresses.setText(render(self.share.summary()))
+        if share is not None and sharing:
+            self.addresses.setText(render(share.summary()))
         self.addresses.setVisible(self.enabled.isChecked())
 
     def _copy_key(self) -> None:

@@ -6,7 +6,7 @@ Finding and stopping them are core calls (app.core.process.registry), run off th
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from app.core.process.registry import StaleChild, find_stale_children, kill_stale_child
 from app.ui import workers
@@ -27,7 +27,9 @@ class StaleServersBanner(Retranslating, Banner):
         self.children_found: list[StaleChild] = []
         self.stop_button = QPushButton(self)
         self.stop_button.clicked.connect(self.stop_them)
-        self.layout().insertWidget(1, self.stop_button)
+        layout = self.layout()
+        assert isinstance(layout, QHBoxLayout)  # the banner's row: its text, then this button, then its close
+        layout.insertWidget(1, self.stop_button)
         self.retranslate()
 
     def look_for_stale_servers(self) -> None:

@@ -48,6 +48,7 @@ class RealLoader:
         if line:
             return json.loads(line)
         code = proc.wait(timeout=self._timeout)
+        _close_pipes(proc)
         self.crashes += 1
         self._proc = None
         return {"path": str(path), "loads": False, "error": f"loader process died (exit {code}: GGML_ASSERT/abort)"}
@@ -56,11 +57,25 @@ class RealLoader:
         for proc in (self._proc, self._spare):
             if proc is None:
                 continue
-            proc.stdin.close()
+            try:
+                proc.stdin.close()
+            except OSError:  # a child that died with input still buffered
+                pass
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            proc.stdout.close()
+            _close_pipes(proc)
         self._proc = self._spare = None
+
+
+def _close_pipes(proc: subprocess.Popen) -> None:
+    """A finished child's pipes closed now, not when the garbage collector gets to them (a ResourceWarning)."""
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is None:
+            continue
+        try:
+            pipe.close()
+        except OSError:  # stdin with unwritten input to a dead child: closed all the same
+            pass

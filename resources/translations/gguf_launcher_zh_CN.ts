@@ -62,6 +62,38 @@
         <source>Loading the chat…</source>
         <translation>正在加载对话…</translation>
     </message>
+    <message>
+        <source>Checking fit…</source>
+        <translation>正在判断是否放得下…</translation>
+    </message>
+    <message>
+        <source>Fits on the graphics card</source>
+        <translation>显卡放得下</translation>
+    </message>
+    <message>
+        <source>{n} of {m} layers on the card</source>
+        <translation>{m} 层中的 {n} 层在显卡上</translation>
+    </message>
+    <message>
+        <source>Processor only</source>
+        <translation>仅处理器</translation>
+    </message>
+    <message>
+        <source>Does not fit</source>
+        <translation>放不下</translation>
+    </message>
+    <message>
+        <source>Fit unknown</source>
+        <translation>无法判断</translation>
+    </message>
+    <message>
+        <source>{name} ({n} parts)</source>
+        <translation>{name}（{n} 个分卷）</translation>
+    </message>
+    <message>
+        <source>{n} downloads</source>
+        <translation>{n} 次下载</translation>
+    </message>
 </context>
 <context>
     <name>AdvancedForm</name>
@@ -577,6 +609,155 @@
     </message>
 </context>
 <context>
+    <name>FitCell</name>
+    <message>
+        <source>Recommended</source>
+        <translation>推荐</translation>
+    </message>
+</context>
+<context>
+    <name>GetModelDialog</name>
+    <message>
+        <source>Searching for “{text}”…</source>
+        <translation>正在搜索“{text}”…</translation>
+    </message>
+    <message>
+        <source>No GGUF repository matches “{text}”. Try fewer or other words, e.g. a model family such as qwen or llama.</source>
+        <translation>没有与“{text}”匹配的 GGUF 仓库。请换用更少或其他的关键词，例如 qwen、llama 等模型系列名。</translation>
+    </message>
+    <message>
+        <source>Suggested small models</source>
+        <translation>推荐的小模型</translation>
+    </message>
+    <message>
+        <source>Results for “{text}”</source>
+        <translation>“{text}”的搜索结果</translation>
+    </message>
+    <message>
+        <source>Listing the files of {repo}…</source>
+        <translation>正在列出 {repo} 的文件…</translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Reading each file's header (a few MB, not the file) to judge the fit…</source>
+        <translation>正在读取每个文件的文件头（几 MB，而不是整个文件）以判断是否放得下…</translation>
+    </message>
+    <message>
+        <source>No file here fits this computer with a useful context; a smaller model would.</source>
+        <translation>这里没有哪个文件能在这台电脑上以够用的上下文运行；换一个更小的模型可以。</translation>
+    </message>
+    <message>
+        <source>A download is under way in the Model step; one at a time.</source>
+        <translation>“模型”步骤中已有一个下载在进行；一次只能下载一个。</translation>
+    </message>
+    <message>
+        <source>Get a model</source>
+        <translation>获取模型</translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <source>Hugging Face</source>
+        <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>hf-mirror.com (mirror)</source>
+        <translation>hf-mirror.com（镜像站）</translation>
+    </message>
+    <message>
+        <source>ModelScope</source>
+        <translation>魔搭社区（ModelScope）</translation>
+    </message>
+    <message>
+        <source>Token:</source>
+        <translation>令牌：</translation>
+    </message>
+    <message>
+        <source>for gated models (optional; kept until the app closes)</source>
+        <translation>用于受限模型（可选；仅保留到应用关闭）</translation>
+    </message>
+    <message>
+        <source>Search models, e.g. qwen 7b instruct, or owner/name</source>
+        <translation>搜索模型，例如 qwen 7b instruct，或 所有者/名称</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Use the mirror hf-mirror.com</source>
+        <translation>使用镜像站 hf-mirror.com</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>GetModelRow</name>
+    <message>
+        <source>Downloading {name}…</source>
+        <translation>正在下载 {name}…</translation>
+    </message>
+    <message>
+        <source>Downloading {name}: {amount}</source>
+        <translation>正在下载 {name}：{amount}</translation>
+    </message>
+    <message>
+        <source>Pausing {name}…</source>
+        <translation>正在暂停 {name}…</translation>
+    </message>
+    <message>
+        <source>Paused: {name}, {done} of {total} downloaded. Resume continues where it stopped.</source>
+        <translation>已暂停：{name}，已下载 {done} / {total}。“继续”会从停下的地方接着下载。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Download of {name} cancelled; its partial file was removed.</source>
+        <translation>已取消下载 {name}；未下载完的文件已删除。</translation>
+    </message>
+    <message>
+        <source>The download of {name} stopped.</source>
+        <translation>{name} 的下载已停止。</translation>
+    </message>
+    <message>
+        <source>Already in the model folder, checked against the Hub's SHA-256: {path}</source>
+        <translation>模型文件夹中已有此文件，已与 Hub 公布的 SHA-256 核对：{path}</translation>
+    </message>
+    <message>
+        <source>Already in the model folder: {path}</source>
+        <translation>模型文件夹中已有此文件：{path}</translation>
+    </message>
+    <message>
+        <source>Downloaded; its SHA-256 matches the Hub's: {path}</source>
+        <translation>已下载；其 SHA-256 与 Hub 公布的一致：{path}</translation>
+    </message>
+    <message>
+        <source>Downloaded (the Hub publishes no SHA-256 for it, so only its size was checked): {path}</source>
+        <translation>已下载（Hub 没有公布它的 SHA-256，因此只核对了大小）：{path}</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+</context>
+<context>
     <name>GpuEngineNotice</name>
     <message>
         <source>What was checked ({count})</source>
@@ -925,6 +1106,37 @@
     </message>
 </context>
 <context>
+    <name>ModelFiles</name>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Fit on this computer</source>
+        <translation>在这台电脑上</translation>
+    </message>
+    <message>
+        <source>This repository has no GGUF model files.</source>
+        <translation>这个仓库里没有 GGUF 模型文件。</translation>
+    </message>
+    <message>
+        <source>It also has a vision projector ({name}); Download fetches the model only.</source>
+        <translation>它还有一个视觉投影文件（{name}）；“下载”只获取模型本身。</translation>
+    </message>
+    <message>
+        <source>Only {have} of its {count} parts are in the repository: it cannot be used.</source>
+        <translation>仓库中只有它 {count} 个分卷中的 {have} 个：无法使用。</translation>
+    </message>
+    <message>
+        <source>Reading its header (a few MB, not the file) to judge the fit…</source>
+        <translation>正在读取它的文件头（几 MB，而不是整个文件）以判断是否放得下…</translation>
+    </message>
+</context>
+<context>
     <name>ModelPanel</name>
     <message>
         <source>Open a GGUF model…</source>
@@ -937,6 +1149,14 @@
     <message>
         <source>Try the demo model</source>
         <translation>试用演示模型</translation>
+    </message>
+    <message>
+        <source>Get a model…</source>
+        <translation>获取模型…</translation>
+    </message>
+    <message>
+        <source>Search Hugging Face (or its mirror) for a model that fits this computer and download it.</source>
+        <translation>在 Hugging Face（或其镜像站）上搜索适合这台电脑的模型并下载。</translation>
     </message>
     <message>
         <source>{name} (damaged)</source>

@@ -1,4 +1,5 @@
-"""Step 2, Model: choose a .gguf (dialog, drag and drop, recent list, demo), see every check as a row.
+"""Step 2, Model: choose a .gguf (dialog, drag and drop, recent list, demo, "Get a model" from the Hub), see every
+check as a row.
 
 Validation, hashing, copying and fetching the demo model all run in workers; this module only renders the
 ``ValidationReport`` the core returns and offers the fix a check carries.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -35,6 +36,10 @@ from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
     from app.core.demo import DemoResult
+    from app.core.hub.files import HubModel
+    from app.ui.steps.model.get_model_dialog import GetModelDialog
+    from app.ui.steps.model.get_model_row import GetModelRow
+    from app.ui.steps.model.get_model_work import HubChoice
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +47,8 @@ logger = logging.getLogger(__name__)
 class ModelPanel(Retranslating, QWidget):
     """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(CheckedModel)`` when
     its checks are back (info is None when the file could not be read at all);
-    ``expectedHashChanged(str)`` when the user edits the expected SHA-256.
+    ``expectedHashChanged(str)`` when the user edits the expected SHA-256; ``hubSourceChanged(str)`` when the user
+    chose where "Get a model" searches (the window saves it; the token is never passed on).
 
     The path and the checks live in the window's :class:`ModelSession`: opening a file starts a new session
     model there (the last model's plan and probe are forgotten)."""
@@ -50,6 +56,7 @@ class ModelPanel(Retranslating, QWidget):
     modelChosen = Signal(str)
     modelChecked = Signal(object)
     expectedHashChanged = Signal(str)
+    hubSourceChanged = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, session: ModelSession | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +67,11 @@ class ModelPanel(Retranslating, QWidget):
         self._task: Task | None = None
         self.demo_result: DemoResult | None = None  # the last one: says why the demo is the random fallback
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
+        self.hub_source = "hf"  # where "Get a model" searches first (the window sets the saved choice)
+        self.hub_options: dict[str, Any] = {}  # "Get a model" options (tests: the fake Hub's endpoint)
+        self.hub_choice: HubChoice | None = None  # the source and token chosen in "Get a model" (this session)
+        self.get_dialog: GetModelDialog | None = None  # built on first use: the Hub's code loads only then
+        self.get_row: GetModelRow | None = None  # the download row, built with the first download
         self.setAcceptDrops(True)
         self._build()
         self.retranslate()
@@ -87,6 +99,8 @@ class ModelPanel(Retranslating, QWidget):
         self.recent_menu.aboutToShow.connect(self._check_recent)
         self.demo_button = QPushButton(self)
         self.demo_button.clicked.connect(self.make_demo)
+        self.get_button = QPushButton(self)
+        self.get_button.clicked.connect(self.get_model)
         self.demo_row = DemoRow(self)
         self.demo_row.ready.connect(self._on_demo_ready)
         self.demo_row.finished.connect(lambda: self.demo_button.setEnabled(True))
@@ -107,12 +121,19 @@ class ModelPanel(Retranslating, QWidget):
 
     def _layout(self) -> None:
         top = QHBoxLayout()
-        for widget in (self.open_button, self.recent_button, self.demo_button):
+        for widget in (self.open_button, self.recent_button):
             top.addWidget(widget)
         top.addStretch(1)
+        fetch = QHBoxLayout()  # a second line: four buttons do not fit the column of a 1024-pixel window
+        for widget in (self.get_button, self.demo_button):
+            fetch.addWidget(widget)
+        fetch.addStretch(1)
+        self._get_slot = QVBoxLayout()  # the download row, once there is one
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
+        layout.addLayout(fetch)
+        layout.addLayout(self._get_slot)
         layout.addWidget(self.demo_row)
         layout.addWidget(self.demo_hint)
         layout.addWidget(self.local_models)
@@ -127,6 +148,9 @@ class ModelPanel(Retranslating, QWidget):
         self.open_button.setText(self.tr("Open a GGUF model…"))
         self.recent_button.setText(self.tr("Recent") + " ▾")
         self.demo_button.setText(self.tr("Try the demo model"))
+        self.get_button.setText(self.tr("Get a model…"))
+        self.get_button.setToolTip(self.tr("Search Hugging Face (or its mirror) for a model that fits this computer "
+                                           "and download it."))
         self._render_recent()
         self._render()
 
@@ -229,6 +253,48 @@ class ModelPanel(Retranslating, QWidget):
     def _on_demo_ready(self, result: DemoResult) -> None:
         self.demo_result = result
         self.open_model(str(result.path))
+
+    # --- get a model from the Hub ----------------------------------------------------------------
+
+    def get_model(self) -> None:
+        """Show "Get a model" (built on first use: the Hub's code is imported then, never at start-up)."""
+        from app.ui.steps.model.get_model_dialog import GetModelDialog
+        from app.ui.steps.model.get_model_work import SOURCES, HubChoice
+
+        if self.get_dialog is None:
+            choice = self.hub_choice or HubChoice(self.hub_source if self.hub_source in SOURCES else SOURCES[0])
+            engine = self.session.engine
+            self.get_dialog = GetModelDialog(self, choice=choice, backend=engine[0] if engine is not None else None,
+                                             options=self.hub_options)
+            self.get_dialog.downloadRequested.connect(self.download_model)
+            self.get_dialog.choiceChanged.connect(self._on_hub_choice)
+        window = self.window()
+        self.get_dialog.fit_to(window.width(), window.height())
+        self.get_dialog.set_busy_elsewhere(self.get_row is not None and self.get_row.busy)
+        self.get_dialog.show()
+        self.get_dialog.raise_()
+        self.get_dialog.activateWindow()
+
+    def _on_hub_choice(self, choice: HubChoice) -> None:
+        self.hub_choice = choice
+        if choice.source != self.hub_source:
+            self.hub_source = choice.source
+            self.hubSourceChanged.emit(choice.source)
+
+    def download_model(self, model: HubModel, choice: HubChoice) -> None:
+        """Download ``model`` in the download row (progress, Pause, Cancel); it opens here when it is verified."""
+        if self.get_row is None:
+            from app.ui.steps.model.get_model_row import GetModelRow
+
+            self.get_row = GetModelRow(self)
+            self._get_slot.addWidget(self.get_row)
+            self.get_row.ready.connect(self.open_model)
+            self.get_row.busyChanged.connect(self._on_download_busy)
+        self.get_row.start(model, choice, self.hub_options.get("folder"))
+
+    def _on_download_busy(self, busy: bool) -> None:
+        if self.get_dialog is not None:
+            self.get_dialog.set_busy_elsewhere(busy)
 
     # --- fixes -----------------------------------------------------------------------------------
 

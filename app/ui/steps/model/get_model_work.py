@@ -1,0 +1,212 @@
+"""What "Get a model" asks of core (app.core.hub), as plain functions for workers, plus the few words it shows.
+
+Nothing of app.core.hub (or huggingface_hub) is imported when this module is: every call imports what it needs, so
+the window starts without them and loads them when the user opens "Get a model".
+
+The worker calls (``search_repos``, ``list_repo``, ``scan_machine``, ``fit_models``, ``download``) run on worker
+threads; the ``*_text`` helpers run on the GUI thread and only format values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QCoreApplication
+
+if TYPE_CHECKING:
+    from app.core.hardware.report import HardwareReport
+    from app.core.hub.client import RepoHit
+    from app.core.hub.files import HubModel, RepoListing
+    from app.core.hub.fit import FileFit
+    from app.core.hub.source import HubAccess
+
+logger = logging.getLogger(__name__)
+
+SOURCES = ("hf", "hf-mirror", "modelscope")  # app.core.hub.source.HubSource's values (not imported at start-up)
+FIT_READS = 3  # headers read at a time, as core's fit_listing does
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("", text)  # lupdate files module-level tr() under the empty context
+
+
+@dataclass(frozen=True)
+class HubChoice:
+    """Where to search and download: a source (SOURCES), the user's token (None: none is sent) and an address that
+    replaces the source's own (tests: the fake Hub). The token is never logged: its repr hides it."""
+
+    source: str = SOURCES[0]
+    token: str | None = field(default=None, repr=False)
+    endpoint: str | None = None
+
+    def access(self) -> HubAccess:
+        from app.core.hub.source import HubAccess, HubSource
+
+        return HubAccess(HubSource(self.source), endpoint=self.endpoint or None, token=self.token or None)
+
+
+def masked(token: str | None) -> str:
+    """A token as it may be shown: its first four characters, the rest hidden ('' for none)."""
+    if not token:
+        return ""
+    return token[:4] + "…" if len(token) > 8 else "…"
+
+
+# --- worker-thread calls -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search's answer: the repositories found; ``listing`` when the text named a repository itself."""
+
+    hits: list[RepoHit]
+    listing: RepoListing | None = None
+
+
+def search_repos(text: str, choice: HubChoice) -> Found:
+    """The GGUF repositories matching ``text``; "owner/name" is listed at once when it is one (HubError otherwise)."""
+    from app.core.hub.client import RepoHit, is_repo_id, list_files, search
+    from app.core.hub.errors import HubError, HubFault
+
+    access = choice.access()
+    if is_repo_id(text):
+        try:
+            listing = list_files(text.strip(), access)
+        except HubError as error:
+            if error.kind is not HubFault.NOT_FOUND:
+                raise
+        else:
+            return Found([RepoHit(listing.repo, None, None, listing.gated)], listing)
+    return Found(search(text, access))
+
+
+def list_repo(repo: str, choice: HubChoice) -> RepoListing:
+    from app.core.hub.client import list_files
+
+    return list_files(repo, choice.access())
+
+
+def scan_machine(backend: str | None) -> tuple[HardwareReport, str]:
+    """This computer as the plan sees it, and the engine a first run would use (the automatic one when None)."""
+    from app.core.hardware.scan import scan_hardware
+    from app.core.launch.engine_choice import automatic_engine
+
+    return scan_hardware(), backend or automatic_engine(None).backend
+
+
+def fit_models(listing: RepoListing, choice: HubChoice, machine: tuple[Any, str], *,
+               vram_budget: int | None = None, progress: Callable[[Any], None],
+               cancel: Callable[[], bool]) -> list[FileFit]:
+    """Each model's verdict from its header (a few at a time), reported one by one as ``progress(FileFit)``; the
+    whole list with the best fit marked at the end. Models not yet started are skipped once ``cancel()``."""
+    from app.core.hub.fit import mark_best
+    from app.core.hub.remote import fit_model
+
+    access, (hw, backend) = choice.access(), machine
+
+    def one(model: HubModel) -> FileFit | None:
+        if cancel():
+            return None
+        return fit_model(model, access, hw, backend, vram_budget=vram_budget)
+
+    fits: dict[str, FileFit] = {}
+    with ThreadPoolExecutor(max_workers=FIT_READS, thread_name_prefix="get-model-fit") as pool:
+        for future in as_completed([pool.submit(one, m) for m in listing.models]):
+            fit = future.result()
+            if fit is not None:
+                fits[fit.name] = fit
+                progress(fit)
+    return mark_best([fits[m.name] for m in listing.models if m.name in fits])
+
+
+def suggested_repo(hw: Any) -> str | None:
+    from app.core.hub.curated import suggested_for_hardware
+
+    pick = suggested_for_hardware(hw)
+    return pick.repo if pick is not None else None
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    path: Path  # the file to open (shard 1 of a split model)
+    already: bool  # every part was in the model folder already, verified: nothing was fetched
+    verified: bool  # the Hub published a SHA-256 for every part, and each matched
+
+
+def download(model: HubModel, choice: HubChoice, folder: Path | None, *, progress: Callable[[Any], None],
+             cancel: Callable[[], bool], should_stop: Callable[[], Any]) -> Downloaded:
+    """Download (or continue) ``model`` into the app's model folder. HubError / DownloadStopped. The task's
+    ``cancel`` (the window closing) pauses: the partial file is kept and the next download continues it."""
+    from app.core.hub.download import DownloadStats, download_model
+    from app.core.hub.download_progress import StopReason
+
+    def stop() -> StopReason | None:
+        return should_stop() or (StopReason.PAUSE if cancel() else None)
+
+    stats = DownloadStats()
+    path = download_model(model, choice.access(), folder=folder, on_progress=progress, should_stop=stop,
+                          stats=stats)
+    already = stats.skipped_parts >= len(model.parts) and stats.received_bytes == 0
+    return Downloaded(path, already, all(part.sha256 for part in model.parts))
+
+
+# --- GUI-thread helpers --------------------------------------------------------------------------
+
+
+def pill_text(fit: FileFit | None) -> str:
+    """The short verdict a file's pill shows."""
+    from app.core.hub.fit import FitVerdict
+
+    if fit is None:
+        return tr("Checking fit…")
+    verdict = fit.verdict
+    if verdict is FitVerdict.FITS_GPU:
+        return tr("Fits on the graphics card")
+    if verdict is FitVerdict.PARTIAL_GPU:
+        return tr("{n} of {m} layers on the card").format(n=fit.gpu_layers, m=fit.total_layers)
+    if verdict is FitVerdict.CPU_ONLY:
+        return tr("Processor only")
+    if verdict is FitVerdict.DOES_NOT_FIT:
+        return tr("Does not fit")
+    return tr("Fit unknown")
+
+
+PILL_COLOURS = {  # verdict value -> (background, text)
+    "fits_gpu": ("#dcefdc", "#1b5e20"),
+    "partial_gpu": ("#fff1c9", "#6d4c00"),
+    "cpu_only": ("#e3eaf3", "#27384d"),
+    "does_not_fit": ("#f8d7da", "#842029"),
+    "unknown": ("#ececec", "#444444"),
+    "checking": ("#f3f3f3", "#666666"),
+    "best": ("#d8e6ff", "#0b3d91"),
+}
+
+
+def pill_style(key: str) -> str:
+    background, text = PILL_COLOURS.get(key, PILL_COLOURS["unknown"])
+    return (f"QLabel {{ background: {background}; color: {text}; border-radius: 8px; padding: 1px 7px; "
+            f"font-weight: 600; }}")
+
+
+def size_text(size: int | None) -> str:
+    from app.core.text import human_bytes
+
+    return human_bytes(size) if size is not None else "?"
+
+
+def model_label(model: HubModel) -> str:
+    """The file's name, with its part count for a split model."""
+    if model.is_split:
+        return tr("{name} ({n} parts)").format(name=model.name, n=model.expected_parts)
+    return model.name
+
+
+def downloads_text(hit: RepoHit) -> str:
+    if hit.downloads is None:
+        return ""
+    return tr("{n} downloads").format(n=f"{hit.downloads:,}")

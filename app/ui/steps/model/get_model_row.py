@@ -75,6 +75,7 @@ class GetModelRow(Retranslating, QWidget):
         self.progress, self.error, self.path, self.done = None, None, None, None
         self.job.start(self._sentence(JobState.RUNNING), busy=True)
         self._run()
+        self._render()
         self.busyChanged.emit(True)
 
     def toggle_pause(self) -> None:

@@ -17,7 +17,7 @@ from app.core.text import T, Text
 
 GB = 1_000_000_000
 OVERHEAD_BYTES = 1 << 30  # context, the engine's buffers: what a first run needs beyond the weights (about 1 GiB)
-CPU_MAX_BYTES = 2_100_000_000  # on the processor alone, larger models answer too slowly to be a good first pick
+CPU_MAX_BYTES = 1_800_000_000  # on the processor alone, larger models answer too slowly for a first pick (2B at most)
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ CURATED: tuple[CuratedModel, ...] = (
 def suggested_for(vram_free: int | None, ram_available: int | None,
                   models: tuple[CuratedModel, ...] = CURATED) -> CuratedModel | None:
     """The largest entry whose first run fits on the graphics card's free memory; with no card that fits one, the
-    largest that runs at a readable speed on the processor (at most about 2 GB) and fits in the free RAM. None when
+    largest that runs at a readable speed on the processor (at most about 1.8 GB) and fits in the free RAM. None when
     nothing does (the memory is unknown, or too small even for the smallest)."""
     on_card = [m for m in models if vram_free is not None and m.needs_bytes() <= vram_free]
     if on_card:

@@ -137,7 +137,16 @@ class _Progress:
             self._width = 0
 
 
-def _download(model, access, folder: Path | None):
+def _found_elsewhere(model) -> list[Path]:
+    """GGUF files of the same size in the places "On this computer" looks (other apps' model folders)."""
+    if model.is_split or model.size is None:
+        return []
+    from app.core.library.scan import find_local_models
+
+    return [Path(m.path) for m in find_local_models(check=False) if m.size == model.size]
+
+
+def _download(model, access, folder: Path | None, elsewhere: list[Path]):
     from app.core.hub.download import DownloadStats, download_model
 
     stats = DownloadStats()
@@ -145,7 +154,7 @@ def _download(model, access, folder: Path | None):
     with _Pause() as pause:
         try:
             path = download_model(model, access, folder=folder, on_progress=progress, should_stop=pause,
-                                  on_notice=_say, stats=stats)
+                                  on_notice=_say, stats=stats, elsewhere=elsewhere)
         finally:
             progress.end()
     return path, stats
@@ -200,11 +209,14 @@ def _get(model, access, folder: Path | None, args) -> int:
     from app.core.hub.download import DownloadStopped, already_have, model_dir
 
     try:
-        had = already_have(model, folder) is not None
-        _say(T("Already downloaded and verified: {name}.", "已下载并校验过：{name}。", name=model.name) if had else
+        elsewhere = _found_elsewhere(model)
+        have = already_have(model, folder, elsewhere)
+        had = have is not None
+        _say(T("Download not needed: {path} is this file (same SHA-256).",
+               "无需下载：{path} 就是这个文件（SHA-256 相同）。", path=str(have)) if had else
              T("Downloading {name} ({size}) from {repo}.", "正在从 {repo} 下载 {name}（{size}）。", name=model.name,
                size=human_bytes(model.size), repo=model.repo))
-        path, stats = _download(model, access, folder)
+        path, stats = _download(model, access, folder, elsewhere)
     except DownloadStopped as stopped:
         return _paused(stopped, model_dir(model, folder), args)
     except UserError as error:

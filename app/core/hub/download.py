@@ -120,17 +120,18 @@ def download_model(model: HubModel, access: HubAccess, *, folder: Path | None = 
                    should_stop: Callable[[], StopReason | None] = lambda: None,
                    on_notice: Callable[[Text], None] = lambda t: None,
                    free: FreeBytes = free_bytes, retry_delays: Sequence[float] = RETRY_DELAYS_S,
-                   stats: DownloadStats | None = None) -> Path:
+                   stats: DownloadStats | None = None, elsewhere: Iterable[Path] = ()) -> Path:
     """Download every part of ``model`` into the model folder and return the path to open (the file, or shard 1).
 
     HubError (one sentence and a next step) on any failure: a network failure that retrying did not cure keeps the
     partial file (the sentence says so, the next call continues); any other removes it. DownloadStopped when
     ``should_stop()`` says pause (partials kept) or cancel (this model's files removed). ``on_notice`` hears the
-    sentence about parts without a published SHA-256. ``free`` reads a folder's free bytes (tests inject one)."""
+    sentence about parts without a published SHA-256. ``free`` reads a folder's free bytes (tests inject one).
+    ``elsewhere``: files found on this computer; one that is this model (size and SHA-256) is returned instead."""
     stats = stats if stats is not None else DownloadStats()
     if not model.complete:
         raise errors.missing_parts(model.name, len(model.parts), model.expected_parts)
-    have = already_have(model, folder)
+    have = already_have(model, folder, elsewhere)
     if have is not None:
         stats.skipped_parts = len(model.parts)
         return have
@@ -226,9 +227,12 @@ def _finish(job: PartJob, final: Path) -> None:
     expected = job.part.sha256
     if expected is not None and got != expected.lower():
         raise errors.hash_mismatch(job.name, expected.lower(), got)
-    with open(job.partial, "rb+") as handle:
-        os.fsync(handle.fileno())
-    os.replace(job.partial, final)
+    try:
+        with open(job.partial, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(job.partial, final)  # Windows: fails while another program holds the old file open
+    except OSError as error:
+        raise errors.disk_write_failed(job.name, final.parent, error.strerror or error_detail(error)) from error
     remember_sha256(final, got)  # the next check of this file (already_have, the doctor) is instant
     logger.info("%s: %d bytes, SHA-256 %s%s", final, actual, got, "" if expected else " (none published)")
 

@@ -78,6 +78,8 @@ def test_a_copy_on_disk_is_recognised_by_hash_and_not_fetched_again(fake_hub, hu
     assert len(cdn_gets(fake_hub, "tiny-llama-F16.gguf")) == gets == 1
     elsewhere = hub_files["tiny-llama-F16.gguf"]  # the same file found elsewhere ("On this computer")
     assert already_have(model, models / "empty", elsewhere=[hub_files["tiny-llama-F32.gguf"], elsewhere]) == elsewhere
+    assert download_model(model, access, folder=models / "other", elsewhere=[elsewhere]) == elsewhere
+    assert len(cdn_gets(fake_hub, "tiny-llama-F16.gguf")) == 1 and not (models / "other").exists()
     first.write_bytes(first.read_bytes()[:-1] + b"\0")  # damaged: no longer the published file
     assert already_have(model, models) is None
 

@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QVBoxLayout, QWidget
 
 from app.core.problem import UserError
-from app.core.rpc.check import check_workers
 from app.core.rpc.worker import DEFAULT_WORKER_PORT, parse_worker, parse_workers
 from app.core.server.shared_worker import LOOPBACK, SharedWorker, share_warning
 from app.ui.i18n import Retranslating
@@ -120,6 +119,8 @@ class WorkersBox(Retranslating, QWidget):
             self._render_checks(())
             return
         self.status.setText(self.tr("Checking the workers…"))
+        from app.core.rpc.check import check_workers  # the worker protocol: with the first check, not at start-up
+
         run_task(check_workers, workers, on_done=self._on_checked, owner=self)
 
     def _on_checked(self, checks) -> None:

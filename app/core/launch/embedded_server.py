@@ -67,15 +67,13 @@ def install(choices: ContextChoices) -> None:
     a subclass there is the one place where both settings reach llama.cpp."""
     from llama_cpp import _internals
 
-    base = _internals.LlamaContext
-
-    class ChosenContext(base):  # type: ignore[misc, valid-type]
+    class ChosenContext(_internals.LlamaContext):
         def __init__(self, *, model, params, verbose: bool = True):
             params.swa_full = choices.swa_full
             params.flash_attn_type = flash_attn_type(choices.flash_attn)
             super().__init__(model=model, params=params, verbose=verbose)
 
-    _internals.LlamaContext = ChosenContext  # type: ignore[misc]
+    _internals.LlamaContext = ChosenContext
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -101,6 +101,7 @@ def fetch_part(job: PartJob) -> None:
     from huggingface_hub.errors import OfflineModeIsEnabled
 
     failures = 0
+    start = job.offset
     with open(job.partial, "ab") as out:
         while job.offset < job.size:
             check_stop(job)
@@ -123,6 +124,8 @@ def fetch_part(job: PartJob) -> None:
                 error = connection_lost(job.access, job.name, str(caught))
             except (_Cut, httpx2.TransportError, OfflineModeIsEnabled) as caught:
                 error = _network_error(caught, job)
+                if isinstance(caught, httpx2.ConnectError | httpx2.ConnectTimeout) and job.offset == start:
+                    raise error from caught  # not reached at all: say so now (and offer the mirror), no retries
             failures = 0 if job.offset > before else failures + 1
             _wait_before_retry(job, error, max(failures, 1))
 

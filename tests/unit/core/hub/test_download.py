@@ -285,3 +285,24 @@ def test_a_file_without_a_published_hash_is_said_and_checked_by_size(fake_hub, h
     assert [n.render("en") for n in notices] == [
         "The Hub publishes no SHA-256 for tiny-llama-F16.gguf, so only its size can be checked after the download."]
     assert path.stat().st_size == hub_files["tiny-llama-F16.gguf"].stat().st_size
+
+
+def test_a_hub_that_cannot_be_reached_is_said_at_once_with_the_mirror_offered(models):
+    import socket
+
+    from app.core.hub.files import HubFile
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/t/x/resolve/main/x-Q4_K_M.gguf"
+    model = HubModel("t/x", "x-Q4_K_M.gguf", "Q4_K_M", (HubFile("x-Q4_K_M.gguf", 1000, "ab" * 32, url),))
+    started = time.monotonic()
+    with pytest.raises(HubError) as raised:
+        download_model(model, HubAccess(), folder=models)  # Hugging Face itself: the mirror is the next step
+    assert time.monotonic() - started < 5.0  # no retries with backoff (1 + 2 + 4 s) when it was never reached
+    assert raised.value.kind is HubFault.UNREACHABLE
+    assert raised.value.message.render("en").startswith("Hugging Face could not be reached within 5 s (")
+    assert raised.value.next_step is not None and raised.value.next_step.render("en") == (
+        "Check the internet connection, or choose the mirror hf-mirror.com as the source.")
+    assert files_under(models) == []

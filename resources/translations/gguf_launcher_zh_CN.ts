@@ -634,6 +634,14 @@
         <translation>“{text}”的搜索结果</translation>
     </message>
     <message>
+        <source>★ {title}: the suggested size for this computer's memory. Pick a model to see each file's fit.</source>
+        <translation>★ {title}：按这台电脑的内存推荐的大小。选择一个模型，查看每个文件是否放得下。</translation>
+    </message>
+    <message>
+        <source>Pick a model to see each file's fit on this computer.</source>
+        <translation>选择一个模型，查看每个文件在这台电脑上是否放得下。</translation>
+    </message>
+    <message>
         <source>Listing the files of {repo}…</source>
         <translation>正在列出 {repo} 的文件…</translation>
     </message>
@@ -1114,6 +1122,10 @@
     <message>
         <source>Size</source>
         <translation>大小</translation>
+    </message>
+    <message>
+        <source>Quantization</source>
+        <translation>量化</translation>
     </message>
     <message>
         <source>Fit on this computer</source>

@@ -104,12 +104,13 @@ class GetModelDialog(Retranslating, QDialog):
         self.repos.setColumnCount(2)
         self.repos.setRootIsDecorated(False)
         self.repos.setHeaderHidden(True)
-        self.repos.setWordWrap(True)
         self.repos.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.repos.header().setStretchLastSection(False)
         self.repos.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.repos.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.repos.itemSelectionChanged.connect(self._on_repo_chosen)
+        self.list_note = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)  # the chosen entry's note
+        look.hint(self.list_note)
         self.files = ModelFiles(self)
         self.files.selectionChanged.connect(lambda _m: self._render_buttons())
         self.files_title = QLabel(self, textFormat=Qt.TextFormat.PlainText)
@@ -145,6 +146,7 @@ class GetModelDialog(Retranslating, QDialog):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.list_title)
         left_layout.addWidget(self.repos, 1)
+        left_layout.addWidget(self.list_note)
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -173,6 +175,11 @@ class GetModelDialog(Retranslating, QDialog):
     def fit_to(self, width: int, height: int) -> None:
         """At most MAX_SIZE and within ``width`` x ``height`` (the window the dialog belongs to)."""
         self.resize(min(MAX_SIZE[0], max(480, width - 40)), min(MAX_SIZE[1], max(400, height - 40)))
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()  # the splitter takes its width from the new size now
+        inner = self.splitter.width()
+        self.splitter.setSizes([inner * 3 // 8, inner - inner * 3 // 8])  # the files and their pills need more
 
     # --- the choice of source and token -----------------------------------------------------------
 
@@ -233,13 +240,12 @@ class GetModelDialog(Retranslating, QDialog):
         if self.hits is None:
             self.list_title.setText(self.tr("Suggested small models"))
             for entry in CURATED:
-                note = render(entry.note)
                 size = work.size_text(entry.approx_bytes)
-                item = QTreeWidgetItem(self.repos, [f"{entry.title}\n{note}", f"{entry.quant} ≈ {size}"])
+                title = f"★ {entry.title}" if entry.repo == self.suggested else entry.title
+                item = QTreeWidgetItem(self.repos, [title, f"≈ {size}"])
                 item.setData(0, REPO_ROLE, entry.repo)
-                item.setToolTip(0, entry.repo)
+                item.setToolTip(0, f"{entry.repo}\n{render(entry.note)}")
                 if entry.repo == self.suggested:
-                    item.setText(0, f"{entry.title} — {self.tr('suggested for this computer')}\n{note}")
                     _bold(item)
         else:
             self.list_title.setText(self.tr("Results for “{text}”").format(text=self.query))
@@ -252,6 +258,26 @@ class GetModelDialog(Retranslating, QDialog):
             if item is not None and item.data(0, REPO_ROLE) == self.repo:
                 self.repos.setCurrentItem(item)
         self.repos.blockSignals(False)
+        self._render_note()
+
+    def _render_note(self) -> None:
+        """Under the suggested list: the chosen entry's note (its quantization and what it is good for), else
+        which entry is marked ★ and why."""
+        from app.core.hub.curated import CURATED
+
+        text = ""
+        if self.hits is None:
+            chosen = next((e for e in CURATED if e.repo == self.repo), None)
+            suggested = next((e for e in CURATED if e.repo == self.suggested), None)
+            if chosen is not None:
+                text = f"{chosen.title} ({chosen.params}, {chosen.quant}): {render(chosen.note)}"
+            elif suggested is not None:
+                text = self.tr("★ {title}: the suggested size for this computer's memory. Pick a model to see "
+                               "each file's fit.").format(title=suggested.title)
+            else:
+                text = self.tr("Pick a model to see each file's fit on this computer.")
+        self.list_note.setText(text)
+        self.list_note.setVisible(bool(text))
 
     # --- a repository's files ---------------------------------------------------------------------
 
@@ -273,6 +299,7 @@ class GetModelDialog(Retranslating, QDialog):
         self._clear_repo()
         self.repo = repo
         self.files_title.setText(repo)
+        self._render_note()
         self._say(self.tr("Listing the files of {repo}…").format(repo=repo))
         self._retry = lambda: self.open_repo(repo)
         self._start("list", work.list_repo, repo, self.choice(),

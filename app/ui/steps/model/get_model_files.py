@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from app.core.hub.files import HubModel, RepoListing
     from app.core.hub.fit import FileFit
 
-NAME, SIZE, FIT = range(3)
+NAME, QUANT, SIZE, FIT = range(4)
 
 
 class Pill(QLabel):
@@ -80,14 +80,16 @@ class ModelFiles(Retranslating, QWidget):
         self.fits: dict[str, FileFit] = {}
         self.cells: dict[str, FitCell] = {}
         self.tree = QTreeWidget(self)
-        self.tree.setColumnCount(3)
+        self.tree.setColumnCount(4)
         self.tree.setRootIsDecorated(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a long name keeps its end (the quantization)
         self.tree.setUniformRowHeights(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QUANT, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(SIZE, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(FIT, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.itemSelectionChanged.connect(self._on_selection)
@@ -112,7 +114,8 @@ class ModelFiles(Retranslating, QWidget):
         self.listing, self.fits, self.cells = listing, {}, {}
         self.tree.clear()
         for model in listing.models if listing is not None else ():
-            item = QTreeWidgetItem(self.tree, [work.model_label(model), work.size_text(model.size), ""])
+            item = QTreeWidgetItem(self.tree, [work.model_label(model), model.quant or "—", work.size_text(model.size),
+                                               ""])
             item.setData(NAME, Qt.ItemDataRole.UserRole, model.name)
             item.setToolTip(NAME, model.name)
             item.setTextAlignment(SIZE, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -169,7 +172,8 @@ class ModelFiles(Retranslating, QWidget):
     # --- texts ------------------------------------------------------------------------------------
 
     def retranslate(self) -> None:
-        self.tree.setHeaderLabels([self.tr("File"), self.tr("Size"), self.tr("Fit on this computer")])
+        self.tree.setHeaderLabels([self.tr("File"), self.tr("Quantization"), self.tr("Size"),
+                                   self.tr("Fit on this computer")])
         for name, cell in self.cells.items():
             cell.show_fit(self.fits.get(name))
         for i in range(self.tree.topLevelItemCount()):

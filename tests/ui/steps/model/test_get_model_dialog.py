@@ -74,7 +74,8 @@ def test_search_then_pills_agree_with_core_and_the_best_is_recommended(qtbot, fa
     split = next(m for m in dialog.listing.models if m.is_split)
     item = next(dialog.files.tree.topLevelItem(i) for i in range(dialog.files.tree.topLevelItemCount())
                 if dialog.files.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) == split.name)
-    assert item.text(0) == f"{split.name} (3 parts)" and item.text(1) == work.size_text(split.size)
+    assert item.text(0) == f"{split.name} (3 parts)" and item.text(1) == "F16"
+    assert item.text(2) == work.size_text(split.size)
     assert "vision projector (mmproj-tiny-F16.gguf)" in dialog.files.projectors.text()
 
 
@@ -145,3 +146,18 @@ def test_the_dialog_fits_a_1024_by_700_window(qtbot, fake_hub, lang):
             assert dialog.download_button.text() != "Download" and dialog.windowTitle() != "Get a model"
     finally:
         i18n.apply_language("en")
+
+
+def test_the_suggested_list_marks_the_pick_for_this_computer(qtbot, fake_hub):
+    from app.core.hub.curated import CURATED, suggested_for_hardware
+
+    dialog = _dialog(qtbot, fake_hub)
+    pick = suggested_for_hardware(dialog.machine[0])
+    assert _repo_rows(dialog) == [m.repo for m in CURATED]
+    marked = [dialog.repos.topLevelItem(i).text(0) for i in range(len(CURATED))
+              if dialog.repos.topLevelItem(i).text(0).startswith("★ ")]
+    if pick is None:
+        assert marked == [] and dialog.list_note.text() == "Pick a model to see each file's fit on this computer."
+    else:
+        assert marked == [f"★ {pick.title}"]
+        assert dialog.list_note.text().startswith(f"★ {pick.title}: the suggested size for this computer's memory.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import sys
 
 import pytest
 
@@ -46,6 +47,14 @@ def test_the_probes_find_the_same_runs(holed):
     runs, probes = probe_zero_runs(holed, 0, [])
     assert runs == _reference_runs(holed.read_bytes())
     assert probes >= os.path.getsize(holed) // MIN_RUN
+
+
+def test_the_probes_read_without_pread_as_on_windows(holed, monkeypatch):
+    """Windows has no os.pread: there the probes seek and read, and find the same runs."""
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.delattr(os, "pread")
+    runs, _ = probe_zero_runs(holed, 0, [])
+    assert runs == _reference_runs(holed.read_bytes())
 
 
 def test_a_run_shorter_than_the_probe_spacing_between_probes_is_not_claimed(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import psutil
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 
@@ -18,11 +17,11 @@ def test_close_while_streaming_asks_and_a_no_keeps_everything_running(qtbot, win
     open_and_wait(qtbot, window, model)
     wait_for_plan(qtbot, window)
     window.settings_panel.ctx.setValue(2048)
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel) and window.settings_panel.wait_idle(), timeout=LONG)
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None and window.settings_panel.wait_idle(), timeout=LONG)
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     pid = window.bridge.supervisor.pid
-    chat = window.chat
+    chat = window.chat_tab.pane
     chat.params_box.max_tokens.setValue(1500)
     assert chat.send("Tell me everything.")
     qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) > 0, timeout=SERVER)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 
@@ -17,10 +16,10 @@ def test_text_completion_line_goes_when_the_base_models_server_stops(qtbot, wind
     base = make_model("base.gguf", chat_template=False)
     open_and_wait(qtbot, window, base)
     wait_for_plan(qtbot, window)
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
-    note = window.chat.mode_note
+    note = window.chat_tab.pane.mode_note
     assert note.isVisible() and note.text().startswith("Text completion")
     qtbot.mouseClick(window.server.stop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "stopped", timeout=SERVER)

@@ -73,9 +73,8 @@ def test_after_the_fix_the_card_status_bar_and_meter_speak_of_the_running_server
     assert "keeps its settings" not in status.currentMessage()
 
     # the chat measures against the running server's context
-    chat = window.chat
-    qtbot.waitUntil(lambda: hasattr(chat, "meter"), timeout=LONG)
-    chat = window.chat
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
+    chat = window.chat_tab.pane
     chat.params_box.set_params(chat.params_box.params().with_changes(max_tokens=8, seed=1, extra=ASCII_ONLY))
     with qtbot.waitSignal(chat.replyFinished, timeout=SERVER) as finished:
         assert chat.send("Hello.")

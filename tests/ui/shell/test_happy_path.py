@@ -12,7 +12,6 @@ import signal
 
 import psutil
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 
 from app.core.problem import Status
 from app.ui.widgets.job_row import JobState
@@ -78,8 +77,8 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     assert panel.probe.result.recommendation == result.recommendation
 
     # Start → ready, logs flowing
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
-    chat = window.chat
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
+    chat = window.chat_tab.pane
     _click(qtbot, window.server.start_button)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     supervisor = window.bridge.supervisor

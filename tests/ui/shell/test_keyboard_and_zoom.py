@@ -75,14 +75,14 @@ KEYS = {  # command -> (key, modifiers) a user presses
 
 
 def test_shortcuts_trigger_their_actions(qtbot, window, tiny_model):
-    qtbot.waitUntil(lambda: hasattr(window.chat, "new_button"), timeout=LONG)
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
     open_and_wait(qtbot, window, tiny_model)  # the safe-settings button shows once a model is open
     taken = {QKeySequence(QKeySequence.StandardKey.Open), QKeySequence(QKeySequence.StandardKey.Quit)}
     for act in window.menus.command_actions.values():
         assert not set(act.shortcuts()) & taken, act.text()  # Ctrl+O and Ctrl+Q keep their meaning
     buttons = {"start": window.server.start_button, "stop": window.server.stop_button,
                "restart": window.server.restart_button, "probe": window.settings_panel.probe.run_button,
-               "new_chat": window.chat.new_button}
+               "new_chat": window.chat_tab.pane.new_button}
     pressed = []
     for name, button in buttons.items():
         button.clicked.disconnect()
@@ -98,7 +98,7 @@ def test_shortcuts_trigger_their_actions(qtbot, window, tiny_model):
     qtbot.keyClick(window.left_scroll, Qt.Key.Key_F5)
     assert pressed[-1] == "new_chat"
     qtbot.keyClick(window.left_scroll, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.chat.input, timeout=LONG)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.chat_tab.pane.input, timeout=LONG)
     assert "F5" in window.menus.shortcut_text("start")
 
 
@@ -115,10 +115,10 @@ def test_enter_presses_the_focused_button(qtbot, window):
 
 
 def test_tab_walks_the_path_first(qtbot, window):
-    qtbot.waitUntil(lambda: hasattr(window.chat, "input"), timeout=LONG)
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
     chain = [window.model.open_button, window.model.demo_button, window.settings_panel.probe.run_button,
              window.server.start_button, window.server.stop_button, window.server.restart_button,
-             window.chat.input, window.chat.send_button]
+             window.chat_tab.pane.input, window.chat_tab.pane.send_button]
     for first, second in zip(chain, chain[1:], strict=False):
         assert first.nextInFocusChain() is second or _next_focusable(first) is second, (first, second)
     assert window.server.url_value.focusPolicy() != Qt.FocusPolicy.TabFocus  # Shift+Tab no longer sticks there

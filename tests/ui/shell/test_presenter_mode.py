@@ -9,7 +9,6 @@ import os
 import signal
 
 import pytest
-from PySide6.QtWidgets import QLabel
 
 from app.core.problem import Status
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
@@ -27,14 +26,14 @@ def _checks(qtbot, window) -> dict:
 def test_presenter_mode_locks_enlarges_and_checks(qtbot, window, tiny_model):
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
-    size = window.chat.transcript.font().pointSizeF()
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
+    size = window.chat_tab.pane.transcript.font().pointSizeF()
     window.menus.command_actions["presenter"].trigger()
     presenter = window.presenter
     assert presenter.active and window.menus.command_actions["presenter"].isChecked()
     assert not window.settings_panel.isEnabled() and not window.model.isEnabled()
     assert not window.left_scroll.isVisible() and window.server.recover_button.isVisible()
-    assert window.chat.transcript.font().pointSizeF() == pytest.approx(size * 1.6)
+    assert window.chat_tab.pane.transcript.font().pointSizeF() == pytest.approx(size * 1.6)
     checks = _checks(qtbot, window)
     assert checks["model"].status is Status.OK
     assert window.settings_panel.config().backend == "llama-server"  # the default engine
@@ -46,7 +45,7 @@ def test_presenter_mode_locks_enlarges_and_checks(qtbot, window, tiny_model):
     window.menus.command_actions["presenter"].trigger()
     assert not presenter.active and window.settings_panel.isEnabled() and window.left_scroll.isVisible()
     assert not window.server.recover_button.isVisible() and not presenter.dialog.isVisible()
-    assert window.chat.transcript.font().pointSizeF() == pytest.approx(size) and not presenter.awake
+    assert window.chat_tab.pane.transcript.font().pointSizeF() == pytest.approx(size) and not presenter.awake
 
 
 @pytest.mark.slow  # a real server: the test question, a kill mid-answer, Recover
@@ -55,12 +54,12 @@ def test_recover_after_a_kill_mid_answer(qtbot, built_in_engine, window, tiny_mo
     wait_for_plan(qtbot, window)
     window.server.start_button.click()
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
     window.presenter.set_active(True)
     checks = _checks(qtbot, window)
     assert checks["server"].status is Status.OK and checks["answer"].status is Status.OK, checks["answer"].message
 
-    chat, supervisor = window.chat, window.bridge.supervisor
+    chat, supervisor = window.chat_tab.pane, window.bridge.supervisor
     chat.params_box.max_tokens.setValue(200)
     assert chat.send("Tell me a long story.")
     qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) > 3, timeout=SERVER)

@@ -15,7 +15,7 @@ import signal
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication
 
 from app.ui.widgets.job_row import JobState
 from tests.ui.clipping import clipped
@@ -84,8 +84,8 @@ def test_every_shown_sentence_of_the_main_flows_reads_well(qtbot, window, tiny_m
 
     _click(qtbot, window.server.start_button)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
-    qtbot.waitUntil(lambda: not isinstance(window.chat, QLabel), timeout=LONG)
-    chat = window.chat
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
+    chat = window.chat_tab.pane
     chat.params_box.max_tokens.setValue(8)
     with qtbot.waitSignal(chat.replyFinished, timeout=SERVER):
         assert chat.send("Hello!")

@@ -741,12 +741,12 @@
         <translation>{name} 的下载已停止。</translation>
     </message>
     <message>
-        <source>Already in the model folder, checked against the Hub's SHA-256: {path}</source>
-        <translation>模型文件夹中已有此文件，已与 Hub 公布的 SHA-256 核对：{path}</translation>
+        <source>Already on this computer, checked against the Hub's SHA-256: {path}</source>
+        <translation>这台电脑上已有此文件，已与 Hub 公布的 SHA-256 核对：{path}</translation>
     </message>
     <message>
-        <source>Already in the model folder: {path}</source>
-        <translation>模型文件夹中已有此文件：{path}</translation>
+        <source>Already on this computer with the same size (the Hub publishes no SHA-256 for it): {path}</source>
+        <translation>这台电脑上已有大小相同的此文件（Hub 没有公布它的 SHA-256）：{path}</translation>
     </message>
     <message>
         <source>Downloaded; its SHA-256 matches the Hub's: {path}</source>

@@ -42,6 +42,7 @@ class GetModelRow(Retranslating, QWidget):
         self.model: HubModel | None = None
         self.choice: work.HubChoice | None = None
         self.folder: Path | None = None  # None: the app's model folder
+        self.elsewhere: tuple[str, ...] = ()
         self.task: Task | None = None
         self.progress: DownloadProgress | None = None
         self.error: UserError | None = None
@@ -67,11 +68,13 @@ class GetModelRow(Retranslating, QWidget):
 
     # --- the user's actions -----------------------------------------------------------------------
 
-    def start(self, model: HubModel, choice: work.HubChoice, folder: Path | None = None) -> None:
-        """Download ``model`` (or continue its partial file); ignored while another one is under way."""
+    def start(self, model: HubModel, choice: work.HubChoice, folder: Path | None = None,
+              elsewhere: tuple[str, ...] = ()) -> None:
+        """Download ``model`` (or continue its partial file); ignored while another one is under way.
+        ``elsewhere``: files on this computer that may be this model already (checked by SHA-256 first)."""
         if self.busy:
             return
-        self.model, self.choice, self.folder = model, choice, folder
+        self.model, self.choice, self.folder, self.elsewhere = model, choice, folder, elsewhere
         self.progress, self.error, self.path, self.done = None, None, None, None
         self.job.start(self._sentence(JobState.RUNNING), busy=True)
         self._run()
@@ -106,7 +109,8 @@ class GetModelRow(Retranslating, QWidget):
         if model is None or choice is None:
             return
         self._stop = None
-        self.task = run_task(work.download, model, choice, self.folder, wants_progress=True, wants_cancel=True,
+        self.task = run_task(work.download, model, choice, self.folder, self.elsewhere, wants_progress=True,
+                             wants_cancel=True,
                              owner=self,
                              should_stop=lambda: self._stop, on_progress=self._on_progress,
                              on_done=self._on_done, on_error=self._on_error)
@@ -191,10 +195,12 @@ class GetModelRow(Retranslating, QWidget):
         done = self.done
         if done is None:
             return ""
-        if done.already:
-            return self.tr("Already in the model folder, checked against the Hub's SHA-256: {path}").format(
-                path=done.path) if done.verified else self.tr("Already in the model folder: {path}").format(
+        if done.already and done.verified:
+            return self.tr("Already on this computer, checked against the Hub's SHA-256: {path}").format(
                 path=done.path)
+        if done.already:
+            return self.tr("Already on this computer with the same size (the Hub publishes no SHA-256 for it): "
+                           "{path}").format(path=done.path)
         if done.verified:
             return self.tr("Downloaded; its SHA-256 matches the Hub's: {path}").format(path=done.path)
         return self.tr("Downloaded (the Hub publishes no SHA-256 for it, so only its size was checked): "

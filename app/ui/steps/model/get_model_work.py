@@ -138,12 +138,22 @@ class Downloaded:
     verified: bool  # the Hub published a SHA-256 for every part, and each matched
 
 
-def download(model: HubModel, choice: HubChoice, folder: Path | None, *, progress: Callable[[Any], None],
-             cancel: Callable[[], bool], should_stop: Callable[[], Any]) -> Downloaded:
+def download(model: HubModel, choice: HubChoice, folder: Path | None, elsewhere: tuple[str, ...] = (), *,
+             progress: Callable[[Any], None], cancel: Callable[[], bool],
+             should_stop: Callable[[], Any]) -> Downloaded:
     """Download (or continue) ``model`` into the app's model folder. HubError / DownloadStopped. The task's
-    ``cancel`` (the window closing) pauses: the partial file is kept and the next download continues it."""
-    from app.core.hub.download import DownloadStats, download_model
+    ``cancel`` (the window closing) pauses: the partial file is kept and the next download continues it.
+
+    ``elsewhere``: files already on this computer (the "On this computer" list) of the model's size; one with the
+    Hub's SHA-256 is opened where it is instead of downloading it again."""
+    from app.core.hub.download import DownloadStats, already_have, download_model
     from app.core.hub.download_progress import StopReason
+
+    verified = all(part.sha256 for part in model.parts)
+    if elsewhere and len(model.parts) == 1 and verified:
+        have = already_have(model, folder, elsewhere=[Path(p) for p in elsewhere])
+        if have is not None:
+            return Downloaded(have, True, True)
 
     def stop() -> StopReason | None:
         return should_stop() or (StopReason.PAUSE if cancel() else None)
@@ -152,7 +162,7 @@ def download(model: HubModel, choice: HubChoice, folder: Path | None, *, progres
     path = download_model(model, choice.access(), folder=folder, on_progress=progress, should_stop=stop,
                           stats=stats)
     already = stats.skipped_parts >= len(model.parts) and stats.received_bytes == 0
-    return Downloaded(path, already, all(part.sha256 for part in model.parts))
+    return Downloaded(path, already, verified)
 
 
 # --- GUI-thread helpers --------------------------------------------------------------------------

@@ -290,7 +290,8 @@ class ModelPanel(Retranslating, QWidget):
             self._get_slot.addWidget(self.get_row)
             self.get_row.ready.connect(self.open_model)
             self.get_row.busyChanged.connect(self._on_download_busy)
-        self.get_row.start(model, choice, self.hub_options.get("folder"))
+        same_size = tuple(m.path for m in self.local_models.models if model.size is not None and m.size == model.size)
+        self.get_row.start(model, choice, self.hub_options.get("folder"), same_size)
 
     def _on_download_busy(self, busy: bool) -> None:
         if self.get_dialog is not None:

@@ -79,8 +79,30 @@ def test_search_pills_download_then_the_model_opens_with_its_checks(qtbot, windo
     qtbot.mouseClick(panel.get_button, Qt.MouseButton.LeftButton)
     _download(qtbot, dialog, F16)
     qtbot.waitUntil(lambda: row.job.state is JobState.DONE, timeout=LONG)
-    assert row.job.status.text().startswith("Already in the model folder, checked against the Hub's SHA-256")
+    assert row.job.status.text() == f"Already on this computer, checked against the Hub's SHA-256: {target}"
     assert fake_hub.body_bytes.get(f"{TINY}/{F16}", 0) == sent
+
+
+@pytest.mark.slow
+def test_a_copy_in_on_this_computer_is_recognised_by_its_hash_and_opened_where_it_is(qtbot, window, fake_hub,
+                                                                                      hub_files, tmp_path):
+    import shutil
+
+    folder = tmp_path / "my-models"
+    folder.mkdir()
+    copy = folder / "renamed-copy.gguf"
+    shutil.copyfile(hub_files[F16], copy)
+    panel = window.model
+    panel.local_models.set_folders([str(folder)])
+    panel.local_models.refresh()
+    qtbot.waitUntil(lambda: any(m.path == str(copy) for m in panel.local_models.models), timeout=LONG)
+    panel, dialog = _open_dialog(qtbot, window, fake_hub)
+    _files_of(qtbot, dialog, "tiny", TINY)
+    sent = fake_hub.body_bytes.get(f"{TINY}/{F16}", 0)
+    _download(qtbot, dialog, F16)
+    qtbot.waitUntil(lambda: panel.report is not None and panel.report.path == str(copy), timeout=LONG)
+    assert panel.get_row.job.status.text() == f"Already on this computer, checked against the Hub's SHA-256: {copy}"
+    assert fake_hub.body_bytes.get(f"{TINY}/{F16}", 0) == sent and not _target(TINY, F16).exists()
 
 
 @pytest.mark.slow

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,8 @@ SPACE_MARGIN = 100 << 20  # left free beyond the model: the app's logs, caches a
 _KEEP_PARTIAL = (HubFault.UNREACHABLE, HubFault.RATE_LIMITED, HubFault.GATED)  # fixable: the next call continues
 
 FreeBytes = Callable[[Path], int]
+_ACTIVE: set[str] = set()  # the model folders a download in this process is writing
+_ACTIVE_LOCK = threading.Lock()
 
 
 def models_folder() -> Path:
@@ -139,6 +143,28 @@ def download_model(model: HubModel, access: HubAccess, *, folder: Path | None = 
     if notice is not None:
         logger.warning("%s", notice.render("en"))
         on_notice(notice)
+    with _claimed(model, folder):
+        return _download(model, access, folder, on_progress, should_stop, free, retry_delays, stats)
+
+
+@contextmanager
+def _claimed(model: HubModel, folder: Path | None) -> Iterator[None]:
+    """One download of a model at a time in this process (a second one would write the same partial file)."""
+    key = os.path.normcase(os.path.abspath(model_dir(model, folder)))
+    with _ACTIVE_LOCK:
+        if key in _ACTIVE:
+            raise errors.busy(model.name)
+        _ACTIVE.add(key)
+    try:
+        yield
+    finally:
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(key)
+
+
+def _download(model: HubModel, access: HubAccess, folder: Path | None,
+              on_progress: Callable[[DownloadProgress], None], should_stop: Callable[[], StopReason | None],
+              free: FreeBytes, retry_delays: Sequence[float], stats: DownloadStats) -> Path:
     target = model_dir(model, folder)
     sizes = [_size(part, access) for part in model.parts]
     meter = Meter(sum(sizes), len(model.parts), on_progress)

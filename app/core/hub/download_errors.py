@@ -92,3 +92,9 @@ def connection_lost(access: HubAccess, name: str, detail: str) -> HubError:
                       where_zh=where.render("zh"), name=name, detail=detail),
                     T("Check the internet connection, then download again.", "请检查网络连接，然后重新下载。"),
                     kind=HubFault.UNREACHABLE)
+
+
+def busy(name: str) -> HubError:
+    return HubError(T("{name} is already being downloaded.", "{name} 已在下载中。", name=name),
+                    T("Wait for that download to finish, or pause it first.", "请等待该下载完成，或先暂停它。"),
+                    kind=HubFault.SERVER)

@@ -306,3 +306,33 @@ def test_a_hub_that_cannot_be_reached_is_said_at_once_with_the_mirror_offered(mo
     assert raised.value.next_step is not None and raised.value.next_step.render("en") == (
         "Check the internet connection, or choose the mirror hf-mirror.com as the source.")
     assert files_under(models) == []
+
+
+def test_a_second_download_of_the_same_model_is_refused_while_the_first_runs(fake_hub, models):
+    import threading
+
+    model = model_named(fake_hub, "tiny-llama-F32.gguf")
+    fake_hub.fault(r"^/cdn/", bytes_per_s=100_000)
+    started, stop = threading.Event(), threading.Event()
+    outcome: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            download_model(model, HubAccess(endpoint=fake_hub.url), folder=models,
+                           on_progress=lambda p: started.set(),
+                           should_stop=lambda: StopReason.PAUSE if stop.is_set() else None)
+        except DownloadStopped as stopped:
+            outcome.append(stopped)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(HubError) as raised:
+            download_model(model, HubAccess(endpoint=fake_hub.url), folder=models)
+        assert raised.value.message.render("en") == "tiny-llama-F32.gguf is already being downloaded."
+    finally:
+        stop.set()
+        worker.join(30)
+    assert not worker.is_alive()  # the first one paused (or finished), undisturbed
+    assert all(isinstance(o, DownloadStopped) and o.reason is StopReason.PAUSE for o in outcome)

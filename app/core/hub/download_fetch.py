@@ -90,8 +90,9 @@ def rehash_prefix(job: PartJob) -> None:
                 break
             job.digest.update(block)
             job.offset += len(block)
+            job.meter.add_existing(len(block))  # a 4 GB partial takes seconds to hash: the bar moves meanwhile
+            job.meter.report()
     job.reread_bytes += job.offset
-    job.meter.add_existing(job.offset)
 
 
 def fetch_part(job: PartJob) -> None:

@@ -90,6 +90,8 @@ class Meter:
         self.done += n
 
     def received(self, n: int) -> None:
+        if not self._received:
+            self._samples.clear()  # the speed starts with the first bytes, not with the re-hash of a partial
         self.done += n
         self._received += n
         self.report()
@@ -108,7 +110,7 @@ class Meter:
         return (self._received - received) / span if span >= MIN_SPEED_SPAN_S else None
 
     def snapshot(self) -> DownloadProgress:
-        speed = self.speed()
+        speed = self.speed() if self._received else None
         left = max(0, self.total - self.done)
         seconds = left / speed if speed else None
         return DownloadProgress(self.done, self.total, self.part, self.parts, speed, seconds)

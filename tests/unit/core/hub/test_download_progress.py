@@ -34,6 +34,9 @@ def test_speed_is_measured_over_the_last_seconds_and_gives_the_time_left():
     meter.add_existing(10 * MiB)  # a kept partial: done, but not part of the speed
     meter.report(force=True)
     assert seen[-1].done_bytes == 10 * MiB and seen[-1].bytes_per_s is None  # nothing measured yet
+    clock.now += 3  # hashing the kept partial again: no speed shown (not "0 B/s"), and none counted later
+    meter.report(force=True)
+    assert seen[-1].bytes_per_s is None
     for _ in range(10):  # 1 MiB/s for 10 s
         clock.now += 1
         meter.received(MiB)

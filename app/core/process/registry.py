@@ -78,7 +78,9 @@ def _same_process(pid: int, create_time: float, cmdline: list[str] | None = None
 def _load(record: Path) -> dict | None:
     try:
         data = read_json(record)
-        int(data["pid"]), float(data["create_time"]), list(data["cmdline"])
+        int(data["pid"])  # each raises for a record that is not ours
+        float(data["create_time"])
+        list(data["cmdline"])
         return data
     except (OSError, ValueError, KeyError, TypeError):  # half-written or foreign: not a record of ours
         logger.debug("child record %s unreadable", record, exc_info=True)

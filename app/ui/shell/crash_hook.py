@@ -8,10 +8,15 @@ from whatever thread failed, so the box is shown through a queued signal on the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.core.app_log import install_crash_hook
+
+if TYPE_CHECKING:  # the box's class loads with the first error, not before the window's first paint
+    from PySide6.QtWidgets import QMessageBox
 
 
 class CrashNotice(QObject):
@@ -43,6 +48,8 @@ class CrashNotice(QObject):
         if not self._window.isVisible() or (self.box is not None and self.box.isVisible()):
             return  # a closing window takes no new box (it would keep the app open); one open box is enough
         if self.box is None:
+            from PySide6.QtWidgets import QMessageBox
+
             self.box = QMessageBox(self._window)
             self.box.setIcon(QMessageBox.Icon.Warning)
             self.box.setStandardButtons(QMessageBox.StandardButton.Ok)

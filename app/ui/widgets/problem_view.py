@@ -9,12 +9,16 @@ the chat's error lines, the probe and rebuild boxes, the Settings preview and th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, Qt, Slot
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.core.problem import Fix, FixAction, Problem
 from app.core.text import Text, current_language
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QPlainTextEdit
 
 
 def render(text: Text | None) -> str:
@@ -86,10 +90,7 @@ class ProblemView(QWidget):
         self.evidence_toggle.setCheckable(True)
         self.evidence_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.evidence_toggle.toggled.connect(self._show_evidence)
-        self.evidence = QPlainTextEdit(self, readOnly=True)
-        self.evidence.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.evidence.setMaximumHeight(140)
-        self.evidence.hide()
+        self._evidence: QPlainTextEdit | None = None  # built when there are lines to show (``evidence``)
         self.details = QWidget(self)  # folded: what the details toggle opens
         self.details_toggle = QToolButton(self, autoRaise=True,
                                           toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -111,8 +112,22 @@ class ProblemView(QWidget):
             self._layout = outer
             self.details.hide()
             self.details_toggle.hide()
-        for widget in (self.evidence_toggle, self.evidence):
-            self._layout.addWidget(widget)
+        self._layout.addWidget(self.evidence_toggle)  # the evidence box goes right under it once it is built
+
+    @property
+    def evidence(self) -> QPlainTextEdit:
+        """The evidence lines, under their toggle; built on first use: a window whose notices have no evidence yet
+        paints without loading the text editor's class."""
+        if self._evidence is None:
+            from PySide6.QtWidgets import QPlainTextEdit
+
+            box = QPlainTextEdit(self, readOnly=True)
+            box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            box.setMaximumHeight(140)
+            box.setVisible(self.evidence_toggle.isChecked())
+            self._layout.insertWidget(self._layout.indexOf(self.evidence_toggle) + 1, box)
+            self._evidence = box
+        return self._evidence
 
     def add_before_evidence(self, *widgets: QWidget) -> None:
         """Place widgets of the surrounding card (what a fix changes, a progress box) above the evidence toggle."""
@@ -131,7 +146,8 @@ class ProblemView(QWidget):
         self._set_optional(self.detail, detail)
         self._set_optional(self.next_step, next_step_text(problem, labelled=False) if problem is not None else "")
         lines = evidence_lines(problem) if problem is not None else []
-        self.evidence.setPlainText("\n".join(lines))
+        if lines or self._evidence is not None:
+            self.evidence.setPlainText("\n".join(lines))
         self.evidence_toggle.setText(self._evidence_title(len(lines)))
         self.evidence_toggle.setVisible(bool(lines))
         if self.folded:

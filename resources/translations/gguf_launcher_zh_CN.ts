@@ -690,6 +690,10 @@
         <translation>用于受限模型（可选；仅保留到应用关闭）</translation>
     </message>
     <message>
+        <source>Sent only to the source chosen here, never saved.</source>
+        <translation>只发送给这里选择的来源，从不保存。</translation>
+    </message>
+    <message>
         <source>Search models, e.g. qwen 7b instruct, or owner/name</source>
         <translation>搜索模型，例如 qwen 7b instruct，或 所有者/名称</translation>
     </message>

@@ -227,6 +227,7 @@ class GetModelDialog(Retranslating, QDialog):
             self._select_repo(found.listing.repo)
 
     def _show_curated(self) -> None:
+        self._cancel("search")
         self.hits, self.query = None, ""
         self._render_list()
         self._say("")
@@ -360,7 +361,19 @@ class GetModelDialog(Retranslating, QDialog):
 
     def _scan_machine(self) -> None:
         self._start("machine", work.scan_machine, self._backend, on_done=self._on_machine,
-                    on_error=lambda error: logger.warning("no fit verdicts: the machine scan failed: %s", error))
+                    on_error=self._on_machine_failed)
+
+    def _on_machine_failed(self, error: BaseException) -> None:
+        from app.core.problem import error_detail
+        from app.core.text import T
+
+        logger.warning("no fit verdicts: the machine scan failed: %s", error)
+        self.files.set_judging(False)
+        self._show_problem(UserError(
+            T("This computer's memory could not be read, so no file gets a fit verdict ({error}).",
+              "无法读取这台电脑的内存，因此无法判断各文件是否放得下（{error}）。", error=error_detail(error)),
+            T("The files can still be downloaded; the Model step checks a model once it is opened.",
+              "仍然可以下载这些文件；模型打开后，“模型”步骤会检查它。")))
 
     def _on_machine(self, machine: tuple[Any, str]) -> None:
         self.machine = machine
@@ -420,9 +433,18 @@ class GetModelDialog(Retranslating, QDialog):
     # --- tasks ------------------------------------------------------------------------------------
 
     def _start(self, name: str, fn, *args: Any, on_done, on_error, **kwargs: Any) -> None:
+        """Run ``fn`` as the one ``name`` task; the answer of a task replaced or cancelled since is dropped."""
         self._cancel(name)
-        task = run_task(fn, *args, owner=self, on_error=on_error, **kwargs,
-                        on_done=lambda value: (self._tasks.pop(name, None), on_done(value)))
+        current: list[Task] = []
+
+        def finish(callback, value) -> None:
+            if current and self._tasks.get(name) is current[0]:
+                del self._tasks[name]
+                callback(value)
+
+        task = run_task(fn, *args, owner=self, on_error=lambda error: finish(on_error, error),
+                        on_done=lambda value: finish(on_done, value), **kwargs)
+        current.append(task)
         self._tasks[name] = task
 
     def _cancel(self, name: str) -> None:
@@ -446,6 +468,7 @@ class GetModelDialog(Retranslating, QDialog):
             self.source.setItemText(i, text)
         self.token_label.setText(self.tr("Token:"))
         self.token.setPlaceholderText(self.tr("for gated models (optional; kept until the app closes)"))
+        self.token.setToolTip(self.tr("Sent only to the source chosen here, never saved."))
         self.search_box.setPlaceholderText(self.tr("Search models, e.g. qwen 7b instruct, or owner/name"))
         self.search_button.setText(self.tr("Search"))
         self.mirror_button.setText(self.tr("Use the mirror hf-mirror.com"))

@@ -63,8 +63,12 @@ class FitCell(QWidget):
         layout.addStretch(1)
         self.best.hide()
 
-    def show_fit(self, fit: FileFit | None) -> None:
-        self.verdict.show_as(fit.verdict.value if fit is not None else "checking", work.pill_text(fit))
+    def show_fit(self, fit: FileFit | None, judging: bool = True) -> None:
+        """``fit`` None: "Checking fit…" while verdicts are coming (``judging``), else "Fit unknown"."""
+        if fit is None and not judging:
+            self.verdict.show_as("unknown", work.unknown_pill_text())
+        else:
+            self.verdict.show_as(fit.verdict.value if fit is not None else "checking", work.pill_text(fit))
         self.best.show_as("best", self.tr("Recommended"))
         self.best.setVisible(fit is not None and fit.best)
 
@@ -79,6 +83,7 @@ class ModelFiles(Retranslating, QWidget):
         self.listing: RepoListing | None = None
         self.fits: dict[str, FileFit] = {}
         self.cells: dict[str, FitCell] = {}
+        self.judging = True  # verdicts are coming (False: none will, the machine could not be read)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(4)
         self.tree.setRootIsDecorated(False)
@@ -120,10 +125,16 @@ class ModelFiles(Retranslating, QWidget):
             item.setToolTip(NAME, model.name)
             item.setTextAlignment(SIZE, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             cell = FitCell(self.tree)
-            cell.show_fit(None)
+            cell.show_fit(None, self.judging)
             self.tree.setItemWidget(item, FIT, cell)
             self.cells[model.name] = cell
         self._render_projectors()
+        self._render_selection()
+
+    def set_judging(self, judging: bool) -> None:
+        self.judging = judging
+        for name, cell in self.cells.items():
+            cell.show_fit(self.fits.get(name), judging)
         self._render_selection()
 
     def set_fit(self, fit: FileFit) -> None:
@@ -175,7 +186,7 @@ class ModelFiles(Retranslating, QWidget):
         self.tree.setHeaderLabels([self.tr("File"), self.tr("Quantization"), self.tr("Size"),
                                    self.tr("Fit on this computer")])
         for name, cell in self.cells.items():
-            cell.show_fit(self.fits.get(name))
+            cell.show_fit(self.fits.get(name), self.judging)
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
             model = self._model_named(item.data(NAME, Qt.ItemDataRole.UserRole)) if item is not None else None
@@ -208,6 +219,8 @@ class ModelFiles(Retranslating, QWidget):
         elif model is not None and not model.complete:
             text = self.tr("Only {have} of its {count} parts are in the repository: it cannot be used.").format(
                 have=len(model.parts), count=model.expected_parts)
+        elif fit is None and not self.judging:
+            text = ""
         elif fit is None:
             text = self.tr("Reading its header (a few MB, not the file) to judge the fit…")
         elif problem is None:

@@ -186,6 +186,11 @@ def pill_text(fit: FileFit | None) -> str:
     return tr("Fit unknown")
 
 
+def unknown_pill_text() -> str:
+    """The pill of a file no verdict will come for."""
+    return tr("Fit unknown")
+
+
 PILL_COLOURS = {  # verdict value -> (background, text)
     "fits_gpu": ("#dcefdc", "#1b5e20"),
     "partial_gpu": ("#fff1c9", "#6d4c00"),

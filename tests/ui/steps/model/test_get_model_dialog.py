@@ -168,6 +168,40 @@ def test_the_suggested_list_marks_the_pick_for_this_computer(qtbot, fake_hub):
         assert dialog.list_note.text().startswith(f"★ {pick.title}: the suggested size for this computer's memory.")
 
 
+def test_a_failure_of_a_search_the_user_left_is_not_shown(qtbot, fake_hub):
+    from app.ui import workers
+
+    dialog = _dialog(qtbot, fake_hub)
+    fake_hub.fault("^/api/models$", status=500, delay_s=1.0)  # a slow search that fails in the end
+    dialog.search_box.setText("llama")
+    qtbot.mouseClick(dialog.search_button, Qt.MouseButton.LeftButton)
+    dialog.search_box.clear()
+    qtbot.mouseClick(dialog.search_button, Qt.MouseButton.LeftButton)  # back to the suggestions at once
+    dialog.open_repo(TINY)
+    qtbot.waitUntil(lambda: dialog.fits is not None and workers.active_count() == 0, timeout=LONG)
+    assert any(r.path.startswith("/api/models?") for r in fake_hub.requests)  # the search was sent and answered
+    assert dialog.error is None and not dialog.problem.isVisibleTo(dialog)
+    assert dialog.list_title.text() == "Suggested small models"
+
+
+def test_no_verdicts_when_the_machine_cannot_be_read(qtbot, fake_hub, monkeypatch):
+    def unreadable(backend):
+        raise OSError("memory information unreadable")
+
+    monkeypatch.setattr(work, "scan_machine", unreadable)
+    dialog = GetModelDialog(None, choice=work.HubChoice(endpoint=fake_hub.url), options={"endpoint": fake_hub.url})
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.error is not None, timeout=LONG)
+    assert dialog.problem.message.text() == ("This computer's memory could not be read, so no file gets a fit verdict "
+                                             "(memory information unreadable).")
+    dialog.open_repo(TINY)
+    qtbot.waitUntil(lambda: dialog.listing is not None, timeout=LONG)
+    assert {c.verdict.text() for c in dialog.files.cells.values()} == {"Fit unknown"}
+    dialog.files.select(F16 := "tiny-llama-F16.gguf")
+    assert dialog.files.selected_model().name == F16 and dialog.download_button.isEnabled()
+
+
 @pytest.mark.slow  # the real window
 @pytest.mark.xfail(strict=True, reason="needs the window to save hub_source (main_window.py patch in getui's report "
                                        "for issue 27)")

@@ -350,11 +350,12 @@ class GetModelDialog(Retranslating, QDialog):
             return
         self.fits = fits
         self.files.set_fits(fits)
-        self._say("" if any(f.best for f in fits) else self.tr("No file here fits this computer with a useful "
-                                                                "context; a smaller model would."))
-        first_problem = next((f.problem for f in fits if f.problem is not None), None)
-        if first_problem is not None and all(f.problem is not None for f in fits):
-            self._show_problem(first_problem)  # e.g. a gated repository: every header read was refused
+        judged = [f for f in fits if f.problem is None]
+        self._say("" if not judged or any(f.best for f in fits) else self.tr(
+            "No file here fits this computer with a useful context; a smaller model would."))
+        if fits and not judged:  # e.g. a gated repository: every header read was refused, for one reason
+            self.files.show_file_problems(False)
+            self._show_problem(fits[0].problem)
         self._render_buttons()
 
     # --- the machine ------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class ModelFiles(Retranslating, QWidget):
         self.fits: dict[str, FileFit] = {}
         self.cells: dict[str, FitCell] = {}
         self.judging = True  # verdicts are coming (False: none will, the machine could not be read)
+        self.file_problems = True  # a chosen file's problem is shown here (False: the dialog shows the one for all)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(4)
         self.tree.setRootIsDecorated(False)
@@ -117,6 +118,7 @@ class ModelFiles(Retranslating, QWidget):
     def set_listing(self, listing: RepoListing | None) -> None:
         """Show ``listing``'s models (pills "Checking fit…" until their verdicts come); None: empty."""
         self.listing, self.fits, self.cells = listing, {}, {}
+        self.file_problems = True
         self.tree.clear()
         for model in listing.models if listing is not None else ():
             item = QTreeWidgetItem(self.tree, [work.model_label(model), model.quant or "—", work.size_text(model.size),
@@ -129,6 +131,10 @@ class ModelFiles(Retranslating, QWidget):
             self.tree.setItemWidget(item, FIT, cell)
             self.cells[model.name] = cell
         self._render_projectors()
+        self._render_selection()
+
+    def show_file_problems(self, shown: bool) -> None:
+        self.file_problems = shown
         self._render_selection()
 
     def set_judging(self, judging: bool) -> None:
@@ -213,7 +219,7 @@ class ModelFiles(Retranslating, QWidget):
         """The chosen file's verdict in words with its numbers, or its problem as sentence + next step."""
         model = self.selected_model()
         fit = self.fits.get(model.name) if model is not None else None
-        problem = fit.problem if fit is not None else None
+        problem = fit.problem if fit is not None and self.file_problems else None
         if model is None:
             text = ""
         elif model is not None and not model.complete:
@@ -223,7 +229,7 @@ class ModelFiles(Retranslating, QWidget):
             text = ""
         elif fit is None:
             text = self.tr("Reading its header (a few MB, not the file) to judge the fit…")
-        elif problem is None:
+        elif fit.problem is None:
             text = render(fit.sentence())
         else:
             text = ""

@@ -88,6 +88,9 @@ def test_a_gated_repository_says_accept_the_license_then_paste_a_token(qtbot, fa
     assert dialog.problem.message.text().startswith(f"{GATED} is gated or private") or \
         "is gated or private" in dialog.problem.message.text()
     assert dialog.problem.next_step.text() == "Accept the license on the model's page, then paste a token."
+    dialog.files.select("tiny-llama-F16.gguf")
+    assert not dialog.files.problem.isVisibleTo(dialog)  # said once, for every file, not again under the list
+    assert not dialog.status.isVisibleTo(dialog)  # no claim that nothing fits: nothing could be judged
     assert dialog.token.echoMode() is dialog.token.EchoMode.Password
     dialog.token.setText(TOKEN)  # the token the fake Hub's owner accepted the license with
     dialog.open_repo(GATED)

@@ -18,6 +18,7 @@ from app.core.bounded_json import read_json
 from app.core.gguf.errors import GGUFError
 from app.core.gguf.shard_names import SPLIT_NAME
 from app.core.library.sources import (
+    APP_DOWNLOADS,
     APP_HF,
     APP_JAN,
     APP_LLAMA_CPP,
@@ -48,6 +49,7 @@ APP_NAMES: dict[str, Text] = {
     APP_HF: T("Hugging Face cache", "Hugging Face 缓存"),
     APP_LLAMA_CPP: T("llama.cpp cache", "llama.cpp 缓存"),
     APP_USER: T("Your folder", "您的文件夹"),
+    APP_DOWNLOADS: T("Downloaded by this app", "本应用下载的"),
 }
 
 

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.bounded_json import read_json
+from app.core.gguf.path_checks import safe_model_dir
 
 # How a folder is read: "ollama" (manifests + blobs), "hf" (hub cache: models--org--name/snapshots/*),
 # "tree" (any *.gguf below it, a few levels deep).
 OLLAMA, HF, TREE = "ollama", "hf", "tree"
 
-APP_OLLAMA, APP_LM_STUDIO, APP_JAN, APP_HF, APP_LLAMA_CPP, APP_USER = (
-    "ollama", "lm_studio", "jan", "huggingface", "llama_cpp", "folder")
+APP_OLLAMA, APP_LM_STUDIO, APP_JAN, APP_HF, APP_LLAMA_CPP, APP_USER, APP_DOWNLOADS = (
+    "ollama", "lm_studio", "jan", "huggingface", "llama_cpp", "folder", "downloads")
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,9 @@ def known_sources(env: Mapping[str, str] | None = None, home: str | os.PathLike[
     """Every place to look, in the order the list shows them; the same folder is listed once."""
     env = os.environ if env is None else env
     home = Path(home) if home is not None else home_dir(env, platform)
-    sources = (_ollama(env, home) + _lm_studio(env, home, platform) + _jan(env, home, platform)
-               + _hugging_face(env, home, platform) + _llama_cpp(env, home, platform)
+    # First: the folder "Get a model" downloads to.
+    sources = ([Source(APP_DOWNLOADS, TREE, safe_model_dir())] + _ollama(env, home) + _lm_studio(env, home, platform)
+               + _jan(env, home, platform) + _hugging_face(env, home, platform) + _llama_cpp(env, home, platform)
                + [Source(APP_USER, TREE, Path(os.path.expanduser(f))) for f in extra_folders if f and f.strip()])
     seen: set[str] = set()
     unique = []

@@ -133,3 +133,10 @@ def test_symlinked_folders_are_not_followed(tmp_path):
     folder.mkdir()
     os.symlink(tmp_path / "outside", folder / "link")
     assert find_local_models(env=fake_env(tmp_path / "nobody"), extra_folders=[str(folder)], check=False) == []
+
+
+def test_the_app_download_folder_is_listed_first(tmp_path):
+    from app.core.gguf.path_checks import safe_model_dir
+
+    sources = known_sources(env=fake_env(tmp_path / "home"), platform="linux")
+    assert (sources[0].app, Path(sources[0].path)) == ("downloads", safe_model_dir())

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     home = tempfile.mkdtemp(prefix="gguf-shots-")
     os.environ["GGUF_LAUNCHER_HOME"] = home
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # xvfb-run + QT_QPA_PLATFORM=xcb works too
-    from PySide6.QtWidgets import QApplication, QLabel
+    from PySide6.QtWidgets import QApplication
 
     from app.core.settings import load_settings
     from app.ui import i18n, workers
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     win.resize(*(sizes or [default_size()])[0])
     win.show()
     win.start()
-    wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel))
+    wait_until(app, lambda: win.settings_panel.hardware is not None and win.chat_tab.pane is not None)
     grab(app, win, "01-first-run")
 
     win.model.demo_button.click()
@@ -140,10 +140,11 @@ def main(argv: list[str] | None = None) -> int:
 
     win.server.start_button.click()
     wait_until(app, lambda: win.server.state == "ready")
-    win.chat.params_box.max_tokens.setValue(48)
-    win.chat.params_box.temperature.setValue(0.0)
-    win.chat.send("What is the capital of France?")
-    wait_until(app, lambda: not win.chat.is_streaming() and win.chat._reply_entry is not None)
+    chat = win.chat_tab.pane
+    chat.params_box.max_tokens.setValue(48)
+    chat.params_box.temperature.setValue(0.0)
+    chat.send("What is the capital of France?")
+    wait_until(app, lambda: not chat.is_streaming() and chat._reply_entry is not None)
     settle(app, 1.0)
     grab(app, win, "04-server-ready-chat")
 

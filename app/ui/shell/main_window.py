@@ -45,7 +45,6 @@ from app.ui.widgets.banner import Banner
 from app.ui.widgets.step_box import ColumnScroll, StepBox
 
 if TYPE_CHECKING:
-    from app.ui.chat.chat_embed import ChatPlaceholder
     from app.ui.chat.chat_pane import ChatPane
     from app.ui.logs.log_pane import LogPane  # built on first use
 
@@ -189,11 +188,6 @@ class MainWindow(Retranslating, QMainWindow):
         self.machine.follow_rebuild(self.control.engine_rebuild)
         self.machine.useServerRequested.connect(self.settings_panel.use_server)  # the GPU notice's fixes
         self.settings_panel.follow_rebuild(self.control.engine_rebuild)
-
-    @property
-    def chat(self) -> ChatPane | ChatPlaceholder:
-        """What the Chat tab shows (for tests and scripts; the window itself asks ``chat_tab``, typed)."""
-        return self.chat_tab.shown()
 
     @property
     def logs(self) -> LogPane:

@@ -79,7 +79,7 @@ def measure(app, win, state: str) -> dict:
     settle(app)
     screen = win.screen()
     room = screen.availableGeometry()
-    chat = win.chat
+    chat = win.chat_tab.pane
     card = win.server.crash_card
     controls = {
         "start": win.server.start_button, "server_stop": win.server.stop_button,
@@ -122,10 +122,8 @@ def wait_framed(app, win) -> None:
 
 
 def first_run(app, win) -> dict:
-    from PySide6.QtWidgets import QLabel
-
     wait_framed(app, win)
-    wait_until(app, lambda: win.settings_panel.hardware is not None and not isinstance(win.chat, QLabel),
+    wait_until(app, lambda: win.settings_panel.hardware is not None and win.chat_tab.pane is not None,
                "the hardware scan and the chat pane")
     return measure(app, win, "first-run")
 
@@ -136,10 +134,11 @@ def chatting(app, win, model: str) -> dict:
                and win.settings_panel.wait_idle(), "the model's checks and plan")
     win.server.start_button.click()
     wait_until(app, lambda: win.server.state == "ready", "the server to be ready")
-    win.chat.params_box.max_tokens.setValue(24)
-    win.chat.params_box.temperature.setValue(0.0)
-    win.chat.send(QUESTION)
-    wait_until(app, lambda: not win.chat.is_streaming() and win.chat._reply_entry is not None, "the answer")
+    chat = win.chat_tab.pane
+    chat.params_box.max_tokens.setValue(24)
+    chat.params_box.temperature.setValue(0.0)
+    chat.send(QUESTION)
+    wait_until(app, lambda: not chat.is_streaming() and chat._reply_entry is not None, "the answer")
     return measure(app, win, "chatting")
 
 

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from tests.ui.clipping import hidden_part
+from tests.ui.conftest import LONG
 from tests.ui.shell.test_layout import _crash
 
 SIZE = (1016, 662)  # the first window on a 1024×700 screen with openbox's frame
@@ -22,6 +23,7 @@ def _settle(qtbot) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_sentence_fix_and_dismiss_are_seen_without_scrolling(qtbot, window, lang):
+    qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)  # Send and Stop are the pane's
     window.resize(*SIZE)
     window.set_language(lang)
     _crash(window)
@@ -31,7 +33,8 @@ def test_sentence_fix_and_dismiss_are_seen_without_scrolling(qtbot, window, lang
     assert window.server_scroll.verticalScrollBar().value() == 0
     hidden = [hidden_part(widget) for widget in (card.title, card.problem.message, card.apply_button,
                                                   card.dismiss_button, window.server.start_button,
-                                                  window.chat.send_button, window.chat.stop_button)]
+                                                  window.chat_tab.pane.send_button,
+                                                  window.chat_tab.pane.stop_button)]
     assert not [line for line in hidden if line], "\n".join(line for line in hidden if line)
     assert card.height() <= CARD_MAX, card.height()
     window.set_language("en")

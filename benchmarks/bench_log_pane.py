@@ -33,7 +33,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from app.core.process.child_log import LogLine, ServerLog
-from app.core.server.events import Event, State
+from app.core.server.events import Event, LogEvent, State
 from app.ui.logs.log_pane import LogPane
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
@@ -88,8 +88,9 @@ class EventSource:
         return lambda: self.callbacks.remove(callback)
 
     def emit_line(self, stream: str, text: str) -> None:
+        line = LogLine(time.time(), stream, text)  # what the supervisor's log hands its log event
         for callback in self.callbacks:
-            callback(Event("log", time.time(), State.READY, {"stream": stream, "line": text}))
+            callback(Event(line.time, State.READY, LogEvent(line)))
 
 
 def rss_mib() -> float:

@@ -201,7 +201,7 @@ class ChatPane(Retranslating, QWidget):
         bridge.stateChanged.connect(self.set_server_state)
         if bridge.supervisor is not None:
             self.set_supervisor(bridge.supervisor)
-            self.set_server_state(bridge.supervisor.state, {})
+            self.set_server_state(bridge.supervisor.state)
 
     def set_supervisor(self, supervisor: ChatServer | None) -> None:
         """Chat with this supervisor's server (its URL follows restarts; crashes are recognised)."""
@@ -258,8 +258,8 @@ class ChatPane(Retranslating, QWidget):
         for client in retired:
             client.close()
 
-    @Slot(object, dict)
-    def set_server_state(self, state: State, data: dict | None = None) -> None:
+    @Slot(object, object)
+    def set_server_state(self, state: State, change: object = None) -> None:  # change: the StateChanged (unused)
         if self.remote is not None:
             return
         self.server_state = State(state)

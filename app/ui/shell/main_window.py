@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import LaunchConfig
-from app.core.server.events import State
+from app.core.server.events import State, StateChanged
 from app.core.session import ModelSession
 from app.core.settings import Settings
 from app.ui import i18n, workers
@@ -366,7 +366,7 @@ class MainWindow(Retranslating, QMainWindow):
             parts.append(os.path.basename(self.model.path))  # stopped: the model the Model step shows
         self.setWindowTitle(" — ".join([*parts, self.tr("GGUF Launcher")]))
 
-    def _on_server_state(self, state: State, data: dict) -> None:
+    def _on_server_state(self, state: State, change: StateChanged) -> None:
         self._render_title()
         sup = self.bridge.supervisor
         pid = sup.pid if sup is not None else None
@@ -376,7 +376,7 @@ class MainWindow(Retranslating, QMainWindow):
             if (self.statusBar().currentMessage() == self._keeps_settings_text()
                     and not self.control.settings_differ_from_running()):
                 self.statusBar().clearMessage()  # it runs the settings shown now: the line is no longer true
-        notes = [note.render() for note in data.get("notes") or []]  # Text sentences (settle_network, argv)
+        notes = [note.render() for note in change.notes]  # Text sentences (settle_network, argv)
         if state is State.STARTING and notes:  # e.g. "port 8080 is in use; using 8081 instead"
             self.statusBar().showMessage(" ".join(notes), 20_000)
         if state is State.STOPPED and self._close_state == "stopping":

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.problem import Problem
-from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State
+from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State, StateChanged
 from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
 from app.core.server.watchdog import Level, MemoryReading, VramGrab, level_sentence
 from app.ui.i18n import Retranslating
@@ -226,7 +226,7 @@ class ServerPanel(Retranslating, QWidget):
         self._memory = self._vram_grab = None
         self._render_memory()
         self.restart_count = 0
-        self.set_state(supervisor.state if supervisor is not None else State.STOPPED, {})
+        self.set_state(supervisor.state if supervisor is not None else State.STOPPED)
 
     @property
     def _supervisor(self) -> Supervisor | None:
@@ -234,9 +234,9 @@ class ServerPanel(Retranslating, QWidget):
 
     # --- rendering -----------------------------------------------------------------------------
 
-    @Slot(object, dict)
-    def set_state(self, state: State, data: dict | None = None) -> None:
-        data = data or {}
+    @Slot(object, object)
+    def set_state(self, state: State, change: StateChanged | None = None) -> None:
+        """Render ``state``; ``change``: the supervisor's StateChanged (None: only the state is known)."""
         previous, self.state = self.state, State(state)
         state = self.state
         if state is not State.READY and (self._memory or self._vram_grab):  # about the server that ran
@@ -251,13 +251,13 @@ class ServerPanel(Retranslating, QWidget):
             self._uptime_timer.stop()
         supervisor = self._supervisor
         known_restarts = supervisor.restart_count if supervisor is not None else self.restart_count
-        self.restart_count = int(data.get("restart_count", known_restarts))
-        self.url = str(data.get("url") or (supervisor.url if supervisor else ""))
-        diagnosis = data.get("diagnosis")
+        self.restart_count = change.restart_count if change is not None else known_restarts
+        self.url = (change.url if change is not None else None) or (supervisor.url if supervisor else "")
+        diagnosis = change.diagnosis if change is not None else None
         new_diagnosis = diagnosis is not None and diagnosis is not self.crash_card.diagnosis
         if state in (State.CRASHED, State.FAILED) and new_diagnosis:
             self.show_diagnosis(diagnosis)
-        self._set_card_context(state, data)
+        self._set_card_context(state, change.reason if change is not None else None)
         if state is State.READY:
             self.crash_card.mark_running()  # a fix being applied now runs: the card says so, its button is off
         if state is State.READY and supervisor is not None and self.url:
@@ -284,14 +284,13 @@ class ServerPanel(Retranslating, QWidget):
         self.memory_label.setText(text)
         self.memory_label.setVisible(bool(text))
 
-    def _set_card_context(self, state: State, data: dict) -> None:
+    def _set_card_context(self, state: State, reason: str | None = None) -> None:
         cause = self.crash_card.diagnosis.cause if self.crash_card.diagnosis is not None else None
         if cause == "gpu_offload_short" and state in (State.LOADING, State.READY):
             self.crash_card.set_context("offload")  # it runs, but not on the graphics card as planned
         elif state is State.READY and cause == "memory_watchdog":
             self.crash_card.set_context("planned")
         elif state is State.FAILED:
-            reason = data.get("reason")
             self.crash_card.set_context(reason if reason in (CRASH_LOOP, NOT_RESTARTABLE) else "failed")
         elif state is State.READY:
             self.crash_card.set_context("recovered")
@@ -329,7 +328,7 @@ class ServerPanel(Retranslating, QWidget):
         supervisor = self._supervisor
         self.crash_card.set_diagnosis(diagnosis, supervisor.config if supervisor is not None else None)
         if diagnosis is not None and diagnosis.cause == "gpu_offload_short":  # said while the server runs on
-            self._set_card_context(self.state, {})
+            self._set_card_context(self.state)
         self.crash_card.show()
 
     def clear_diagnosis(self) -> None:

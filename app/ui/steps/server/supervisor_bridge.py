@@ -41,8 +41,9 @@ DEFAULT_MAX_PENDING = 20_000  # more than any log pane keeps; older pending line
 class SupervisorBridge(QObject):
     """Signals (all delivered on the GUI thread):
 
-    - ``stateChanged(State state, dict data)``: every state transition; ``state`` is core's
-      :class:`~app.core.server.events.State` itself, not its string.
+    - ``stateChanged(State state, StateChanged change)``: every state transition; ``state`` is core's
+      :class:`~app.core.server.events.State` itself, ``change`` the event's typed payload (url, diagnosis, reason,
+      notes, restart_count ...).
     - ``crashed(object diagnosis)``: a ``Diagnosis`` (may be ``None`` when the core gave none).
     - ``restarting(int attempt)``: an automatic restart begins.
     - ``logLines(list lines)``: a batch of ``LogLine`` (or ``str`` for the skipped-lines notice).
@@ -51,7 +52,7 @@ class SupervisorBridge(QObject):
     - ``supervisorChanged(object supervisor)``: ``set_supervisor`` replaced the wrapped supervisor.
     """
 
-    stateChanged = Signal(object, dict)  # (State, data)
+    stateChanged = Signal(object, object)  # (State, StateChanged)
     crashed = Signal(object)
     restarting = Signal(int)
     memoryChanged = Signal(object, object)  # (watchdog Level, MemoryReading)
@@ -177,7 +178,7 @@ class SupervisorBridge(QObject):
             return  # queued before set_supervisor() switched to another one: stale
         payload = event.payload
         if isinstance(payload, StateChanged):
-            self.stateChanged.emit(payload.state, _state_data(payload))
+            self.stateChanged.emit(payload.state, payload)
         elif isinstance(payload, Crashed):
             self.crashed.emit(payload.diagnosis)
         elif isinstance(payload, Restarting):
@@ -245,9 +246,3 @@ class SupervisorBridge(QObject):
         if error is not None:
             self.actionFailed.emit(name, error)
 
-
-def _state_data(change: StateChanged) -> dict[str, Any]:
-    """The fields a state change filled in, for ``stateChanged``'s receivers (the server step reads url, diagnosis,
-    reason and restart_count; the window reads notes)."""
-    return {"restart_count": change.restart_count, "url": change.url, "diagnosis": change.diagnosis,
-            "reason": change.reason, "notes": list(change.notes)}

@@ -25,6 +25,7 @@ from app.core.engine.shipped import shipped_llama_server
 from app.core.launch.config import LaunchConfig, fix_changes
 from app.core.problem import Fix, FixAction, Status, UserError
 from app.core.server.crash import engine_facts
+from app.core.server.events import State, StateChanged
 from app.core.text import T
 from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.server.server_panel import ServerPanel
@@ -180,7 +181,7 @@ def test_crash_card_offers_the_rebuild_for_a_rebuild_diagnosis(qtbot):
         "the set-up built this engine: the fix is a rebuild")
     panel = ServerPanel()
     qtbot.addWidget(panel)
-    panel.set_state("failed", {"diagnosis": diagnosis, "reason": "not_restartable"})
+    panel.set_state("failed", StateChanged(State.FAILED, 0, diagnosis=diagnosis, reason="not_restartable"))
     card = panel.crash_card
     if cannot_rebuild_reason() is None:
         assert card.apply_button.text() == "Rebuild the engine and restart"

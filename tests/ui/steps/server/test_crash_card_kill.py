@@ -34,7 +34,7 @@ def test_a_kill_with_memory_to_spare_has_no_fix_button_and_shows_the_readings(qt
                          rss_samples=readings(21.0), was_ready=True)
     assert diagnosis.cause == "killed_from_outside"
     set_language(lang)
-    panel.set_state("crashed", {})
+    panel.set_state("crashed")
     panel.show_diagnosis(diagnosis)
     card = panel.crash_card
     assert card.problem.message.text() == diagnosis.message.render(lang)
@@ -49,7 +49,7 @@ def test_a_kill_with_memory_to_spare_has_no_fix_button_and_shows_the_readings(qt
 def test_an_out_of_memory_kill_keeps_its_fix_button(qtbot, panel):
     diagnosis = diagnose(-9, [], CONFIG, oom_evidence=QUIET, rss_samples=readings(0.5), was_ready=True)
     assert diagnosis.cause == "oom_killed"
-    panel.set_state("crashed", {})
+    panel.set_state("crashed")
     panel.show_diagnosis(diagnosis)
     assert panel.crash_card.apply_button.isVisibleTo(panel)
     assert panel.crash_card.action() == ("apply", {"ctx": 2048})

@@ -8,7 +8,7 @@ import pytest
 from app.core.diagnosis.offload import offload_diagnosis
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
-from app.core.server.events import State
+from app.core.server.events import State, StateChanged
 from app.core.server.supervisor import Supervisor
 from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.steps.server.supervisor_bridge import SupervisorBridge
@@ -22,9 +22,9 @@ def test_a_short_offload_is_a_card_over_a_running_server(qtbot):
     panel = ServerPanel()
     qtbot.addWidget(panel)
     diagnosis = offload_diagnosis(PARTIAL.splitlines(), asked=99)
-    panel.set_state(State.LOADING, {})
+    panel.set_state(State.LOADING)
     panel.show_diagnosis(diagnosis)  # what the bridge does with an "offload" event
-    panel.set_state(State.READY, {"url": "http://127.0.0.1:8080"})
+    panel.set_state(State.READY, StateChanged(State.READY, 0, url="http://127.0.0.1:8080"))
     card = panel.crash_card
     assert card.isVisibleTo(panel)
     assert card.title.text() == "The server runs, but not on the graphics card as planned."

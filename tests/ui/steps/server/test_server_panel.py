@@ -10,6 +10,7 @@ import pytest
 from app.core.diagnosis import diagnose
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
+from app.core.server.events import State, StateChanged
 from app.core.server.supervisor import Supervisor
 from app.core.text import set_language
 from app.ui.logs.log_pane import LogPane
@@ -41,7 +42,7 @@ def panel(qtbot):
 def test_crash_card_renders_a_real_diagnosis(qtbot, panel, cuda_oom):
     diagnosis, _config = cuda_oom
     assert diagnosis.action, "the recorded CUDA OOM should come with a fewer-layers fix"
-    panel.set_state("crashed", {})
+    panel.set_state("crashed")
     panel.show_diagnosis(diagnosis)
     card = panel.crash_card
     assert card.isVisibleTo(panel)
@@ -57,7 +58,7 @@ def test_crash_card_renders_a_real_diagnosis(qtbot, panel, cuda_oom):
 
 def test_apply_fix_button_emits_the_fix_dict(qtbot, panel, cuda_oom):
     diagnosis, config = cuda_oom
-    panel.set_state("failed", {"diagnosis": diagnosis, "reason": "not_restartable"})
+    panel.set_state("failed", StateChanged(State.FAILED, 0, diagnosis=diagnosis, reason="not_restartable"))
     card = panel.crash_card
     assert card.apply_button.isVisibleTo(panel) and card.apply_button.isEnabled()
     assert "keeps crashing" not in card.title.text() and "would not help" in card.title.text()
@@ -97,17 +98,17 @@ def test_crash_card_follows_the_language(qtbot, panel, cuda_oom):
     ],
 )
 def test_buttons_follow_the_state(qtbot, panel, state, start, stop, restart):
-    panel.set_state(state, {})
+    panel.set_state(state)
     assert (panel.start_button.isEnabled(), panel.stop_button.isEnabled(), panel.restart_button.isEnabled()) == (
         start, stop, restart)
     assert panel.badge.text() == panel.state_label(state)
 
 
 def test_request_signals_fire_once_per_click(qtbot, panel):
-    panel.set_state("stopped", {})
+    panel.set_state("stopped")
     with qtbot.waitSignal(panel.startRequested, timeout=1_000):
         panel.start_button.click()
-    panel.set_state("ready", {"url": "http://127.0.0.1:8080"})
+    panel.set_state("ready", StateChanged(State.READY, 0, url="http://127.0.0.1:8080"))
     assert "http://127.0.0.1:8080" in panel.url_value.text()
     assert panel.uptime_value.text() == "0:00"
     with qtbot.waitSignal(panel.stopRequested, timeout=1_000):

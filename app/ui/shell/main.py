@@ -62,7 +62,6 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setOrganizationName("gguf-launcher")
     app.setWindowIcon(app_icon())
     app.setDesktopFileName(DESKTOP_FILE_NAME)
-    plain_tooltips.install(app)  # model names, file names and server answers in tooltips stay text
     settings = load_settings()
     i18n.preload()
     i18n.apply_language(i18n.startup_language(settings.language))
@@ -73,6 +72,10 @@ def run_gui(argv: list[str] | None = None) -> int:
     window.show()
     window.start_after_first_paint()
     close_on_signals(window)
+    # model names, file names and server answers in tooltips stay text. A tooltip comes only from the event loop,
+    # so the application-wide filter goes in now: every event of the window's construction (thousands, each a call
+    # into Python through the filter) would otherwise pass through it, about as long as the construction itself
+    plain_tooltips.install(app)
     try:
         return app.exec()
     finally:

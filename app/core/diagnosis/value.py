@@ -16,9 +16,9 @@ class Diagnosis:
     """Why the server stopped, in one plain sentence, with the next step as words and as data (a Problem).
 
     ``cause`` is a stable id (see ``CAUSES``); ``action`` is the fix a UI can apply: LaunchConfig changes
-    (``Fix.CHANGE_SETTINGS``, applied with ``config.with_changes(**action.changes)``; ``{"port": 0}`` means "pick a
-    free port") or ``Fix.REBUILD_ENGINE`` (no setting: the app rebuilds that engine); ``restartable`` is False when
-    restarting with the same settings cannot help (bad file, bad option, missing program or library).
+    (``Fix.CHANGE_SETTINGS``, applied with ``config.apply(ConfigChanges(action.changes))``; ``{"port": 0}`` means
+    "pick a free port") or ``Fix.REBUILD_ENGINE`` (no setting: the app rebuilds that engine); ``restartable`` is
+    False when restarting with the same settings cannot help (bad file, bad option, missing program or library).
     ``signal`` is a POSIX signal name such as "SIGKILL" (None on Windows and for plain exits).
     """
 

@@ -303,7 +303,7 @@ class MachinePanel(Retranslating, QWidget):
         self.engine_state, self.engine_lookup, self.engine_row = "done", lookup, row
         self._engine_missing = engine_missing
         self.engine_checks.set_checks([row])
-        self.engine_checks.set_busy(self.rebuild_box.state in ("running", "cancelling"))
+        self.engine_checks.set_busy(self.rebuild_box.active)
         self._render_engine()
 
     def _on_engine_fix(self, check: Check) -> None:
@@ -342,7 +342,7 @@ class MachinePanel(Retranslating, QWidget):
             self.summary.setText(self.tr("Looking at this machine…"))
         if self.engine_row is not None:  # core sentences in the new language
             self.engine_checks.set_checks([self.engine_row])
-            self.engine_checks.set_busy(self.rebuild_box.state in ("running", "cancelling"))
+            self.engine_checks.set_busy(self.rebuild_box.active)
         self._render_engine()
         self._render()
 

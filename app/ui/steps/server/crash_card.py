@@ -130,7 +130,7 @@ class CrashCard(QFrame):
 
     @property
     def rebuilding(self) -> bool:
-        return self.rebuild_box.state in ("running", "cancelling")
+        return self.rebuild_box.active
 
     def retranslate(self) -> None:
         diagnosis = self.diagnosis

@@ -130,13 +130,17 @@ class GetModelRow(Retranslating, QWidget):
         self.ready.emit(self.path, sha)
 
     def _on_error(self, error: BaseException) -> None:
-        self.task = None
+        task, self.task = self.task, None
         reason = getattr(error, "reason", None)
         if reason is not None and str(reason) == "pause":
-            if self.job.state is JobState.RUNNING:  # resumed before the worker noticed the pause: go on
+            closing = task is not None and task.cancelled  # the window closes: the partial waits for the next run
+            if self.job.state is JobState.RUNNING and not closing:  # resumed before the worker saw the pause
                 self._run()
+            elif self.job.state is JobState.RUNNING:
+                self.job.pause(self._sentence(JobState.PAUSED))
             else:
                 self.job.say(self._sentence(JobState.PAUSED))
+            self._render()
             return
         if reason is not None and str(reason) == "cancel":
             self._cancelled()

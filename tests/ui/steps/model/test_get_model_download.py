@@ -111,7 +111,6 @@ def test_pause_keeps_the_partial_and_resume_continues_it(qtbot, window, fake_hub
     _files_of(qtbot, dialog, "tiny", TINY)
     size = hub_files[F32].stat().st_size
     slow = fake_hub.fault(f"/cdn/.*{F32}", bytes_per_s=size / 12)  # about 12 s for the whole file
-    before = fake_hub.body_bytes.get(f"{TINY}/{F32}", 0)
     _download(qtbot, dialog, F32)
     row = panel.get_row
     qtbot.waitUntil(lambda: row.progress is not None and row.progress.done_bytes > 0, timeout=LONG)
@@ -123,12 +122,13 @@ def test_pause_keeps_the_partial_and_resume_continues_it(qtbot, window, fake_hub
     assert 0 < kept < size and row.job.action_button.text() == "Resume"
     assert row.job.status.text().startswith(f"Paused: {F32}, ")
     fake_hub.faults.remove(slow)
+    asked = len(fake_hub.requests)
     qtbot.mouseClick(row.job.action_button, Qt.MouseButton.LeftButton)  # Resume
     qtbot.waitUntil(lambda: row.job.state is JobState.DONE, timeout=LONG)
     target = _target(TINY, F32)
     assert _sha256(target) == _sha256(hub_files[F32]) and not partial.exists()
-    sent = fake_hub.body_bytes.get(f"{TINY}/{F32}", 0) - before
-    assert sent < size + kept, "the resumed download fetched the kept bytes again"
+    ranges = [r.range for r in fake_hub.requests[asked:] if r.method == "GET" and r.path.endswith(F32)]
+    assert f"bytes={kept}-" in ranges and None not in ranges, "the resumed download fetched the kept bytes again"
     qtbot.waitUntil(lambda: panel.report is not None and panel.report.path == str(target), timeout=LONG)
 
 
@@ -164,3 +164,34 @@ def test_a_gated_download_ends_in_the_sentence_and_keeps_nothing_half_written(qt
     assert row.problem.isVisible() and "is gated or private" in row.problem.message.text()
     assert row.problem.next_step.text() == "Accept the license on the model's page, then paste a token."
     assert not [p for p in (tmp_path / "models").rglob("*") if p.is_file() and p.stat().st_size > 0]
+
+
+def test_a_download_the_closing_window_stops_is_continued_by_the_next_run(qtbot, fake_hub, hub_files, tmp_path):
+    """The window's close cancels every worker (workers.cancel_all): the download pauses, its partial file kept;
+    the next run of the app (a new row) continues it instead of starting again."""
+    from app.core.hub.client import list_files
+
+    choice = work.HubChoice(endpoint=fake_hub.url)
+    model = next(m for m in list_files(TINY, choice.access()).models if m.name == F32)
+    size = hub_files[F32].stat().st_size
+    slow = fake_hub.fault(f"/cdn/.*{F32}", bytes_per_s=size / 15)
+    folder = tmp_path / "models"
+    row = GetModelRow()
+    qtbot.addWidget(row)
+    row.start(model, choice, folder)
+    qtbot.waitUntil(lambda: row.progress is not None and row.progress.done_bytes > 0, timeout=LONG)
+    row.task.cancel()  # what the closing window's workers.cancel_all() does
+    qtbot.waitUntil(lambda: row.task is None, timeout=LONG)
+    assert row.job.state is JobState.PAUSED  # not started again behind the closing window
+    partial = folder / "test" / "tiny-llama-GGUF" / (F32 + ".part")
+    kept = partial.stat().st_size
+    assert 0 < kept < size
+    fake_hub.faults.remove(slow)
+    asked = len(fake_hub.requests)
+    again = GetModelRow()  # the next run of the app
+    qtbot.addWidget(again)
+    again.start(model, choice, folder)
+    qtbot.waitUntil(lambda: again.job.state is JobState.DONE, timeout=LONG)
+    assert _sha256(folder / "test" / "tiny-llama-GGUF" / F32) == _sha256(hub_files[F32])
+    ranges = [r.range for r in fake_hub.requests[asked:] if r.method == "GET" and r.path.endswith(F32)]
+    assert f"bytes={kept}-" in ranges and None not in ranges  # only the rest was asked for

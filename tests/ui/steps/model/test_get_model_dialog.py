@@ -125,6 +125,16 @@ def test_an_unreachable_hub_says_so_and_offers_the_mirror(qtbot, fake_hub):
     assert not dialog.mirror_button.isVisibleTo(dialog)  # already on the mirror
 
 
+def test_too_many_requests_says_how_long_to_wait(qtbot, fake_hub):
+    dialog = _dialog(qtbot, fake_hub)
+    fake_hub.fault("^/api/models$", status=429, retry_after=30)
+    _search(qtbot, dialog, "llama")
+    assert dialog.problem.message.text() == ("The Hub has had too many requests from this computer (429) and asks "
+                                             "to wait 30 s.")
+    assert dialog.problem.next_step.text().startswith("Try again after that time, or paste a token")
+    assert not dialog.mirror_button.isVisibleTo(dialog)
+
+
 def test_modelscope_is_one_sentence(qtbot, fake_hub):
     dialog = _dialog(qtbot, fake_hub, endpoint=None)
     dialog.source.setCurrentIndex(work.SOURCES.index("modelscope"))

@@ -50,13 +50,6 @@ class HubChoice:
         return HubAccess(HubSource(self.source), endpoint=self.endpoint or None, token=self.token or None)
 
 
-def masked(token: str | None) -> str:
-    """A token as it may be shown: its first four characters, the rest hidden ('' for none)."""
-    if not token:
-        return ""
-    return token[:4] + "…" if len(token) > 8 else "…"
-
-
 # --- worker-thread calls -------------------------------------------------------------------------
 
 

@@ -87,6 +87,10 @@
         <translation>无法判断</translation>
     </message>
     <message>
+        <source>Not checked</source>
+        <translation>未检查</translation>
+    </message>
+    <message>
         <source>{name} ({n} parts)</source>
         <translation>{name}（{n} 个分卷）</translation>
     </message>
@@ -652,6 +656,10 @@
     <message>
         <source>Reading each file's header (a few MB, not the file) to judge the fit…</source>
         <translation>正在读取每个文件的文件头（几 MB，而不是整个文件）以判断是否放得下…</translation>
+    </message>
+    <message>
+        <source>Read the headers of {n} of {m} files ({size}) to find the best fit; choose another file to read its header too.</source>
+        <translation>为找出最合适的文件，读取了 {m} 个文件中 {n} 个的文件头（{size}）；选择其他文件即可读取它的文件头。</translation>
     </message>
     <message>
         <source>No file here fits this computer with a useful context; a smaller model would.</source>

@@ -112,7 +112,7 @@ class GetModelDialog(Retranslating, QDialog):
         self.list_note = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)  # the chosen entry's note
         look.hint(self.list_note)
         self.files = ModelFiles(self)
-        self.files.selectionChanged.connect(lambda _m: self._render_buttons())
+        self.files.selectionChanged.connect(self._on_file_chosen)
         self.files_title = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         look.bold(self.files_title)
         self.status = QLabel(self, wordWrap=True, textFormat=Qt.TextFormat.PlainText)
@@ -309,6 +309,7 @@ class GetModelDialog(Retranslating, QDialog):
     def _clear_repo(self) -> None:
         self._cancel("list")
         self._cancel("fit")
+        self._cancel("one")
         self.repo, self.listing, self.fits = None, None, None
         self.files_title.setText(self.tr("Files"))
         self.files.set_listing(None)
@@ -351,11 +352,43 @@ class GetModelDialog(Retranslating, QDialog):
         self.fits = fits
         self.files.set_fits(fits)
         judged = [f for f in fits if f.problem is None]
-        self._say("" if not judged or any(f.best for f in fits) else self.tr(
-            "No file here fits this computer with a useful context; a smaller model would."))
+        unread = len(self.listing.models) - len(fits)
+        if unread > 0:
+            self.files.set_waiting("unchecked")
+            self._say(self.tr("Read the headers of {n} of {m} files ({size}) to find the best fit; choose another "
+                              "file to read its header too.").format(
+                n=len(fits), m=len(self.listing.models), size=work.size_text(sum(f.header_bytes for f in fits))))
+        else:
+            self._say("" if not judged or any(f.best for f in fits) else self.tr(
+                "No file here fits this computer with a useful context; a smaller model would."))
         if fits and not judged:  # e.g. a gated repository: every header read was refused, for one reason
             self.files.show_file_problems(False)
             self._show_problem(fits[0].problem)
+        self._render_buttons()
+
+    def _on_file_chosen(self, model: HubModel | None) -> None:
+        """A file the search for the best fit did not read: read its header now."""
+        self._render_buttons()
+        listing, machine = self.listing, self.machine
+        if model is None or listing is None or machine is None or self.fits is None:
+            return
+        if model.name in self.files.fits or model.name in self.files.pending or not model.complete:
+            return
+        for name in list(self.files.pending):
+            self.files.set_pending(name, False)
+        self.files.set_pending(model.name, True)
+        self._start("one", work.fit_one, model, self.choice(), machine, vram_budget=self.options.get("vram_budget"),
+                    on_done=lambda fit: self._on_one(listing.repo, fit), on_error=self._on_failed)
+
+    def _on_one(self, repo: str, fit: FileFit) -> None:
+        from app.core.hub.fit import mark_best
+
+        if self.listing is None or repo != self.listing.repo:
+            return
+        self.files.set_pending(fit.name, False)
+        others = [f for name, f in self.files.fits.items() if name != fit.name]
+        self.fits = mark_best([*others, fit])
+        self.files.set_fits(self.fits)
         self._render_buttons()
 
     # --- the machine ------------------------------------------------------------------------------
@@ -369,7 +402,7 @@ class GetModelDialog(Retranslating, QDialog):
         from app.core.text import T
 
         logger.warning("no fit verdicts: the machine scan failed: %s", error)
-        self.files.set_judging(False)
+        self.files.set_waiting("unknown")
         self._show_problem(UserError(
             T("This computer's memory could not be read, so no file gets a fit verdict ({error}).",
               "无法读取这台电脑的内存，因此无法判断各文件是否放得下（{error}）。", error=error_detail(error)),

@@ -63,10 +63,13 @@ class FitCell(QWidget):
         layout.addStretch(1)
         self.best.hide()
 
-    def show_fit(self, fit: FileFit | None, judging: bool = True) -> None:
-        """``fit`` None: "Checking fit…" while verdicts are coming (``judging``), else "Fit unknown"."""
-        if fit is None and not judging:
+    def show_fit(self, fit: FileFit | None, waiting: str = "checking") -> None:
+        """``fit`` None: ``waiting`` says why: "checking" (its verdict is coming), "unchecked" (its header was not
+        needed to find the best fit), "unknown" (no verdict will come)."""
+        if fit is None and waiting == "unknown":
             self.verdict.show_as("unknown", work.unknown_pill_text())
+        elif fit is None and waiting == "unchecked":
+            self.verdict.show_as("checking", work.unchecked_pill_text())
         else:
             self.verdict.show_as(fit.verdict.value if fit is not None else "checking", work.pill_text(fit))
         self.best.show_as("best", self.tr("Recommended"))
@@ -83,7 +86,8 @@ class ModelFiles(Retranslating, QWidget):
         self.listing: RepoListing | None = None
         self.fits: dict[str, FileFit] = {}
         self.cells: dict[str, FitCell] = {}
-        self.judging = True  # verdicts are coming (False: none will, the machine could not be read)
+        self.waiting = "checking"  # what a file without a verdict waits for (FitCell.show_fit)
+        self.pending: set[str] = set()  # files whose header is being read on their own (chosen by the user)
         self.file_problems = True  # a chosen file's problem is shown here (False: the dialog shows the one for all)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(4)
@@ -119,6 +123,9 @@ class ModelFiles(Retranslating, QWidget):
         """Show ``listing``'s models (pills "Checking fit…" until their verdicts come); None: empty."""
         self.listing, self.fits, self.cells = listing, {}, {}
         self.file_problems = True
+        self.pending = set()
+        if self.waiting == "unchecked":
+            self.waiting = "checking"
         self.tree.clear()
         for model in listing.models if listing is not None else ():
             item = QTreeWidgetItem(self.tree, [work.model_label(model), model.quant or "—", work.size_text(model.size),
@@ -127,7 +134,7 @@ class ModelFiles(Retranslating, QWidget):
             item.setToolTip(NAME, model.name)
             item.setTextAlignment(SIZE, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             cell = FitCell(self.tree)
-            cell.show_fit(None, self.judging)
+            cell.show_fit(None, self.waiting)
             self.tree.setItemWidget(item, FIT, cell)
             self.cells[model.name] = cell
         self._render_projectors()
@@ -137,10 +144,20 @@ class ModelFiles(Retranslating, QWidget):
         self.file_problems = shown
         self._render_selection()
 
-    def set_judging(self, judging: bool) -> None:
-        self.judging = judging
+    def set_waiting(self, waiting: str) -> None:
+        self.waiting = waiting
+        self._render_cells()
+
+    def set_pending(self, name: str, pending: bool) -> None:
+        (self.pending.add if pending else self.pending.discard)(name)
+        self._render_cells()
+
+    def _waiting_for(self, name: str) -> str:
+        return "checking" if name in self.pending else self.waiting
+
+    def _render_cells(self) -> None:
         for name, cell in self.cells.items():
-            cell.show_fit(self.fits.get(name), judging)
+            cell.show_fit(self.fits.get(name), self._waiting_for(name))
         self._render_selection()
 
     def set_fit(self, fit: FileFit) -> None:
@@ -192,7 +209,7 @@ class ModelFiles(Retranslating, QWidget):
         self.tree.setHeaderLabels([self.tr("File"), self.tr("Quantization"), self.tr("Size"),
                                    self.tr("Fit on this computer")])
         for name, cell in self.cells.items():
-            cell.show_fit(self.fits.get(name), self.judging)
+            cell.show_fit(self.fits.get(name), self._waiting_for(name))
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
             model = self._model_named(item.data(NAME, Qt.ItemDataRole.UserRole)) if item is not None else None
@@ -225,7 +242,7 @@ class ModelFiles(Retranslating, QWidget):
         elif model is not None and not model.complete:
             text = self.tr("Only {have} of its {count} parts are in the repository: it cannot be used.").format(
                 have=len(model.parts), count=model.expected_parts)
-        elif fit is None and not self.judging:
+        elif fit is None and self._waiting_for(model.name) != "checking":
             text = ""
         elif fit is None:
             text = self.tr("Reading its header (a few MB, not the file) to judge the fit…")

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 SOURCES = ("hf", "hf-mirror", "modelscope")  # app.core.hub.source.HubSource's values (not imported at start-up)
 FIT_READS = 3  # headers read at a time, as core's fit_listing does
+CHECK_ALL_MAX = 6  # a repository with more models is searched along its sizes instead of reading every header
+_RANK = {"fits_gpu": 3, "partial_gpu": 2, "cpu_only": 1}  # FitVerdict values, best first (core's order)
 
 
 def tr(text: str) -> str:
@@ -92,21 +94,28 @@ def scan_machine(backend: str | None) -> tuple[HardwareReport, str]:
     return scan_hardware(), backend or automatic_engine(None).backend
 
 
+def fit_one(model: HubModel, choice: HubChoice, machine: tuple[Any, str], *,
+            vram_budget: int | None = None) -> FileFit:
+    """One model's verdict from its header (a file the user chose that the search did not read)."""
+    from app.core.hub.remote import fit_model
+
+    hw, backend = machine
+    return fit_model(model, choice.access(), hw, backend, vram_budget=vram_budget)
+
+
 def fit_models(listing: RepoListing, choice: HubChoice, machine: tuple[Any, str], *,
                vram_budget: int | None = None, progress: Callable[[Any], None],
                cancel: Callable[[], bool]) -> list[FileFit]:
-    """Each model's verdict from its header (a few at a time), reported one by one as ``progress(FileFit)``; the
-    whole list with the best fit marked at the end. Models not yet started are skipped once ``cancel()``."""
+    """Verdicts from the models' headers, reported one by one as ``progress(FileFit)``; those read, with the best
+    fit marked, at the end. Up to CHECK_ALL_MAX models: every one (a few at a time). More (a repository of twenty
+    quantizations, a few MB of header each): a search along their sizes for the best fit (``frontier``)."""
     from app.core.hub.fit import mark_best
-    from app.core.hub.remote import fit_model
-
-    access, (hw, backend) = choice.access(), machine
 
     def one(model: HubModel) -> FileFit | None:
-        if cancel():
-            return None
-        return fit_model(model, access, hw, backend, vram_budget=vram_budget)
+        return None if cancel() else fit_one(model, choice, machine, vram_budget=vram_budget)
 
+    if len(listing.models) > CHECK_ALL_MAX:
+        return mark_best(frontier(list(listing.models), one, progress))
     fits: dict[str, FileFit] = {}
     with ThreadPoolExecutor(max_workers=FIT_READS, thread_name_prefix="get-model-fit") as pool:
         for future in as_completed([pool.submit(one, m) for m in listing.models]):
@@ -115,6 +124,41 @@ def fit_models(listing: RepoListing, choice: HubChoice, machine: tuple[Any, str]
                 fits[fit.name] = fit
                 progress(fit)
     return mark_best([fits[m.name] for m in listing.models if m.name in fits])
+
+
+def frontier(models: list[HubModel], judge: Callable[[HubModel], FileFit | None],
+             progress: Callable[[Any], None]) -> list[FileFit]:
+    """The verdicts that find the best fit in about log2(n) + 1 header reads: a smaller file of the same model
+    never places worse than a larger one, so the smallest shows the best placement this computer gives (on the
+    card, partly, processor) and a binary search along the sizes finds the largest file that still gets it with a
+    useful context (core's best fit). ``judge`` None: cancelled, stop."""
+    ordered = sorted((m for m in models if m.complete and m.size is not None), key=lambda m: m.size or 0)
+    fits: list[FileFit] = []
+
+    def check(index: int) -> FileFit | None:
+        fit = judge(ordered[index])
+        if fit is not None:
+            fits.append(fit)
+            progress(fit)
+        return fit
+
+    if not ordered:
+        return fits
+    smallest = check(0)
+    if smallest is None or not smallest.useful:
+        return fits
+    top = _RANK.get(smallest.verdict.value)
+    low, high = 1, len(ordered) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        fit = check(middle)
+        if fit is None:
+            break
+        if _RANK.get(fit.verdict.value) == top and fit.useful:
+            low = middle + 1
+        else:
+            high = middle - 1
+    return fits
 
 
 def suggested_repo(hw: Any) -> str | None:
@@ -182,6 +226,11 @@ def pill_text(fit: FileFit | None) -> str:
 def unknown_pill_text() -> str:
     """The pill of a file no verdict will come for."""
     return tr("Fit unknown")
+
+
+def unchecked_pill_text() -> str:
+    """The pill of a file whose header the search for the best fit did not need (choosing it reads it)."""
+    return tr("Not checked")
 
 
 PILL_COLOURS = {  # verdict value -> (background, text)

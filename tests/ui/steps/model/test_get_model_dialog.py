@@ -139,8 +139,13 @@ def test_modelscope_is_one_sentence(qtbot, fake_hub):
     dialog = _dialog(qtbot, fake_hub, endpoint=None)
     dialog.source.setCurrentIndex(work.SOURCES.index("modelscope"))
     _search(qtbot, dialog, "qwen")
-    assert dialog.problem.message.text() == "Searching ModelScope is not supported yet."
-    assert dialog.problem.next_step.text() == "Choose Hugging Face or its mirror hf-mirror.com as the source."
+    from app.core.hub.errors import not_supported
+    from app.core.hub.source import HubSource
+
+    expected = not_supported(HubSource.MODELSCOPE)  # core's one sentence and next step
+    assert dialog.problem.message.text() == expected.message.render("en")
+    assert expected.next_step is not None and dialog.problem.next_step.text() == expected.next_step.render("en")
+    assert dialog.problem.message.text().startswith("ModelScope")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -2,16 +2,15 @@
 SHA-256 the Hub publishes, then check it as `doctor` does. Prints the downloaded path (the file to open; shard 1 of a
 split model) on stdout; progress and sentences go to stderr.
 
-Without --file or --quant: the repository's only model, else its best fit for this computer (read from the headers,
-a few MB). Ctrl+C pauses: the partial file is kept and the same command continues it. A token for gated or private
-repositories is read from the HF_TOKEN environment variable. Exit 0 when the model is ready, 1 on an error or a
-failed check, 2 for usage errors, 130 when paused.
+Without --file or --quant: the repository's only model, else its best fit for this computer (read from the headers, a
+few MB). Ctrl+C pauses: the partial file is kept and the same command continues it. A token for gated or private
+repositories is read from the HF_TOKEN environment variable (for ModelScope: MODELSCOPE_API_TOKEN). Exit 0 when the
+model is ready, 1 on an error or a failed check, 2 for usage errors, 130 when paused.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
@@ -20,7 +19,7 @@ from typing import Any
 
 from app.cli._engine import add_backend_argument, chosen_backend
 from app.cli._output import print_check, print_json, report_user_error
-from app.cli.search import SOURCES
+from app.cli.search import add_hub_arguments, hub_access, token_hint
 from app.core.problem import Status, UserError
 from app.core.text import T, human_bytes
 from app.core.text_safety import inert
@@ -35,10 +34,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--file", metavar="NAME", help="the file to download (a split model: any of its shards)")
     which.add_argument("--quant", metavar="Q", help="the quantization to download, e.g. Q4_K_M")
-    parser.add_argument("--source", choices=SOURCES, default=SOURCES[0],
-                        help="where from: Hugging Face, its mirror hf-mirror.com, or ModelScope "
-                             "(default: %(default)s; hf honours HF_ENDPOINT)")
-    parser.add_argument("--endpoint", metavar="URL", help="a Hub-compatible server at this address instead")
+    add_hub_arguments(parser, "where from")
     parser.add_argument("--folder", metavar="DIR", help="download into this folder instead of the app's model folder")
     add_backend_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
@@ -193,9 +189,8 @@ def _paused(stopped, folder: Path, args) -> int:
 
 def run(args) -> int:
     from app.core.hub.client import list_files
-    from app.core.hub.source import HubAccess, HubSource
 
-    access = HubAccess(HubSource(args.source), endpoint=args.endpoint, token=os.environ.get("HF_TOKEN") or None)
+    access = hub_access(args)
     folder = Path(args.folder).expanduser() if args.folder else None
     try:
         listing = list_files(args.repo.strip(), access)
@@ -248,8 +243,7 @@ def _hash_check(model, access):
 def _failed(error: UserError, args) -> int:
     code = report_user_error(error, args.json)
     if getattr(error, "kind", None) == "gated":
-        _say(T("(on the command line: put the token in the HF_TOKEN environment variable)",
-               "（命令行：把令牌放进环境变量 HF_TOKEN）"))
+        _say(token_hint(args.source))
     return code
 
 

@@ -3,7 +3,8 @@ this computer, read from the file's header with HTTP range requests (a few MB, n
 
 TEXT may be search words or a repository ("owner/name"). Exit 0 when something was found, 1 when nothing was or on
 an error, 2 for usage errors. A token for gated or private repositories is read from the HF_TOKEN environment
-variable (never from other tools' saved logins, so a mirror never sees one by accident).
+variable, for ModelScope from MODELSCOPE_API_TOKEN (never from other tools' saved logins, so a mirror never sees one
+by accident). ModelScope offers no search by words: TEXT must name a repository there.
 """
 
 from __future__ import annotations
@@ -27,14 +28,35 @@ SOURCES = ("hf", "hf-mirror", "modelscope")  # app.core.hub.source.HubSource's v
 # the parser (every start of the app) imports nothing of app.core.hub
 
 
+def token_variable(source: str) -> str:
+    """The environment variable the token for ``source`` is read from (ModelScope's SDK reads MODELSCOPE_API_TOKEN):
+    a Hugging Face token is never sent to ModelScope, nor the other way round."""
+    return "MODELSCOPE_API_TOKEN" if source == "modelscope" else "HF_TOKEN"
+
+
+def add_hub_arguments(parser: argparse.ArgumentParser, where: str) -> None:
+    """--source, --endpoint and --proxy, shared with `get`."""
+    parser.add_argument("--source", choices=SOURCES, default=SOURCES[0],
+                        help=f"{where}: Hugging Face, its mirror hf-mirror.com, or ModelScope "
+                             "(default: %(default)s; hf honours HF_ENDPOINT, modelscope MODELSCOPE_DOMAIN)")
+    parser.add_argument("--endpoint", metavar="URL", help="a server with the source's API at this address instead")
+    parser.add_argument("--proxy", metavar="URL",
+                        help="send every request through this proxy (default: the system's, HTTP(S)_PROXY)")
+
+
+def hub_access(args):
+    """The HubAccess the arguments ask for (imports app.core.hub: call it in run(), not while building the parser)."""
+    from app.core.hub.source import HubAccess, HubSource
+
+    return HubAccess(HubSource(args.source), endpoint=args.endpoint,
+                     token=os.environ.get(token_variable(args.source)) or None, proxy=args.proxy or None)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("search", help="search the Hub for GGUF models, with a fit verdict per file",
                                    description=__doc__)
     parser.add_argument("text", help="search words, or a repository such as owner/name")
-    parser.add_argument("--source", choices=SOURCES, default=SOURCES[0],
-                        help="where to search: Hugging Face, its mirror hf-mirror.com, or ModelScope "
-                             "(default: %(default)s; hf honours HF_ENDPOINT)")
-    parser.add_argument("--endpoint", metavar="URL", help="a Hub-compatible server at this address instead")
+    add_hub_arguments(parser, "where to search")
     parser.add_argument("--limit", type=positive_int, default=3, help="repositories to list (default: %(default)s)")
     parser.add_argument("--no-fit", action="store_true", help="list the files without reading their headers")
     parser.add_argument("--vram-budget", type=parse_bytes, metavar="BYTES",
@@ -88,9 +110,8 @@ class _Judge:
 
 def run(args) -> int:
     from app.core.hub.errors import HubError, where_text
-    from app.core.hub.source import HubAccess, HubSource
 
-    access = HubAccess(HubSource(args.source), endpoint=args.endpoint, token=os.environ.get("HF_TOKEN") or None)
+    access = hub_access(args)
     try:
         found = _listings(args, access)
         judge = _Judge(args, access)
@@ -98,7 +119,7 @@ def run(args) -> int:
                    for hit, item in found]
     except UserError as error:
         code = report_user_error(error, args.json)
-        _token_hint(error)
+        _token_hint(error, args.source)
         return code
     if not results:
         return report_user_error(UserError(
@@ -109,7 +130,7 @@ def run(args) -> int:
     if args.json:
         print_json(_json(access, args.text, results))
     else:
-        _print(results)
+        _print(results, args.source)
     return 0
 
 
@@ -119,11 +140,17 @@ def _is_gated(error: UserError) -> bool:
     return isinstance(error, HubError) and error.kind is HubFault.GATED
 
 
-def _token_hint(error: UserError | None) -> None:
-    """The command line's way to give the token the next step asks for (``error`` None: some file was gated)."""
+def token_hint(source: str):
+    """The command line's way to give the token a gated repository's next step asks for."""
+    name = token_variable(source)
+    return T("(on the command line: put the token in the {name} environment variable)",
+             "（命令行：把令牌放进环境变量 {name}）", name=name)
+
+
+def _token_hint(error: UserError | None, source: str) -> None:
+    """The token hint after a gated error (``error`` None: some file was gated)."""
     if error is None or _is_gated(error):
-        sys.stderr.write(str(T("(on the command line: put the token in the HF_TOKEN environment variable)",
-                               "（命令行：把令牌放进环境变量 HF_TOKEN）")) + "\n")
+        sys.stderr.write(str(token_hint(source)) + "\n")
 
 
 def _json(access, text: str, results) -> dict[str, Any]:
@@ -144,7 +171,7 @@ def _json(access, text: str, results) -> dict[str, Any]:
             "header_bytes": total}
 
 
-def _print(results) -> None:
+def _print(results, source: str) -> None:
     total_bytes = total_files = 0
     gated = False
     for hit, item, fits in results:
@@ -175,7 +202,7 @@ def _print(results) -> None:
             print("  " + str(T("vision projector: {name} ({size})", "视觉投影器：{name}（{size}）",
                                name=projector.path, size=human_bytes(projector.size))))
     if gated:
-        _token_hint(None)
+        _token_hint(None, source)
     if total_files:
         print(T("Read {size} of headers for {n} files (no model data downloaded).",
                 "为 {n} 个文件读取了 {size} 的文件头（未下载模型数据）。", size=human_bytes(total_bytes),

@@ -5,7 +5,7 @@ the Hub publishes. The search is the one ``GET /api/models?search=…&filter=ggu
 through huggingface_hub's own session, error mapping (``hf_raise_for_status``) and parser (``ModelInfo``), but
 without ``list_models``' retry loop: that loop has no time limit (it passes ``timeout=None``) and answers a 429 by
 sleeping its Retry-After up to five times, where the user must hear at once that the Hub cannot be reached or asks
-to wait.
+to wait. ModelScope's API is another one: app.core.hub.modelscope answers for it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.hub.errors import HubError, bad_answer, hub_error, not_supported
+from app.core.hub.errors import HubError, bad_answer, hub_error
 from app.core.hub.files import HubFile, RepoListing, group_models
-from app.core.hub.source import HubAccess
+from app.core.hub.source import HubAccess, HubSource
 
 logger = logging.getLogger(__name__)
 SEARCH_LIMIT = 20
@@ -36,28 +36,24 @@ class RepoHit:
 
 
 def _endpoint(access: HubAccess) -> str:
-    url = access.url
-    if url is None:
-        raise not_supported(access.source)
-    return url
-
-
-def _timeout(access: HubAccess):
-    import httpx2
-
-    return httpx2.Timeout(access.read_timeout_s, connect=access.connect_timeout_s)
+    return access.url
 
 
 def search(text: str, access: HubAccess, limit: int = SEARCH_LIMIT) -> list[RepoHit]:
     """GGUF repositories whose name matches ``text``, most downloaded first; HubError in one sentence on failure."""
+    if access.source is HubSource.MODELSCOPE:
+        from app.core.hub import modelscope
+
+        return [RepoHit(repo, None, None, None) for repo in modelscope.search(text, access)]
     from huggingface_hub import ModelInfo
-    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+    from huggingface_hub.utils import hf_raise_for_status
+
+    from app.core.hub.http import client, request_headers, timeout
 
     url = f"{_endpoint(access)}/api/models"
     params = {"search": text, "filter": "gguf", "sort": "downloads", "limit": limit}
     try:
-        response = get_session().get(url, params=params, headers=build_hf_headers(token=access.token_arg),
-                                     timeout=_timeout(access))
+        response = client(access).get(url, params=params, headers=request_headers(access), timeout=timeout(access))
         hf_raise_for_status(response)
         items = response.json()
         if not isinstance(items, list):
@@ -70,6 +66,10 @@ def search(text: str, access: HubAccess, limit: int = SEARCH_LIMIT) -> list[Repo
 
 def list_files(repo: str, access: HubAccess) -> RepoListing:
     """The GGUF models and projectors of ``repo`` with sizes, SHA-256 and URLs (all at the listed commit)."""
+    if access.source is HubSource.MODELSCOPE:
+        from app.core.hub import modelscope
+
+        return modelscope.list_files(repo, access)
     from huggingface_hub import HfApi, hf_hub_url
 
     endpoint = _endpoint(access)

@@ -4,7 +4,8 @@ Why not ``huggingface_hub.hf_hub_download``: it writes into its own cache layout
 metadata folder), reports progress only through tqdm, cannot be paused or cancelled between chunks, and does not
 give the SHA-256 of the bytes it wrote, so the app would have to read a 5 GB file a second time to verify it. The
 URL, the headers (user agent, the user's token only) and the HTTP session with its redirect handling are
-huggingface_hub's (``hf_hub_url``, ``build_hf_headers``, ``get_session``); only the byte loop is ours.
+huggingface_hub's (``hf_hub_url``, ``build_hf_headers``, ``get_session``; ModelScope's URL and headers come from
+app.core.hub.modelscope, a proxy of the user's own from app.core.hub.http); only the byte loop is ours.
 """
 
 from __future__ import annotations
@@ -174,14 +175,12 @@ def _restart(job: PartJob, out: BinaryIO) -> None:
 
 def _stream(job: PartJob, out: BinaryIO) -> None:
     """One GET from ``job.offset`` (Range), its bytes written, hashed and counted as they arrive."""
-    import httpx2
-    from huggingface_hub.utils import build_hf_headers, get_session
+    from app.core.hub.http import client, request_headers, timeout
 
-    headers = build_hf_headers(token=job.access.token_arg)
+    headers = request_headers(job.access)
     if job.offset:
         headers["Range"] = f"bytes={job.offset}-"
-    timeout = httpx2.Timeout(job.access.read_timeout_s, connect=job.access.connect_timeout_s)
-    with get_session().stream("GET", job.part.url, headers=headers, timeout=timeout) as response:
+    with client(job.access).stream("GET", job.part.url, headers=headers, timeout=timeout(job.access)) as response:
         _accept(job, response, out)
         for chunk in response.iter_bytes():
             if job.offset + len(chunk) > job.size:

@@ -19,7 +19,7 @@ class HubFault(StrEnum):
     RATE_LIMITED = "rate_limited"  # 429: asked to wait (retry_after_s)
     UNREACHABLE = "unreachable"  # no connection or no answer within the time allowed
     SERVER = "server"  # any other answer that is not a success
-    NOT_SUPPORTED = "not_supported"  # a source the app cannot search yet (ModelScope)
+    NOT_SUPPORTED = "not_supported"  # a search the source does not offer (ModelScope by words)
     BAD_ANSWER = "bad_answer"  # an answer that is not what the Hub's API returns
 
 
@@ -35,10 +35,16 @@ def where_text(access: HubAccess) -> Text:
 
 
 def not_supported(source: HubSource) -> HubError:
-    return HubError(T("Searching {source} is not supported yet.", "暂不支持在{source_zh}中搜索。",
+    """Search by words where the source's API offers none (ModelScope: its SDK lists an owner's models, or one
+    repository, but has no search by text)."""
+    return HubError(T("{source} cannot be searched by words here; the app can list one of its repositories by its "
+                      "name (owner/name).",
+                      "无法在{source_zh}中按关键词搜索；应用只能按名称（owner/name）列出其中的某个仓库。",
                       source=source.label().render("en"), source_zh=source.label().render("zh")),
-                    T("Choose Hugging Face or its mirror hf-mirror.com as the source.",
-                      "请选择 Hugging Face 或其镜像站 hf-mirror.com 作为来源。"), kind=HubFault.NOT_SUPPORTED)
+                    T("Type the repository's name as owner/name, as its page shows it, or choose Hugging Face or "
+                      "its mirror hf-mirror.com to search by words.",
+                      "请按模型页面上显示的 owner/name 输入仓库名称，或选择 Hugging Face 或其镜像站 hf-mirror.com "
+                      "按关键词搜索。"), kind=HubFault.NOT_SUPPORTED)
 
 
 def gated(what: str, status: int) -> HubError:

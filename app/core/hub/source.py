@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from app.core.text import T, Text
 
 HUGGINGFACE_URL = "https://huggingface.co"
 HF_MIRROR_URL = "https://hf-mirror.com"
+MODELSCOPE_URL = "https://www.modelscope.cn"  # the ModelScope SDK's DEFAULT_MODELSCOPE_DATA_ENDPOINT (hub/constants.py)
 CONNECT_TIMEOUT_S = 5.0  # "cannot be reached within a few seconds"
 READ_TIMEOUT_S = 15.0
 
@@ -24,30 +25,35 @@ class HubSource(StrEnum):
                 HubSource.HF_MIRROR: T("the mirror hf-mirror.com", "镜像站 hf-mirror.com"),
                 HubSource.MODELSCOPE: T("ModelScope", "魔搭社区（ModelScope）")}[self]
 
-    def default_endpoint(self) -> str | None:
-        """The address of its API; Hugging Face honours ``HF_ENDPOINT`` as huggingface_hub does. None: ModelScope,
-        whose API is not the Hub's."""
+    def default_endpoint(self) -> str:
+        """The address of its API; Hugging Face honours ``HF_ENDPOINT`` as huggingface_hub does, ModelScope its SDK's
+        ``MODELSCOPE_DOMAIN`` (a host name, https; hub/utils/utils.py get_domain/get_endpoint)."""
         if self is HubSource.HUGGINGFACE:
             return (os.environ.get("HF_ENDPOINT") or HUGGINGFACE_URL).rstrip("/")
         if self is HubSource.HF_MIRROR:
             return HF_MIRROR_URL
-        return None
+        domain = (os.environ.get("MODELSCOPE_DOMAIN") or "").strip().strip("/")
+        if domain:
+            return domain if domain.startswith(("http://", "https://")) else f"https://{domain}"
+        return MODELSCOPE_URL
 
 
 @dataclass(frozen=True)
 class HubAccess:
     """How to reach one source: its address (``endpoint`` overrides the source's own, e.g. a test server), the
-    user's token (None: none is sent, not even one saved by other tools, so a mirror never sees it) and the time
-    allowed to connect and to wait for an answer."""
+    user's token for this source (None: none is sent, not even one saved by other tools, so a mirror never sees it),
+    the time allowed to connect and to wait for an answer, and a proxy of the user's own."""
 
     source: HubSource = HubSource.HUGGINGFACE
     endpoint: str | None = None
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)  # never in a log line
     connect_timeout_s: float = CONNECT_TIMEOUT_S
     read_timeout_s: float = READ_TIMEOUT_S
+    # every request through this proxy (None: the system's, from HTTP(S)_PROXY); may hold a password: not in repr
+    proxy: str | None = field(default=None, repr=False)
 
     @property
-    def url(self) -> str | None:
+    def url(self) -> str:
         return self.endpoint.rstrip("/") if self.endpoint else self.source.default_endpoint()
 
     @property

@@ -70,9 +70,9 @@ def test_nothing_found_and_rate_limited(capsys, fake_hub):
     assert "asks to wait 30 s" in capsys.readouterr().err
 
 
-def test_modelscope_says_not_supported(capsys):
-    assert main(["search", "qwen", "--source", "modelscope"]) == 1
-    assert "Searching ModelScope is not supported yet." in capsys.readouterr().err
+def test_modelscope_says_words_are_not_searched(capsys):
+    assert main(["--lang", "en", "search", "qwen", "--source", "modelscope"]) == 1
+    assert "ModelScope cannot be searched by words here" in capsys.readouterr().err
 
 
 def test_building_the_parser_imports_nothing_of_the_hub():

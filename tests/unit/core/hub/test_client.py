@@ -99,17 +99,18 @@ def test_unreachable_hugging_face_offers_the_mirror(monkeypatch):
     assert error.next_step is not None and "hf-mirror.com" in error.next_step.render("zh")
 
 
-def test_modelscope_is_not_supported_yet():
+def test_modelscope_cannot_be_searched_by_words():
     with pytest.raises(HubError) as caught:
         search("qwen", HubAccess(HubSource.MODELSCOPE))
     assert caught.value.kind is HubFault.NOT_SUPPORTED
-    assert str(caught.value.message) == "Searching ModelScope is not supported yet."
+    assert str(caught.value.message).startswith("ModelScope cannot be searched by words here")
 
 
 def test_sources_and_repo_ids(monkeypatch):
     monkeypatch.delenv("HF_ENDPOINT", raising=False)
     assert HubAccess().url == "https://huggingface.co"
     assert HubAccess(HubSource.HF_MIRROR).url == HF_MIRROR_URL
-    assert HubAccess(HubSource.MODELSCOPE).url is None
+    monkeypatch.delenv("MODELSCOPE_DOMAIN", raising=False)
+    assert HubAccess(HubSource.MODELSCOPE).url == "https://www.modelscope.cn"
     assert HubAccess().token_arg is False  # never the token other tools saved
     assert is_repo_id("bartowski/Qwen2.5-7B-Instruct-GGUF") and not is_repo_id("qwen 7b") and not is_repo_id("a/b/c")

@@ -1,0 +1,55 @@
+"""The HTTP client and headers for one source's requests: huggingface_hub's shared session (its redirects, the
+system's proxy from HTTP(S)_PROXY as httpx reads it), or, when the user set a proxy of their own, one client per
+proxy address that sends every request through it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from app.core.hub.source import HubAccess, HubSource
+
+_LOCK = threading.Lock()
+_PROXIED: dict[str, Any] = {}  # proxy URL -> httpx2.Client
+
+
+def timeout(access: HubAccess) -> Any:
+    import httpx2
+
+    return httpx2.Timeout(access.read_timeout_s, connect=access.connect_timeout_s)
+
+
+def client(access: HubAccess) -> Any:
+    """The httpx2.Client for ``access``: huggingface_hub's session, or a client through ``access.proxy``."""
+    from huggingface_hub.utils import get_session
+
+    if not access.proxy:
+        return get_session()
+    import httpx2
+
+    with _LOCK:
+        found = _PROXIED.get(access.proxy)
+        if found is None:
+            found = _PROXIED[access.proxy] = httpx2.Client(proxy=access.proxy, follow_redirects=True, timeout=None)
+        return found
+
+
+def close_proxied() -> None:
+    """Close the proxy clients (their pooled connections); the next request opens a new one."""
+    with _LOCK:
+        clients = list(_PROXIED.values())
+        _PROXIED.clear()
+    for found in clients:
+        found.close()
+
+
+def request_headers(access: HubAccess) -> dict[str, str]:
+    """Headers for a request to ``access``'s source: huggingface_hub's (user agent, the user's token only) for the
+    Hub and its mirror, ModelScope's own (its token as the SDK's cookie) for ModelScope."""
+    if access.source is HubSource.MODELSCOPE:
+        from app.core.hub.modelscope import headers
+
+        return headers(access)
+    from huggingface_hub.utils import build_hf_headers
+
+    return build_hf_headers(token=access.token_arg)

@@ -129,6 +129,7 @@ def test_run_gui_opens_the_window_and_returns_0(tmp_path):
 
 @pytest.mark.slow  # two whole apps in child processes, 6 s
 def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
+    import contextlib
     import os
     import signal
     import subprocess
@@ -138,17 +139,21 @@ def test_sigterm_and_ctrl_c_close_the_app_cleanly(tmp_path):
     # faulthandler: an app that dies on its own before the signal (SIGSEGV was seen once in a full run and not
     # reproduced in 26 starts by hand) leaves every thread's Python stack in its stderr, which the failure shows
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONFAULTHANDLER="1")
-    apps = {signum: subprocess.Popen([sys.executable, "-m", "app"], env=env, stderr=subprocess.PIPE, text=True)
-            for signum in (signal.SIGTERM, signal.SIGINT)}
-    time.sleep(6.0)  # start-up takes well under a second; the window writes nothing before it closes
-    for signum, proc in apps.items():
-        if proc.poll() is not None:
-            pytest.fail(f"the app ended by itself ({proc.returncode}) before the signal:\n{proc.stderr.read()[-4000:]}")
-        proc.send_signal(signum)
-    for proc in apps.values():
-        _out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err[-2000:]
-        assert "Traceback" not in err
+    with contextlib.ExitStack() as stack:  # on the way out, even after a failure: both apps gone, their pipes closed
+        apps = {signum: stack.enter_context(subprocess.Popen([sys.executable, "-m", "app"], env=env,
+                                                             stderr=subprocess.PIPE, text=True))
+                for signum in (signal.SIGTERM, signal.SIGINT)}
+        stack.callback(lambda: [proc.kill() for proc in apps.values() if proc.poll() is None])
+        time.sleep(6.0)  # start-up takes well under a second; the window writes nothing before it closes
+        for signum, proc in apps.items():
+            if proc.poll() is not None:
+                pytest.fail(f"the app ended by itself ({proc.returncode}) before the signal:\n"
+                            f"{proc.stderr.read()[-4000:]}")
+            proc.send_signal(signum)
+        for proc in apps.values():
+            _out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err[-2000:]
+            assert "Traceback" not in err
     assert json.loads(settings_path().read_text(encoding="utf-8"))["window_geometry"]
 
 

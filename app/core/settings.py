@@ -58,6 +58,9 @@ SCHEMA: tuple[Field, ...] = (
     # Where "Get a model" searches and downloads: "hf", "hf-mirror" or "modelscope" (app.core.hub.source.HubSource's
     # values). The user's Hub token is never stored here: it stays in memory for one session. No migration needed.
     Field("hub_source", "hf", (str,)),
+    # A proxy for every Hub/mirror/ModelScope request ("http://host:port"), where the system's (HTTP(S)_PROXY) is
+    # not picked up; None = the system's. It may carry a password: the app never writes it into a log. No migration.
+    Field("hub_proxy", None, (str, type(None))),
 )
 
 PROFILE_SCHEMA: tuple[Field, ...] = (

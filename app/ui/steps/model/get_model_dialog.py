@@ -355,12 +355,17 @@ class GetModelDialog(Retranslating, QDialog):
         unread = len(self.listing.models) - len(fits)
         if unread > 0:
             self.files.set_waiting("unchecked")
+        if not judged:
+            self._say("")  # the problem below says why
+        elif not any(f.best for f in fits) and len(judged) == len(fits):  # (a search read the smallest file: a
+            # larger one cannot do better)
+            self._say(self.tr("No file here fits this computer with a useful context; a smaller model would."))
+        elif unread > 0:
             self._say(self.tr("Read the headers of {n} of {m} files ({size}) to find the best fit; choose another "
                               "file to read its header too.").format(
                 n=len(fits), m=len(self.listing.models), size=work.size_text(sum(f.header_bytes for f in fits))))
         else:
-            self._say("" if not judged or any(f.best for f in fits) else self.tr(
-                "No file here fits this computer with a useful context; a smaller model would."))
+            self._say("")
         if fits and not judged:  # e.g. a gated repository: every header read was refused, for one reason
             self.files.show_file_problems(False)
             self._show_problem(fits[0].problem)

@@ -41,15 +41,18 @@ def add_hub_arguments(parser: argparse.ArgumentParser, where: str) -> None:
                              "(default: %(default)s; hf honours HF_ENDPOINT, modelscope MODELSCOPE_DOMAIN)")
     parser.add_argument("--endpoint", metavar="URL", help="a server with the source's API at this address instead")
     parser.add_argument("--proxy", metavar="URL",
-                        help="send every request through this proxy (default: the system's, HTTP(S)_PROXY)")
+                        help="send every request through this proxy (default: the one saved in Settings, else the "
+                             "system's, HTTP(S)_PROXY)")
 
 
 def hub_access(args):
     """The HubAccess the arguments ask for (imports app.core.hub: call it in run(), not while building the parser)."""
+    from app.cli._settings import load_settings_saying_why
     from app.core.hub.source import HubAccess, HubSource
 
+    proxy = args.proxy or load_settings_saying_why().get("hub_proxy") or None
     return HubAccess(HubSource(args.source), endpoint=args.endpoint,
-                     token=os.environ.get(token_variable(args.source)) or None, proxy=args.proxy or None)
+                     token=os.environ.get(token_variable(args.source)) or None, proxy=proxy)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -1,11 +1,13 @@
 """Search the Hub for GGUF repositories and list one repository's GGUF files, through huggingface_hub.
 
-The file list is ``HfApi.model_info(repo, files_metadata=True)``: every file's size and, for LFS files, the SHA-256
-the Hub publishes. The search is the one ``GET /api/models?search=…&filter=gguf`` that ``HfApi.list_models`` sends,
-through huggingface_hub's own session, error mapping (``hf_raise_for_status``) and parser (``ModelInfo``), but
-without ``list_models``' retry loop: that loop has no time limit (it passes ``timeout=None``) and answers a 429 by
-sleeping its Retry-After up to five times, where the user must hear at once that the Hub cannot be reached or asks
-to wait. ModelScope's API is another one: app.core.hub.modelscope answers for it.
+The file list is the request ``HfApi.model_info(repo, files_metadata=True)`` sends (``GET /api/models/{repo}
+?blobs=true``, parsed by its ``ModelInfo``): every file's size and, for LFS files, the SHA-256 the Hub publishes.
+The search is the one ``GET /api/models?search=…&filter=gguf`` that ``HfApi.list_models`` sends, through
+huggingface_hub's error mapping (``hf_raise_for_status``) and parser (``ModelInfo``), but without ``list_models``'
+retry loop: that loop has no time limit (it passes ``timeout=None``) and answers a 429 by sleeping its Retry-After
+up to five times, where the user must hear at once that the Hub cannot be reached or asks to wait. Both go through
+app.core.hub.http's client: huggingface_hub's session, or one through the user's own proxy. ModelScope's API is
+another one: app.core.hub.modelscope answers for it.
 """
 
 from __future__ import annotations
@@ -70,12 +72,17 @@ def list_files(repo: str, access: HubAccess) -> RepoListing:
         from app.core.hub import modelscope
 
         return modelscope.list_files(repo, access)
-    from huggingface_hub import HfApi, hf_hub_url
+    from huggingface_hub import ModelInfo, hf_hub_url
+    from huggingface_hub.utils import hf_raise_for_status
+
+    from app.core.hub.http import client, request_headers, timeout
 
     endpoint = _endpoint(access)
-    try:
-        info = HfApi(endpoint=endpoint, token=access.token_arg).model_info(
-            repo, files_metadata=True, timeout=access.read_timeout_s)
+    try:  # HfApi.model_info(repo, files_metadata=True)'s request, through this access's client (its proxy)
+        response = client(access).get(f"{endpoint}/api/models/{repo}", params={"blobs": True},
+                                      headers=request_headers(access), timeout=timeout(access))
+        hf_raise_for_status(response)
+        info = ModelInfo(**response.json())
     except Exception as error:  # hub_error re-raises what is not a Hub failure
         raise hub_error(error, access, repo) from error
     revision = info.sha or "main"

@@ -4,10 +4,16 @@ proxy address that sends every request through it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+from app.core.hub.errors import HubError, HubFault
 from app.core.hub.source import HubAccess, HubSource
+from app.core.text import T
+
+logger = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
 _PROXIED: dict[str, Any] = {}  # proxy URL -> httpx2.Client
@@ -30,8 +36,29 @@ def client(access: HubAccess) -> Any:
     with _LOCK:
         found = _PROXIED.get(access.proxy)
         if found is None:
-            found = _PROXIED[access.proxy] = httpx2.Client(proxy=access.proxy, follow_redirects=True, timeout=None)
+            try:
+                found = httpx2.Client(proxy=access.proxy, follow_redirects=True, timeout=None)
+            except (ValueError, TypeError, ImportError, httpx2.InvalidURL) as error:  # ImportError: socks
+                logger.info("proxy %s refused: %s", redacted(access.proxy), type(error).__name__)
+                raise bad_proxy(access.proxy) from None
+            _PROXIED[access.proxy] = found
         return found
+
+
+def redacted(proxy: str) -> str:
+    """The proxy's address without a user name or password (what a sentence or a log line may show)."""
+    parts = urlsplit(proxy)
+    if parts.username is None and parts.password is None:
+        return proxy
+    host = parts.hostname or ""
+    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
+
+
+def bad_proxy(proxy: str) -> HubError:
+    return HubError(T("The proxy address {proxy} cannot be used: it must look like http://host:port.",
+                      "代理地址 {proxy} 无法使用：它应形如 http://host:port。", proxy=redacted(proxy)),
+                    T("Correct the proxy address, or clear it to use the system's.",
+                      "请更正代理地址，或清空它以使用系统代理。"), kind=HubFault.UNREACHABLE)
 
 
 def close_proxied() -> None:

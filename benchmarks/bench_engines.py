@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_plan  # the models, the prompt text and VmHWM
 import harness
 
-from app.core.gguf import read_model_info
 from app.core.gguf.quantize import quantize
+from app.core.gguf.reader import read_model_info
 from app.core.launch import backends
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port

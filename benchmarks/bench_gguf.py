@@ -53,7 +53,7 @@ def write_big_vocab_model(path: Path) -> Path:
 def bench_metadata(folder: Path) -> None:
     import gguf
 
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
 
     path = write_big_vocab_model(folder / "vocab152k.gguf")
     read_model_info(path)  # warm the page cache for both readers

@@ -102,7 +102,7 @@ def speeds_table() -> None:
 
 
 def real_loads(server_bin: str, workdir: Path) -> None:
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
     from app.core.synthetic import write_model
 
     model = write_model("qwen3moe", workdir / "moe.gguf")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import announce_short, auth, guarded, llama_server_bin, pick
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.hardware.scan import scan_hardware
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
@@ -45,7 +45,7 @@ NO_MARGIN = Margins(ram_min_bytes=0, ram_fraction=0.0)
 # -- 1a: simulated layer search ------------------------------------------------------------------------------
 
 def _shape_info(n_layer, n_head, n_kv, head_dim, layer_mib, vocab):
-    from app.core.gguf import ModelInfo
+    from app.core.gguf.model_info import ModelInfo
 
     emb = vocab * n_head * head_dim
     return ModelInfo(

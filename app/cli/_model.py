@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.gguf import ModelInfo, read_model_info
 from app.core.gguf.checks import truncation_check
+from app.core.gguf.model_info import ModelInfo
 from app.core.gguf.path_checks import existence_check
+from app.core.gguf.reader import read_model_info
 from app.core.problem import Check, Status, UserError
 
 

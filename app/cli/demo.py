@@ -66,8 +66,8 @@ def demo_check_lines(result) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.demo import DemoCancelled, get_demo_model
-    from app.core.demo.errors import cancelled, fallback_note
+    from app.core.demo.errors import DemoCancelled, cancelled, fallback_note
+    from app.core.demo.fetch import get_demo_model
 
     progress = _ProgressLine(quiet=args.json)
     try:

@@ -12,9 +12,9 @@ from typing import Any
 
 from app.cli._engine import chosen_backend
 from app.cli._output import print_check, print_json, report_user_error
-from app.core.gguf import validate
 from app.core.gguf.check_order import failed_summary, failures_first
 from app.core.gguf.quant_types import embedded_build, embedded_supported_types, supported_types_for_build
+from app.core.gguf.validate import validate
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 from app.core.launch.gpu_engine import CHECK_ID as GPU_CHECK_ID
 from app.core.launch.gpu_engine import engine_gpu_warning

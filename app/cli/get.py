@@ -158,7 +158,8 @@ def _download(model, access, folder: Path | None, elsewhere: list[Path]):
 
 def _checks(path: Path, args):
     """The doctor's checks on the downloaded file (its SHA-256 already in the app's hash cache)."""
-    from app.core.gguf import embedded_supported_types, supported_types_for_build, validate
+    from app.core.gguf.quant_types import embedded_supported_types, supported_types_for_build
+    from app.core.gguf.validate import validate
     from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER, LaunchConfig
 
     backend = chosen_backend(args, quiet=args.json)

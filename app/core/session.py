@@ -108,7 +108,7 @@ def check_model(path: str | Path, expected_sha256: str | None = None, compute_sh
 
     ``backend``: the engine the model will run with (the live session's, :attr:`ModelSession.engine`); a projector
     found next to the model is judged for it. None (a caller without a session): the saved settings' engine."""
-    from app.core.gguf import validate
+    from app.core.gguf.validate import validate
 
     report = validate(path, expected_sha256=expected_sha256, compute_sha256=compute_sha256,
                       progress=progress, cancel=cancel)

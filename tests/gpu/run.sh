@@ -81,7 +81,7 @@ say "probe exit code $probe_rc"
 
 "$PY" - "$OUT/probe.json" "$model" "$server" "$CTX" >"$OUT/gpu-report.txt" <<'PYEOF'
 import json, sys
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.hardware.scan import scan_hardware
 from app.core.launch.config import LaunchConfig
 from app.core.plan.memory import make_plan

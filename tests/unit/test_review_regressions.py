@@ -21,7 +21,7 @@ def test_a_late_line_after_close_is_kept_in_memory_but_does_not_reopen_the_log_f
 
 @pytest.mark.parametrize("requested, largest", [(100, 100), (1000, 1000), (4096, 4096)])
 def test_the_context_search_never_tries_more_than_was_asked_and_can_reach_it(tiny_model, requested, largest):
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
     from app.core.hardware.scan import scan_hardware
     from app.core.launch.config import LaunchConfig
     from app.core.probe import ProbeOptions, run_probe

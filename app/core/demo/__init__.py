@@ -6,21 +6,8 @@ in the data folder. Its F16 copy, made here once and asked "What is the capital 
 answers correctly (derive.py: the 4-bit file answers nonsense on some processors). Offline (or refused), a tiny
 random-weight model generated here is used instead and labelled as such: it proves the set-up works but writes
 nonsense.
+
+Import from the module that defines a name (``fetch``, ``source``, ``errors``): the package re-exports nothing, so
+the Model step's sentence (``source.intro_text``) does not load the fetcher, pip and the converter before the
+window's first paint.
 """
-
-from app.core.demo.errors import DemoCancelled, DemoFetchError
-from app.core.demo.fetch import (
-    DemoProgress,
-    DemoResult,
-    demo_dir,
-    demo_kind,
-    demo_label,
-    fetch_demo_model,
-    get_demo_model,
-    random_demo_model,
-)
-from app.core.demo.source import RANDOM_KEY, SMOLLM2, DemoSource, intro_text, random_label, real_label
-
-__all__ = ["RANDOM_KEY", "SMOLLM2", "DemoCancelled", "DemoFetchError", "DemoProgress", "DemoResult", "DemoSource",
-           "demo_dir", "demo_kind", "demo_label", "fetch_demo_model", "get_demo_model", "intro_text",
-           "random_demo_model", "random_label", "real_label"]

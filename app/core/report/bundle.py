@@ -86,7 +86,7 @@ def _model_parts(settings, model: str | None) -> dict[str, str]:
     """doctor.json, plan.json and probe.json for ``model`` (no model known: none of them)."""
     if not model:
         return {}
-    from app.core.gguf import validate
+    from app.core.gguf.validate import validate
     from app.core.hardware.scan import scan_hardware
     from app.core.plan.memory import make_plan
     from app.core.session import launch_config_for, with_engine

@@ -35,7 +35,7 @@ def oom_snapshot() -> OomCounters | None:
 
 def block_count(model: str) -> int | None:
     try:
-        from app.core.gguf import read_model_info
+        from app.core.gguf.reader import read_model_info
 
         return read_model_info(model).block_count
     except Exception:  # a file that cannot be read is the diagnosis' business, not ours

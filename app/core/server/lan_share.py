@@ -19,7 +19,6 @@ from app.core.launch.config import BACKEND_LLAMA_SERVER
 from app.core.launch.ports import is_loopback, new_api_key
 from app.core.problem import UserError
 from app.core.server.events import ACTIVE_STATES
-from app.core.server.share_proxy import ShareProxy
 from app.core.text import T, Text
 
 if TYPE_CHECKING:
@@ -145,6 +144,8 @@ class LanShare:
         config = supervisor.config
         llama_server = config.backend == BACKEND_LLAMA_SERVER
         slots = config.parallel if llama_server and config.parallel > 0 else 1
+        from app.core.server.share_proxy import ShareProxy  # httpx and http.server: with a share, not at start-up
+
         self.proxy = ShareProxy(lambda: supervisor.url, api_key=settings.api_key, host=settings.host,
                                 port=settings.port, max_active=settings.max_active or slots,
                                 upstream_key=lambda: supervisor.api_key,  # follows a restart with other settings

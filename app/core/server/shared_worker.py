@@ -15,17 +15,18 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.core.diagnosis import Diagnosis, diagnose
 from app.core.launch import discovery
 from app.core.launch.ports import is_loopback
 from app.core.problem import UserError
-from app.core.process.child import ChildProcess
-from app.core.process.child_log import ServerLog
-from app.core.rpc.check import READY, WorkerCheck, check_worker
 from app.core.rpc.worker import DEFAULT_WORKER_PORT, Worker
-from app.core.server.crash import engine_facts
 from app.core.text import T, Text
+
+if TYPE_CHECKING:  # loaded when this computer is shared, not with the window's Settings step (share_warning)
+    from app.core.diagnosis import Diagnosis
+    from app.core.process.child import ChildProcess
+    from app.core.rpc.check import WorkerCheck
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,8 @@ class SharedWorker:
         self.mem_mib, self.threads, self.cache = mem_mib, threads, cache
         self.program = find_rpc_server(server_bin)
         self.flags = rpc_server_flags(self.program)
+        from app.core.process.child_log import ServerLog
+
         self.log = ServerLog(f"worker-{port}")
         self.notes: list[Text] = []
         self.diagnosis: Diagnosis | None = None
@@ -123,6 +126,8 @@ class SharedWorker:
         self.log.append("app", "starting: " + " ".join(argv))
         # rpc-server does not ignore SIGPIPE: a client that hangs up while it answers (a model server that
         # crashed, a check that gave up) would kill it; ignoring it, the worker serves the next one instead
+        from app.core.process.child import ChildProcess
+
         self.child = ChildProcess(argv, on_line=self.log.append, on_exit=self._on_exit, ignore_sigpipe=True)
 
     def _on_exit(self, child: ChildProcess, returncode: int) -> None:
@@ -133,6 +138,8 @@ class SharedWorker:
 
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> WorkerCheck:
         """Until it answers HELLO; raises UserError with the diagnosis when it ends first or never answers."""
+        from app.core.rpc.check import READY, check_worker
+
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._ended.wait(0.05):
@@ -162,6 +169,9 @@ class SharedWorker:
 
 def diagnose_worker_exit(returncode: int, lines: list[str], worker: Worker) -> Diagnosis:
     """Why the worker program ended: its own bind failure in its words, anything else as any server death."""
+    from app.core.diagnosis import Diagnosis, diagnose
+    from app.core.server.crash import engine_facts
+
     if any("Failed to create server socket" in line for line in lines):
         return Diagnosis(
             cause="worker_port_in_use",

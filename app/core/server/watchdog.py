@@ -21,13 +21,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import psutil
 
-from app.core.diagnosis.memory_evidence import MemorySample
 from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.server.events import Event, MemoryLevel, State, StateChanged, VramTaken
 from app.core.text import T, Text, human_bytes
+
+if TYPE_CHECKING:  # the crash decoder's package loads with the first reading, not with the window
+    from app.core.diagnosis.memory_evidence import MemorySample
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +91,8 @@ def sample_server_memory(process: psutil.Process) -> MemorySample | None:
     if rss == 0:
         return None
     memory = _tighter_memory(process.pid)
+    from app.core.diagnosis.memory_evidence import MemorySample
+
     return MemorySample(time.time(), rss, memory.used_bytes, memory.limit_bytes, memory.scope)
 
 

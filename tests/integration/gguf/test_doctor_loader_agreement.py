@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.gguf import validate
 from app.core.gguf.quantize import quantize
+from app.core.gguf.validate import validate
 from app.core.synthetic import ARCHITECTURES, write_model
 from app.core.synthetic.tiny_llama import TinyModelSpec, write_tiny_llama
 from tests.integration.gguf.loader_agreement.loader_client import RealLoader

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from app.core.gguf import validate
+from app.core.gguf.validate import validate
 from app.core.gguf.zero_check import CHECK_ID
 from app.core.problem import Status
 from app.core.synthetic import SyntheticSpec, write_model

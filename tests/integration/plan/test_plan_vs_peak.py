@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.gguf import read_model_info
 from app.core.gguf.quantize import quantize
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.memory import make_plan

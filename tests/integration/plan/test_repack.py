@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port
 from app.core.plan.cpu_kernels import for_engine

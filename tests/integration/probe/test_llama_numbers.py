@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.cli import main
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.hardware.scan import scan_hardware
 from app.core.launch.config import LaunchConfig
 from app.core.plan.memory import make_plan

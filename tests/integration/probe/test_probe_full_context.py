@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.hardware.scan import scan_hardware
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port

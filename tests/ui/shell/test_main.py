@@ -49,19 +49,13 @@ LATER = {
     "app.core.plan.estimate": "the memory plan: with the first model",
     "numpy": "nothing at start-up needs it",
     "gguf": "nothing at start-up needs it (the app reads GGUF files itself)",
+    "httpx": "the share proxy's HTTP client: with a share (app/core/server/lan_share.py imports it then)",
+    "http.server": "the share proxy's server: with a share",
+    "app.core.diagnosis": "the crash decoder: with the first crash or memory reading",
+    "app.core.gguf.validate": "the GGUF validator: with the first model (app/core/gguf/__init__.py re-exports nothing)",
+    "app.core.demo.fetch": "the demo fetcher: with Try the demo model (app/core/demo/__init__.py re-exports nothing)",
+    "app.core.engine.rebuild": "the engine builder: with a rebuild",
 }
-
-# Loaded at start-up until the patches in the start-up report (issue 26) are applied to files other helpers own:
-# when one lands, its entry passes, strict xfail fails, and the entry moves up into LATER.
-PENDING = {
-    "httpx": "app/core/server/lan_share.py imports the share proxy (httpx) at module level",
-    "http.server": "app/core/server/lan_share.py imports the share proxy (http.server) at module level",
-    "app.core.diagnosis": "watchdog.py, crash_card.py and shared_worker.py import the crash decoder at module level",
-    "app.core.gguf.validate": "app/core/gguf/__init__.py loads the whole validator for any gguf module",
-    "app.core.demo.fetch": "app/core/demo/__init__.py loads the fetcher for the Model step's sentence",
-    "app.core.engine.rebuild": "rebuild_box.py imports the engine builder for its Phase enum",
-}
-
 
 @pytest.fixture(scope="module")
 def loaded_at_first_paint(tmp_path_factory) -> set[str]:
@@ -87,9 +81,3 @@ def test_the_window_itself_is_loaded(loaded_at_first_paint: set[str]) -> None:
 @pytest.mark.parametrize("name", sorted(LATER))
 def test_loaded_only_when_used(name: str, loaded_at_first_paint: set[str]) -> None:
     assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {LATER[name]}"
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
-                                  for name, reason in sorted(PENDING.items())])
-def test_loaded_only_when_used_after_the_patches(name: str, loaded_at_first_paint: set[str]) -> None:
-    assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {PENDING[name]}"

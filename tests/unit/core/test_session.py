@@ -55,7 +55,7 @@ def test_window_plan_and_serve_use_the_one_rule(make_model):
 
 
 def test_saved_config_is_read_like_the_settings_file(tiny_model):
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
 
     info = read_model_info(tiny_model)
     fresh = launch_config_for(str(tiny_model), info, None)

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.core.engine.rebuild import Phase, RebuildProgress
 from app.core.problem import UserError
 from app.ui.i18n import Retranslating
 from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.widgets.problem_view import evidence_text, problem_text
 
 if TYPE_CHECKING:
+    from app.core.engine.rebuild import RebuildProgress  # the builder loads with a rebuild, not at start-up
     from app.core.engine.selftest import EngineCheck
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 
@@ -106,6 +106,8 @@ class RebuildBox(Retranslating, QWidget):
         self.setVisible(self.relevant and self.job.has_content)
 
     def _building_fraction(self) -> float | None:
+        from app.core.engine.rebuild import Phase
+
         step = self._step
         return step.fraction if step is not None and step.phase is Phase.BUILDING else None
 
@@ -124,6 +126,8 @@ class RebuildBox(Retranslating, QWidget):
             return ""
         if gpu:
             return self._gpu_text(gpu)
+        from app.core.engine.rebuild import Phase
+
         phase = self._step.phase if self._step is not None else None
         fraction = self._step.fraction if self._step is not None else None
         if phase is Phase.PROBING:
@@ -137,6 +141,8 @@ class RebuildBox(Retranslating, QWidget):
         return self.tr("Rebuilding the engine for this processor (a few minutes)…")
 
     def _gpu_text(self, gpu: str) -> str:
+        from app.core.engine.rebuild import Phase
+
         fraction = self._step.fraction if self._step is not None else None
         if self._step is not None and self._step.phase is Phase.BUILDING and fraction is not None:
             return self.tr("Rebuilding the built-in engine with {backend} for the graphics card: {percent} % (this "

@@ -20,7 +20,7 @@ from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:  # the demo code is imported when the demo is asked for: faster start-up
-    from app.core.demo import DemoProgress, DemoResult
+    from app.core.demo.fetch import DemoProgress, DemoResult
 
 
 class DemoRow(Retranslating, QWidget):
@@ -80,7 +80,7 @@ class DemoRow(Retranslating, QWidget):
         self.finished.emit()
 
     def _on_error(self, error: BaseException) -> None:
-        from app.core.demo import DemoCancelled
+        from app.core.demo.errors import DemoCancelled
 
         task, self.task, self.error = self.task, None, error
         cancelled = isinstance(error, DemoCancelled) or (task is not None and task.cancelled)

@@ -19,7 +19,7 @@ from app.core.text import T, human_bytes
 from app.ui.widgets.problem_view import problem_text
 
 if TYPE_CHECKING:  # the demo code is imported when the demo is asked for: faster start-up
-    from app.core.demo import DemoProgress, DemoResult
+    from app.core.demo.fetch import DemoProgress, DemoResult
 
 
 def tr(text: str) -> str:
@@ -41,14 +41,14 @@ def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel
 def get_demo_model(progress: Callable[[DemoProgress], None], cancel: Callable[[], bool],
                    **options: Any) -> DemoResult:
     """The real demo model (fetched once) or the random fallback; a ``DemoResult``. ``options`` go to core."""
-    from app.core.demo import get_demo_model as core_get_demo_model
+    from app.core.demo.fetch import get_demo_model as core_get_demo_model
 
     return core_get_demo_model(progress=progress, cancel=cancel, **options)
 
 
 def copy_to_safe_folder(path: str, action: FixAction) -> Path:
-    from app.core.gguf import safe_copy_for_path_problem
     from app.core.gguf.path_checks import safe_model_dir
+    from app.core.gguf.safe_copy import safe_copy_for_path_problem
 
     target_dir = action.get("suggested_dir") or str(safe_model_dir())
     return Path(safe_copy_for_path_problem(path, target_dir))
@@ -94,7 +94,7 @@ def is_demo_model(path: str | None) -> bool:
 
 def demo_intro_text() -> str:
     """What the demo model is, before one was opened (core's sentence, with the size and name it pins)."""
-    from app.core.demo import intro_text
+    from app.core.demo.source import intro_text
 
     return intro_text().render()
 

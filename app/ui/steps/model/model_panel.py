@@ -35,7 +35,7 @@ from app.ui.widgets.check_list import CheckList
 from app.ui.workers import Task, run_task
 
 if TYPE_CHECKING:
-    from app.core.demo import DemoResult
+    from app.core.demo.fetch import DemoResult
     from app.core.hub.files import HubModel
     from app.ui.steps.model.get_model_dialog import GetModelDialog
     from app.ui.steps.model.get_model_row import GetModelRow

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.core.diagnosis.value import Diagnosis
 from app.core.launch.config import ConfigChanges
 from app.core.problem import Fix
 from app.core.text import Text
@@ -21,7 +20,8 @@ from app.ui.steps.machine.engine_rebuild import cannot_rebuild_reason, other_eng
 from app.ui.steps.machine.rebuild_box import RebuildBox
 from app.ui.widgets.problem_view import ProblemView, render
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Diagnosis: the crash decoder's package loads with the first crash, not with the window
+    from app.core.diagnosis.value import Diagnosis
     from app.core.launch.config import LaunchConfig
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
 

@@ -10,7 +10,6 @@ the panel follows: Start and Restart wait while it runs). Without a bridge (``Se
 
 from __future__ import annotations
 
-import html
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -311,8 +310,13 @@ class ServerPanel(Retranslating, QWidget):
         self.crash_card.set_fix_enabled(not busy)
         self.restarts_value.setText(str(self.restart_count))
         shown = self.url and self.state is State.READY
-        link = html.escape(self.url or "")
-        self.url_value.setText(f'<a href="{link}">{link}</a>' if shown else "—")
+        if shown:
+            import html  # with its table of entities: loaded with the first address shown, not at start-up
+
+            link = html.escape(self.url or "")
+            self.url_value.setText(f'<a href="{link}">{link}</a>')
+        else:
+            self.url_value.setText("—")
         self._update_uptime()
 
     @Slot()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from app.core.demo import SMOLLM2
+from app.core.demo.source import SMOLLM2
 from app.core.problem import Status
 from tests.ui.conftest import LONG
 from tests.unit.core.demo.wheels import (

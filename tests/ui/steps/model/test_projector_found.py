@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import BACKEND_EMBEDDED, BACKEND_LLAMA_SERVER
 from app.core.session import ModelSession
 from app.core.settings import load_settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.synthetic import write_model
 from app.core.synthetic.archs import GEMMA3_SPEC

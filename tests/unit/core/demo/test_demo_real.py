@@ -13,7 +13,9 @@ import pytest
 
 from app.core.chat.client import ChatClient
 from app.core.chat.params import ChatParams
-from app.core.demo import SMOLLM2, DemoFetchError, fetch_demo_model
+from app.core.demo.errors import DemoFetchError
+from app.core.demo.fetch import fetch_demo_model
+from app.core.demo.source import SMOLLM2
 from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port

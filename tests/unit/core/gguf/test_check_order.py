@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.gguf import validate
 from app.core.gguf.check_order import failed_summary, failures_first
+from app.core.gguf.validate import validate
 from app.core.problem import Check, Status
 from app.core.synthetic.tiny_llama import write_tiny_llama
 from app.core.text import T

@@ -10,7 +10,10 @@ import tracemalloc
 
 import gguf
 
-from app.core.gguf import GGUFError, ModelInfo, read_model_info, validate
+from app.core.gguf.errors import GGUFError
+from app.core.gguf.model_info import ModelInfo
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from tests.unit.core.gguf.test_support import write_gguf
 
 N_CASES = 200  # "hundreds"; with this seed 28 end in a ModelInfo and 172 in a GGUFError (checked below)

@@ -15,7 +15,8 @@ import gguf
 import numpy as np
 import pytest
 
-from app.core.gguf import read_model_info, validate
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from app.core.problem import Status
 
 VT = gguf.GGUFValueType

@@ -8,7 +8,9 @@ import tracemalloc
 
 import pytest
 
-from app.core.gguf import GGUFError, read_model_info, validate
+from app.core.gguf.errors import GGUFError
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from app.core.problem import Status
 from tests.unit.core.gguf.test_support import set_version, write_gguf
 

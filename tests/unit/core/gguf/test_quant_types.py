@@ -46,7 +46,8 @@ def test_embedded_facts_come_from_source_text(tmp_path, monkeypatch):
 
 
 def test_real_install_is_not_imported_by_the_reader():
-    code = ("import sys; from app.core.gguf import embedded_supported_types, read_model_info, validate; "
+    code = ("import sys; from app.core.gguf.quant_types import embedded_supported_types; "
+            "from app.core.gguf.reader import read_model_info; from app.core.gguf.validate import validate; "
             "t = embedded_supported_types(); assert 'llama_cpp' not in sys.modules; print(max(t))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

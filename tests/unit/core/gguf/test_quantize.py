@@ -9,7 +9,6 @@ import subprocess
 
 import pytest
 
-from app.core.gguf import read_model_info, validate
 from app.core.gguf.quantize import (
     BAD_OUTPUT,
     CANCELLED,
@@ -23,6 +22,8 @@ from app.core.gguf.quantize import (
     quantize,
     quantized_path,
 )
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from app.core.problem import Status
 
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q4_1, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K = 0, 1, 2, 3, 8, 12, 14

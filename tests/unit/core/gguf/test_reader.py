@@ -5,8 +5,8 @@ from __future__ import annotations
 import gguf
 import pytest
 
-from app.core.gguf import read_model_info
 from app.core.gguf.quant_types import KNOWN_TYPES, type_name
+from app.core.gguf.reader import read_model_info
 from tests.unit.core.gguf.test_support import set_version, write_gguf
 
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from app.core.gguf import validate
 from app.core.gguf.sha256 import HashCancelled, cached_sha256, expected_sha256_for, file_sha256, hash_stream
+from app.core.gguf.validate import validate
 from app.core.problem import Status
 
 

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.gguf import read_model_info, safe_copy_for_path_problem, supported_types_for_build, validate
 from app.core.gguf.path_checks import characters_check, classify_mount, linux_mount_of
-from app.core.gguf.quant_types import embedded_supported_types
+from app.core.gguf.quant_types import embedded_supported_types, supported_types_for_build
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.safe_copy import safe_copy_for_path_problem
+from app.core.gguf.validate import validate
 from app.core.problem import Fix, Status, fix_action
 from tests.unit.core.gguf.test_support import set_tensor_type, write_gguf
 

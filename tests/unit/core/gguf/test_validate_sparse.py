@@ -22,7 +22,7 @@ DEADLINE_S = 60  # about a second of work; reading 1 TiB takes tens of minutes
 
 _VALIDATE = """
 import json, sys
-from app.core.gguf import validate
+from app.core.gguf.validate import validate
 report = validate(sys.argv[1], compute_sha256=True, expected_sha256=sys.argv[2] or None)
 print(json.dumps({"sha256": report.sha256, "checks": {c.id: [c.status.value, c.message.render("en")]
                                                       for c in report.checks}}))
@@ -70,7 +70,7 @@ def test_without_an_expected_checksum_a_damaged_file_gets_no_checksum_row(tmp_pa
 def test_a_sparse_terabyte_tail_is_measured_without_reading_its_holes(tmp_path):
     path = _model(tmp_path)
     _grow_sparse(path, TIB)
-    done = subprocess.run([sys.executable, "-c", "import sys; from app.core.gguf import validate; "
+    done = subprocess.run([sys.executable, "-c", "import sys; from app.core.gguf.validate import validate; "
                            "print(validate(sys.argv[1]).check('zero_data').status.value)", str(path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

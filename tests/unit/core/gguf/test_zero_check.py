@@ -9,7 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
-from app.core.gguf import read_model_info, validate
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from app.core.gguf.zero_check import CHECK_ID
 from app.core.problem import Fix, Status
 from app.core.text import human_bytes

@@ -1,7 +1,7 @@
 """The sentence the plan adds for the built-in engine: how much more (or less) memory it needs than llama-server,
 from the plans of both engines for the same model file and settings."""
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import device_budgets
 from app.core.plan.engine_cost import MiB, built_in_extra_bytes, built_in_extra_text, planned_total

@@ -326,7 +326,7 @@ def test_real_smollm2_plan_covers_the_measured_peak_rss(smollm2_model, ctx, monk
     tokens) against llama-server's peak RSS after a prompt of 85 % of the context, one slot as the app runs it.
     Before the vocabulary and prompt terms the plan was 8 % under at 2k (175.9 vs 191.7 MiB). The recorded server
     was an x86 build without AMX (nothing of a Q4_1 model copied), whatever processor runs this test."""
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
     from app.core.plan import estimate
     from app.core.plan.cpu_kernels import CpuKernels
 

@@ -9,7 +9,8 @@ import pytest
 
 from app.cli import main
 from app.cli.plan import parse_bytes
-from app.core.gguf import ModelInfo, read_model_info
+from app.core.gguf.model_info import ModelInfo
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import Margins, device_budgets
 from app.core.plan.cells import Cells, cache_layer_bytes, cells_for, context_bytes_per_token

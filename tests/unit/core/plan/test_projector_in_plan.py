@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.core.gguf import read_model_info
+from app.core.gguf.reader import read_model_info
 from app.core.launch.config import LaunchConfig
 from app.core.plan.budget import device_budgets
 from app.core.plan.estimate import estimate_devices

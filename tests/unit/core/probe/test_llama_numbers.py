@@ -15,7 +15,7 @@ RECORDED = ROOT / "tests" / "data" / "llama_report" / "smollm2-q41.log"
 
 
 def test_the_plan_is_set_beside_llama_cpps_host_row(tmp_path):
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
 
     report = parse_llama_log(RECORDED.read_text(encoding="utf-8").splitlines())
     model = write_tiny_llama(tmp_path / "m.gguf")
@@ -36,7 +36,7 @@ def test_disagreement_is_beyond_ten_percent_after_the_tables_rounding():
 
 
 def test_no_table_no_comparison(tmp_path):
-    from app.core.gguf import read_model_info
+    from app.core.gguf.reader import read_model_info
 
     model = write_tiny_llama(tmp_path / "m.gguf")
     plan = make_plan(read_model_info(model), LaunchConfig(model=str(model), ctx=512), scan_hardware())

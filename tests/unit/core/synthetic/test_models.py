@@ -9,7 +9,8 @@ import hashlib
 import gguf
 import pytest
 
-from app.core.gguf import read_model_info, validate
+from app.core.gguf.reader import read_model_info
+from app.core.gguf.validate import validate
 from app.core.problem import Status
 from app.core.synthetic import ARCHITECTURES, K_QUANT_BLOCK, SyntheticSpec, write_model
 from app.core.synthetic.archs import gemma_vocab, llama_vocab, phi3_vocab, qwen_vocab

@@ -221,8 +221,6 @@ def test_no_verdicts_when_the_machine_cannot_be_read(qtbot, fake_hub, monkeypatc
 
 
 @pytest.mark.slow  # the real window
-@pytest.mark.xfail(strict=True, reason="needs the window to save hub_source (main_window.py patch in getui's report "
-                                       "for issue 27)")
 def test_the_chosen_source_is_saved(qtbot, window, fake_hub):
     from app.core.settings import load_settings
 

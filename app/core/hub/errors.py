@@ -47,28 +47,40 @@ def not_supported(source: HubSource) -> HubError:
                       "按关键词搜索。"), kind=HubFault.NOT_SUPPORTED)
 
 
-def gated(what: str, status: int) -> HubError:
+def _named(source: HubSource | None, capital: bool = False) -> tuple[str, str]:
+    """(English, Chinese) name of who answered: "the Hub" (Hugging Face or its mirror), or ModelScope."""
+    if source is HubSource.MODELSCOPE:
+        return source.label().render("en"), source.label().render("zh")
+    return ("The Hub" if capital else "the Hub"), "Hub"
+
+
+def gated(what: str, status: int, source: HubSource | None = None) -> HubError:
+    hub, hub_zh = _named(source)
     return HubError(T("{what} is gated or private: only a signed-in account that accepted its license may read it "
-                      "(the Hub answered {status}).",
-                      "{what} 是受限或私有的：只有接受了其许可协议并已登录的账号才能读取（Hub 返回 {status}）。",
-                      what=what, status=status),
+                      "({hub} answered {status}).",
+                      "{what} 是受限或私有的：只有接受了其许可协议并已登录的账号才能读取（{hub_zh} 返回 {status}）。",
+                      what=what, status=status, hub=hub, hub_zh=hub_zh),
                     T("Accept the license on the model's page, then paste a token.",
                       "请在模型页面上接受许可协议，然后粘贴访问令牌（token）。"), kind=HubFault.GATED, status=status)
 
 
-def not_found(what: str) -> HubError:
-    return HubError(T("{what} was not found on the Hub (404).", "在 Hub 上找不到 {what}（404）。", what=what),
+def not_found(what: str, source: HubSource | None = None) -> HubError:
+    hub, hub_zh = _named(source)
+    return HubError(T("{what} was not found on {hub} (404).", "在 {hub_zh} 上找不到 {what}（404）。", what=what,
+                      hub=hub, hub_zh=hub_zh),
                     T("Check the name, or search again.", "请检查名称，或重新搜索。"), kind=HubFault.NOT_FOUND,
                     status=404)
 
 
-def rate_limited(retry_after_s: int | None) -> HubError:
+def rate_limited(retry_after_s: int | None, source: HubSource | None = None) -> HubError:
+    hub, hub_zh = _named(source, capital=True)
     if retry_after_s is None:
-        message = T("The Hub has had too many requests from this computer (429) and asks to wait.",
-                    "Hub 收到来自这台电脑的请求过多（429），要求稍后再试。")
+        message = T("{hub} has had too many requests from this computer (429) and asks to wait.",
+                    "{hub_zh} 收到来自这台电脑的请求过多（429），要求稍后再试。", hub=hub, hub_zh=hub_zh)
     else:
-        message = T("The Hub has had too many requests from this computer (429) and asks to wait {s} s.",
-                    "Hub 收到来自这台电脑的请求过多（429），要求等待 {s} 秒。", s=retry_after_s)
+        message = T("{hub} has had too many requests from this computer (429) and asks to wait {s} s.",
+                    "{hub_zh} 收到来自这台电脑的请求过多（429），要求等待 {s} 秒。", s=retry_after_s, hub=hub,
+                    hub_zh=hub_zh)
     return HubError(message, T("Try again after that time, or paste a token: signed-in users may ask more often.",
                                "请在这段时间后重试，或粘贴访问令牌：登录用户的请求上限更高。"),
                     kind=HubFault.RATE_LIMITED, retry_after_s=retry_after_s, status=429)
@@ -119,11 +131,11 @@ def retry_after(headers) -> int | None:
 
 def from_status(access: HubAccess, status: int, headers, what: str) -> HubError:
     if status in (401, 403):
-        return gated(what, status)
+        return gated(what, status, access.source)
     if status == 404:
-        return not_found(what)
+        return not_found(what, access.source)
     if status == 429:
-        return rate_limited(retry_after(headers))
+        return rate_limited(retry_after(headers), access.source)
     return server_error(access, status)
 
 

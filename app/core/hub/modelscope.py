@@ -79,9 +79,9 @@ def _data(body: Any, access: HubAccess, repo: str) -> dict[str, Any]:
         raise bad_answer(access, "the answer is not a JSON object")
     code = body.get("Code")
     if code in (401, 403):
-        raise gated(repo, code)
+        raise gated(repo, code, access.source)
     if code == 404:
-        raise not_found(repo)
+        raise not_found(repo, access.source)
     if code != 200:
         raise bad_answer(access, f"code {code}: {str(body.get('Message'))[:200]}")
     data = body.get("Data")

@@ -79,7 +79,7 @@ def test_failures_are_one_sentence(capsys, fake_hub, tmp_path):
     err = capsys.readouterr().err
     assert "error: tiny-llama-F16.gguf is gated or private" in err and "HF_TOKEN" in err
     assert main(["--lang", "en", "get", TINY, "--source", "modelscope", "--endpoint", fake_hub.url, "--json"]) == 1
-    assert json.loads(capsys.readouterr().out)["error"]["message"] == f"{TINY} was not found on the Hub (404)."
+    assert json.loads(capsys.readouterr().out)["error"]["message"] == f"{TINY} was not found on ModelScope (404)."
     assert not (tmp_path / "m").exists() or not any((tmp_path / "m").rglob("*.gguf*"))
 
 

@@ -101,11 +101,14 @@ def test_failures_are_one_sentence(fake_ms):
     with pytest.raises(HubError) as caught:
         list_files("test/missing", access)
     assert caught.value.kind is HubFault.NOT_FOUND
-    assert str(caught.value.message) == "test/missing was not found on the Hub (404)."
+    assert str(caught.value.message) == "test/missing was not found on ModelScope (404)."
     fake_ms.fault("/repo/files$", status=429, retry_after=7, times=1)
     with pytest.raises(HubError) as caught:
         list_files(TINY, access)
     assert caught.value.kind is HubFault.RATE_LIMITED and caught.value.retry_after_s == 7
+    assert str(caught.value.message) == ("ModelScope has had too many requests from this computer (429) and asks "
+                                         "to wait 7 s.")
+    assert "魔搭社区（ModelScope） 收到" in caught.value.message.render("zh")
 
 
 def test_an_error_code_in_a_200_answer_is_its_message():

@@ -70,19 +70,19 @@ class RangedStream:
 
 
 def http_fetch(url: str, access: HubAccess, count: ReadCount) -> Fetch:
-    """A Range GET of ``url`` through huggingface_hub's session (redirects followed, the user's token only)."""
+    """A Range GET of ``url`` through the source's client (huggingface_hub's session, or the user's proxy; redirects
+    followed) with the source's headers (the user's token only, as ModelScope's cookie there)."""
 
     def fetch(start: int, end: int) -> tuple[bytes, int | None]:
-        import httpx2
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+        from huggingface_hub.utils import hf_raise_for_status
 
-        headers = build_hf_headers(token=access.token_arg) | {"Range": f"bytes={start}-{end}"}
+        from app.core.hub.http import client, request_headers, timeout
+
+        headers = request_headers(access) | {"Range": f"bytes={start}-{end}"}
         want = end - start + 1
-        name = url.rsplit("/", 1)[-1]
+        name = _file_name(url)
         try:
-            with get_session().stream("GET", url, headers=headers,
-                                      timeout=httpx2.Timeout(access.read_timeout_s,
-                                                             connect=access.connect_timeout_s)) as response:
+            with client(access).stream("GET", url, headers=headers, timeout=timeout(access)) as response:
                 if response.status_code >= 400:
                     response.read()
                     hf_raise_for_status(response)
@@ -103,6 +103,15 @@ def http_fetch(url: str, access: HubAccess, count: ReadCount) -> Fetch:
         return bytes(body), total
 
     return fetch
+
+
+def _file_name(url: str) -> str:
+    """The file's name in a sentence: the URL's last part, or ModelScope's FilePath= (its URLs end in a query)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    path = (parse_qs(parts.query).get("FilePath") or [parts.path])[0]
+    return path.rsplit("/", 1)[-1]
 
 
 def _total(response, start: int) -> int | None:

@@ -82,3 +82,15 @@ def test_an_unusable_proxy_is_one_sentence_without_its_password(fake_ms):
     assert "secret" not in message + caught.value.message.render("zh") + repr(access)
     assert redacted("http://proxy.example:8080") == "http://proxy.example:8080"
     assert fake_ms.requests == []
+
+
+def test_header_reads_go_through_the_proxy_and_carry_the_modelscope_cookie(fake_ms, proxy):
+    from app.core.hardware.scan import scan_hardware
+    from app.core.hub.fit import FitVerdict
+    from app.core.hub.remote import fit_listing
+
+    fake_ms.repos[TINY].private, fake_ms.repos[TINY].allowed_tokens = True, ("ms-token",)
+    access = HubAccess(HubSource.MODELSCOPE, endpoint=fake_ms.url, proxy=proxy.url, token="ms-token")
+    fits = fit_listing(list_files(TINY, access), access, scan_hardware(), "llama-server", vram_budget=8 << 30)
+    assert {f.verdict for f in fits} == {FitVerdict.FITS_GPU}
+    _through(fake_ms, proxy)

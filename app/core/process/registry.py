@@ -12,8 +12,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import psutil
+from typing import TYPE_CHECKING
 
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json
@@ -22,6 +21,9 @@ from app.core.paths import data_dir
 logger = logging.getLogger(__name__)
 
 CREATE_TIME_TOLERANCE_S = 0.1
+
+if TYPE_CHECKING:  # psutil loads with the first use: the window's first paint does without it
+    import psutil
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ def registry_dir() -> Path:
 
 
 def _own_create_time() -> float:
+    import psutil
+
     return psutil.Process(os.getpid()).create_time()
 
 
@@ -64,6 +68,8 @@ def unregister(record: Path) -> None:
 
 
 def _same_process(pid: int, create_time: float, cmdline: list[str] | None = None) -> bool:
+    import psutil
+
     try:
         process = psutil.Process(pid)
         if abs(process.create_time() - create_time) > CREATE_TIME_TOLERANCE_S:
@@ -125,6 +131,8 @@ def stop_own_children() -> int:
 
 def kill_stale_child(child: StaleChild, *, grace_s: float = 3.0) -> bool:
     """Stop a stale child (polite first, then kill). False when it is no longer the same process."""
+    import psutil
+
     if not _same_process(child.pid, child.create_time, list(child.cmdline)):
         unregister(child.record)
         return False
@@ -152,6 +160,8 @@ def _wait_gone(child: StaleChild, timeout: float) -> bool:
 
 
 def _signal_tree(process: psutil.Process, *, polite: bool) -> None:
+    import psutil
+
     try:
         targets = process.children(recursive=True) + [process]
     except psutil.Error:

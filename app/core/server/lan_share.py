@@ -13,8 +13,6 @@ import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import psutil
-
 from app.core.launch.config import BACKEND_LLAMA_SERVER
 from app.core.launch.ports import is_loopback, new_api_key
 from app.core.problem import UserError
@@ -42,6 +40,8 @@ class ShareSettings:
 
 def lan_addresses() -> list[str]:
     """This computer's IPv4 addresses other devices can reach: private ranges first, no loopback or link-local."""
+    import psutil  # loaded with the first look: the window's first paint does without it
+
     found: set[str] = set()
     try:
         for addresses in psutil.net_if_addrs().values():

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-import psutil
-
 from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.server.events import Event, MemoryLevel, State, StateChanged, VramTaken
 from app.core.text import T, Text, human_bytes
 
-if TYPE_CHECKING:  # the crash decoder's package loads with the first reading, not with the window
+if TYPE_CHECKING:  # the crash decoder's package and psutil load with the first reading, not with the window
+    import psutil
+
     from app.core.diagnosis.memory_evidence import MemorySample
 
 logger = logging.getLogger(__name__)
@@ -68,6 +68,8 @@ class MemoryReading:
 
 def _tighter_memory(pid: int | None) -> MemoryReading:
     """The tighter of the system's memory and the server's cgroup (its own, read from /proc/PID/cgroup)."""
+    import psutil
+
     memory = psutil.virtual_memory()
     readings = [MemoryReading(memory.total - memory.available, memory.total, "system")]
     cgroup = read_cgroup_memory(f"/proc/{pid}/cgroup") if pid else None
@@ -97,6 +99,8 @@ def sample_server_memory(process: psutil.Process) -> MemorySample | None:
 
 
 def _rss(pid: int | None) -> int | None:
+    import psutil
+
     if not pid:
         return None
     try:

@@ -6,6 +6,7 @@ the bridge's supervisor: a new model's server is shared with the same key, and i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
@@ -41,15 +42,34 @@ if TYPE_CHECKING:
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
 
+class _WhereBox(QComboBox):
+    """The "where" choice: the network addresses join the list before the user first opens it or moves through it
+    with the keyboard (reading them loads psutil and asks every interface: not needed for the window's first paint,
+    which shows only the current choice)."""
+
+    def __init__(self, parent: QWidget, before_use: Callable[[], None]) -> None:
+        super().__init__(parent)
+        self._before_use = before_use
+
+    def showPopup(self) -> None:  # noqa: N802 (Qt's name)
+        self._before_use()
+        super().showPopup()
+
+    def keyPressEvent(self, event) -> None:
+        self._before_use()
+        super().keyPressEvent(event)
+
+
 class ShareBox(Retranslating, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.share: LanShare | None = None
         self._settings: ShareSettings | None = None
         self._supervisor: Supervisor | None = None
+        self._lan: list[str] | None = None  # this computer's network addresses, read when the list is first used
         self.enabled = QCheckBox(self)
         self.enabled.toggled.connect(self._on_toggled)
-        self.where = QComboBox(self)
+        self.where = _WhereBox(self, self.load_addresses)
         self.where.currentIndexChanged.connect(lambda _index: self._render())  # the warning follows the choice
         self.port = QSpinBox(self, minimum=1, maximum=65535, value=DEFAULT_SHARE_PORT)
         guard_wheel(self.where, self.port)  # scrolling the Server step passes over them without changing them
@@ -81,7 +101,7 @@ class ShareBox(Retranslating, QWidget):
         self.where.clear()
         self.where.addItem(self.tr("This computer only"), LOOPBACK)
         self.where.addItem(self.tr("All networks of this computer"), ALL_NETWORKS)
-        for address in lan_addresses():
+        for address in self._lan or ():
             self.where.addItem(self.tr("Only the network of {address}").format(address=address), address)
         index = self.where.findData(current if current is not None else LOOPBACK)  # loopback unless chosen
         self.where.setCurrentIndex(max(0, index))
@@ -90,6 +110,12 @@ class ShareBox(Retranslating, QWidget):
         self.key_note.setText(self.tr("Copy the key and give it to the other device (it is never shown in full); "
                                       "turning sharing off and on again makes a new one."))
         self._render()
+
+    def load_addresses(self) -> None:
+        """Add "Only the network of ..." for each of this computer's addresses (once; the choice is kept)."""
+        if self._lan is None:
+            self._lan = lan_addresses()
+            self.retranslate()
 
     def set_bridge(self, bridge: SupervisorBridge) -> None:
         bridge.supervisorChanged.connect(self.set_supervisor)

@@ -65,3 +65,18 @@ def test_the_warning_says_who_can_reach_the_share(qtbot):
     box.enabled.setChecked(False)
     box.where.setCurrentIndex(box.where.findData("0.0.0.0"))
     assert box.warning.isVisibleTo(box) and box.warning.text().startswith("Anyone on the network")
+
+
+def test_network_addresses_join_the_list_when_it_is_first_used(qtbot):
+    """Reading the addresses (psutil, every interface) waits for the list: the window's first paint shows only the
+    current choice."""
+    from app.core.server.lan_share import ALL_NETWORKS, lan_addresses
+
+    box = ShareBox()
+    qtbot.addWidget(box)
+    assert [box.where.itemData(i) for i in range(box.where.count())] == [LOOPBACK, ALL_NETWORKS]
+    box.where.setCurrentIndex(1)
+    box.where.showPopup()
+    box.where.hidePopup()
+    assert [box.where.itemData(i) for i in range(box.where.count())] == [LOOPBACK, ALL_NETWORKS, *lan_addresses()]
+    assert box.where.currentData() == ALL_NETWORKS  # the choice is kept

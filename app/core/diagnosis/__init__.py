@@ -36,6 +36,8 @@ CAUSES = (
     "stopped_externally", "exited_early", "unknown", "ready_timeout", "missing_binary", "permission_denied",
     "not_executable", "start_failed", "memory_watchdog", "gpu_offload_short",
     "worker_lost", "worker_unreachable", "worker_version", "worker_out_of_memory", "worker_port_in_use",
+    "engine_files_missing", "vc_runtime_missing", "dll_version", "app_control_blocked", "port_reserved",
+    "engine_quarantined",
 )
 
 __all__ = [

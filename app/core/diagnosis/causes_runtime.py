@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
+from app.core.diagnosis import causes_windows
 from app.core.diagnosis.fixes import drop_extra_argument
 from app.core.diagnosis.port_owner import port_owner
 from app.core.diagnosis.situation import Situation
@@ -104,6 +105,8 @@ def gpu_error(s: Situation) -> Parts:
 
 def missing_library(s: Situation) -> Parts:
     lib = s.group("lib")
+    if not lib and s.status.exit_code == causes_windows.DLL_NOT_FOUND:
+        return causes_windows.dll_not_found(s)  # Windows named no file: what the engine folder rules out
     if lib or s.status.exit_code == 0xC0000135:
         message = T("A library the server needs is missing: {lib}.", "缺少服务器需要的库：{lib}。", lib=lib or "a DLL")
     else:  # 0xC0000142: a DLL was found but failed to initialise; its meaning says so

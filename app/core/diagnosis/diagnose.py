@@ -7,7 +7,14 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from app.core.diagnosis import causes_file, causes_kill, causes_memory, causes_runtime, causes_workers
+from app.core.diagnosis import (
+    causes_file,
+    causes_kill,
+    causes_memory,
+    causes_runtime,
+    causes_windows,
+    causes_workers,
+)
 from app.core.diagnosis.log_facts import read_log_facts
 from app.core.diagnosis.memory_evidence import KillEvidence, MemoryState, judge_kill, memory_readings
 from app.core.diagnosis.oom_evidence import OomEvidence
@@ -20,7 +27,7 @@ from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_s
 from app.core.text import T
 
 BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_kill.BUILDERS, **causes_runtime.BUILDERS,
-            **causes_workers.BUILDERS}
+            **causes_workers.BUILDERS, **causes_windows.BUILDERS}
 # Causes that mean "these settings need more memory than there is" (a probe moves down on these).
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed",
                            "oom_killed", "worker_out_of_memory"})
@@ -34,6 +41,7 @@ _SIGNAL_CAUSES = {
 _WINDOWS_CAUSES = {
     0xC0000135: "missing_library", 0xC000007B: "library_incompatible", 0xC0000142: "missing_library",
     0xC0000017: "ram_out_of_memory", 0xC000013A: "stopped_externally",
+    0xC0000139: "dll_version", 0xC0E90002: "app_control_blocked",
 }
 
 
@@ -153,6 +161,7 @@ def diagnose(
     cause = _choose_cause(status, hit, oom_evidence, kill)
     if hit is not None and hit.cause != cause:
         situation = replace(situation, hit=None)  # its groups belong to another cause
+    cause = causes_windows.refined_cause(cause, situation)  # a missing DLL the engine folder names
     message, next_step, fix, restartable = BUILDERS[cause](situation)
     tail = MAX_EVIDENCE_LINES if cause in ("unknown", "crashed", "exited_early") else 12
     # a kill's evidence is the memory's (the readings, the kernel's counters and lines), not what the log last said

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core.diagnosis import causes_windows
 from app.core.diagnosis.diagnose import as_lines
 from app.core.diagnosis.log_facts import LOADING_MARKERS, READY_MARKERS
 from app.core.diagnosis.signatures import find_hits
@@ -87,6 +88,9 @@ def _start_failure_parts(exc: BaseException, program: str, config: Any) -> tuple
     if isinstance(exc, UserError):  # a UserError from backend resolution already says it plainly
         return "start_failed", exc.message, exc.next_step or T("", ""), builtin
     code = getattr(exc, "errno", None)
+    quarantined = causes_windows.engine_gone(exc, program)
+    if quarantined is not None:
+        return ("engine_quarantined", quarantined, causes_windows.DEFENDER_STEPS, builtin)
     if isinstance(exc, FileNotFoundError) or code == errno.ENOENT:
         return ("missing_binary",
                 T("The server program {program} was not found.", "找不到服务器程序 {program}。", program=program),

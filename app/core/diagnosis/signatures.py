@@ -89,6 +89,9 @@ SIGNATURES: list[Signature] = [
     *_sig("host_unavailable", 7, r"Cannot assign requested address", r"Errno (?:99|49|10049)\b",
           r"Name or service not known", r"nodename nor servname provided"),
     *_sig("port_in_use", 25, r"error while attempting to bind on address"),
+    # Windows: WSAEACCES on bind, a port in a range Windows reserves (netsh int ipv4 show excludedportrange)
+    *_sig("port_reserved", 7, r"(?:Errno|WinError|os error) 10013\b", r"forbidden by its access permissions",
+          r"以一种访问权限不允许的方式做了一个访问套接字的尝试"),
     # --- options
     *_sig("bad_argument", 9, r"error: invalid argument: (?P<arg>\S+)", r"error: unknown argument: (?P<arg>\S+)",
           r"unrecognized arguments?: (?P<arg>\S+)", r"error: argument (?P<arg>[-\w/]+): ",
@@ -110,7 +113,15 @@ SIGNATURES: list[Signature] = [
           r"The code execution cannot proceed because (?P<lib>\S+) was not found"),
     *_sig("library_incompatible", 4, r"version `(?P<lib>[^']+)' not found", r"undefined symbol: (?P<lib>\S+)",
           r"symbol lookup error"),
-    *_sig("illegal_instruction", 3, r"Illegal instruction"),
+    *_sig("illegal_instruction", 3, r"Illegal instruction", r"Windows Error 0xc000001d", r"WinError -1073741795\b"),
+    # --- Windows loader and code integrity
+    *_sig("dll_version", 3,
+          r"procedure entry point \S+ could not be located in the dynamic link library (?P<lib>[^\s,]+?)\.?$",
+          r"'(?P<lib>[^']+\.dll)'.*WinError 127\b", r"WinError 127\b", r"fatal exception: code 0xc0000139"),
+    *_sig("app_control_blocked", 2,
+          r"'(?P<file>[^']+\.(?:dll|pyd|exe))'.*(?:(?:os error|WinError) 4551\b|Application Control policy)",
+          r"(?:os error|WinError) 4551\b", r"An Application Control policy has blocked this file", r"0x800711C7",
+          r"应用程序控制策略已阻止此文件"),
     # --- internal failures; general markers last
     *_sig("assertion_failed", 40, r"GGML_ASSERT\((?P<cond>.*)\) failed", r"GGML_ABORT", r"\bassert(?:ion)? .*failed"),
     # after a memory line (the projector did not fit in memory), before the generic load failure that follows it

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
+import re
 import socket
+import sys
+
+logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
@@ -114,8 +119,7 @@ def settle_network(config, key: str | None = None):
             config = config.with_changes(port=find_free_port(config.host))
         elif config.pick_free_port and not is_port_free(config.host, config.port):
             new_port = find_free_port(config.host)
-            notes.append(T("Port {port} is in use by another program; using port {new_port} instead.",
-                           "端口 {port} 已被其他程序占用；改用端口 {new_port}。", port=config.port, new_port=new_port))
+            notes.append(busy_port_note(config.port, new_port, reserved_port_range(config.port)))
             config = config.with_changes(port=new_port)
     except (OSError, UnicodeError) as error:  # an unknown name, or an address that is not this computer's
         raise _unusable_host(config.host, error) from None
@@ -140,3 +144,59 @@ def _unusable_host(host: str, error: Exception):
                        "服务器无法监听 {host}：它不是本机的地址。", host=host),
                      T("Use 127.0.0.1 (this computer only) or 0.0.0.0 (all networks).",
                        "请使用 127.0.0.1（仅本机）或 0.0.0.0（所有网络）。"), (f"{type(error).__name__}: {error}",))
+
+
+# A port in one of these ranges cannot be bound by any program on Windows (WSAEACCES, 10013), although netstat shows
+# nothing on it: Hyper-V, WSL and Docker reserve ranges ("netsh int ipv4 show excludedportrange protocol=tcp").
+_EXCLUDED_RANGE_LINE = re.compile(r"^\s*(\d{1,5})\s+(\d{1,5})\s*\*?\s*$")
+WSAEACCES = 10013
+
+
+def parse_excluded_ranges(text: str) -> list[tuple[int, int]]:
+    """(start, end) pairs from netsh's "Port Exclusion Ranges" table, in any display language."""
+    ranges = []
+    for line in text.splitlines():
+        match = _EXCLUDED_RANGE_LINE.match(line)
+        if match:
+            ranges.append((int(match.group(1)), int(match.group(2))))
+    return ranges
+
+
+def reserved_port_range(port: int, netsh_output: str | None = None) -> tuple[int, int] | None:
+    """The Windows-reserved range that holds ``port``, else None. ``netsh_output``: netsh's table as text; by default
+    netsh is asked on Windows (elsewhere no port is reserved this way)."""
+    if netsh_output is None:
+        netsh_output = _netsh_excluded_ranges()
+    for start, end in parse_excluded_ranges(netsh_output):
+        if start <= port <= end:
+            return start, end
+    return None
+
+
+def _netsh_excluded_ranges() -> str:
+    if sys.platform != "win32":
+        return ""
+    import subprocess
+
+    try:
+        done = subprocess.run(["netsh", "int", "ipv4", "show", "excludedportrange", "protocol=tcp"],
+                              capture_output=True, text=True, timeout=5,
+                              creationflags=subprocess.CREATE_NO_WINDOW)
+    except (OSError, subprocess.SubprocessError) as error:
+        logger.warning("netsh could not list the reserved port ranges: %s", error)
+        return ""
+    return done.stdout or ""
+
+
+def busy_port_note(port: int, new_port: int, reserved: tuple[int, int] | None):
+    """The sentence for a port that could not be used and the one used instead."""
+    from app.core.text import T
+
+    if reserved is not None:
+        return T("Windows reserves ports {start}–{end} (port {port} among them) for its own use, although no program "
+                 "uses them; using port {new_port} instead.",
+                 "Windows 保留了端口 {start}–{end}（包括端口 {port}）供自己使用，尽管没有程序在用；"
+                 "改用端口 {new_port}。",
+                 start=reserved[0], end=reserved[1], port=port, new_port=new_port)
+    return T("Port {port} is in use by another program; using port {new_port} instead.",
+             "端口 {port} 已被其他程序占用；改用端口 {new_port}。", port=port, new_port=new_port)

@@ -60,6 +60,16 @@ NTSTATUS_MEANINGS: dict[int, Text] = {
         "The server could not start because a DLL it needs is missing (0xC0000135).",
         "服务器无法启动，因为缺少它需要的 DLL 文件（0xC0000135）。",
     ),
+    0xC0000139: T(
+        "The server could not start because a DLL it loaded is another version than the one it was built with "
+        "(Windows entry point not found, 0xC0000139).",
+        "服务器无法启动，因为它加载的某个 DLL 与构建时的版本不同（Windows 找不到入口点，0xC0000139）。",
+    ),
+    0xC0E90002: T(
+        "Windows refused to run a file of the server because it is not signed (Smart App Control or an App Control "
+        "policy, 0xC0E90002).",
+        "Windows 拒绝运行服务器的某个文件，因为它没有数字签名（智能应用控制或应用控制策略，0xC0E90002）。",
+    ),
     0xC000007B: T(
         "The server could not start because a DLL is the wrong kind, e.g. 32-bit instead of 64-bit (0xC000007B).",
         "服务器无法启动，因为某个 DLL 类型不对，例如 32 位而不是 64 位（0xC000007B）。",

@@ -436,6 +436,11 @@ ONE_LINE_CASES = {
     "worker_unreachable": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:547: Failed to connect to 192.0.2.7:50052"),
     "worker_version": (-6, "/src/ggml/src/ggml-rpc/ggml-rpc.cpp:550: RPC handshake failed for 192.0.2.7:50052"),
     "worker_out_of_memory": (1, "alloc_tensor_range: failed to allocate RPC0[192.0.2.7:50052] buffer of size 1048576"),
+    # Windows (recordings and their threads: tests/unit/core/diagnosis/test_windows_*.py)
+    "dll_version": (0xC0000139, "Windows fatal exception: code 0xc0000139"),
+    "app_control_blocked": (1, "OSError: [WinError 4551] An application control policy has blocked this file."),
+    "port_reserved": (1, "proxy   unbound 127.0.0.1:11435 (An attempt was made to access a socket in a way forbidden "
+                         "by its access permissions. (os error 10013))"),
 }
 
 
@@ -471,7 +476,10 @@ def test_every_crash_cause_has_a_one_line_case():
     not_crashes = {"ready_timeout", "missing_binary", "permission_denied", "not_executable", "start_failed",
                    "memory_watchdog",  # a restart on purpose (app/core/server/crash.py), not read from a log
                    "gpu_offload_short",  # a server that runs, slower than planned (app/core/diagnosis/offload.py)
-                   "worker_port_in_use"}  # the shared worker's own bind failure (app/core/server/shared_worker.py)
+                   "worker_port_in_use",  # the shared worker's own bind failure (app/core/server/shared_worker.py)
+                   # proved by the engine folder's files, not a log line (test_windows_dlls.py)
+                   "engine_files_missing", "vc_runtime_missing",
+                   "engine_quarantined"}  # the program could not be started (test_windows_antivirus.py)
     assert set(CAUSES) - not_crashes == set(ONE_LINE_CASES)
 
 

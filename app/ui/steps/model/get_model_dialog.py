@@ -4,12 +4,15 @@ the Model step, whose download row fetches it and then opens it like any model.
 
 Every Hub call runs in a worker (app.ui.workers); an answer for a search or repository the user has since left is
 dropped. Failures are core's HubError sentences, shown in the app's one problem shape. The token stays in memory
-for this session only and is never logged (its field shows dots).
+for this session only and is never logged (its field shows dots). A proxy of the user's own (empty: the system's)
+carries every request; an address core cannot use is its sentence before anything is sent, and a saved one's password
+is shown as dots (the real value is kept and used).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
@@ -17,6 +20,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -49,7 +53,7 @@ MAX_SIZE = (960, 640)  # inside a 1024 x 700 screen with the window's frame
 
 class GetModelDialog(Retranslating, QDialog):
     """Signals: ``downloadRequested(HubModel, HubChoice)`` when the user presses Download (the dialog then closes);
-    ``choiceChanged(HubChoice)`` when the source or token changed.
+    ``choiceChanged(HubChoice)`` when the source, token or proxy changed (its proxy: the last usable one).
 
     ``options`` (tests): ``endpoint`` (a Hub-compatible server instead of the source's address), ``vram_budget``
     (judge as if one card had that much free memory)."""
@@ -93,6 +97,13 @@ class GetModelDialog(Retranslating, QDialog):
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
         self.token.setText(choice.token or "")
         self.token.editingFinished.connect(self._choice_changed)
+        self.proxy_label = QLabel(self)
+        self.proxy = QLineEdit(self)
+        self.proxy.setObjectName("HubProxy")
+        self.proxy_saved = choice.proxy or None  # the last usable address (the field may show it masked)
+        self.proxy_error: UserError | None = None  # core's sentence for the field's address, while shown
+        self.proxy.setText(work.masked_proxy(self.proxy_saved))
+        self.proxy.editingFinished.connect(self._on_proxy_edited)
         self.search_box = QLineEdit(self)
         self.search_box.setClearButtonEnabled(True)
         self.search_box.returnPressed.connect(self.search)
@@ -132,12 +143,15 @@ class GetModelDialog(Retranslating, QDialog):
         self._layout()
 
     def _layout(self) -> None:
-        where = QHBoxLayout()
-        where.addWidget(self.source_label)
-        where.addWidget(self.source)
-        where.addSpacing(12)
-        where.addWidget(self.token_label)
-        where.addWidget(self.token, 1)
+        where = QGridLayout()  # Source [combo]  Token [field] / Proxy [field under both]
+        where.addWidget(self.source_label, 0, 0)
+        where.addWidget(self.source, 0, 1)
+        where.addWidget(self.token_label, 0, 2)
+        where.addWidget(self.token, 0, 3)
+        where.addWidget(self.proxy_label, 1, 0)
+        where.addWidget(self.proxy, 1, 1, 1, 3)
+        where.setColumnStretch(3, 1)
+        self.token_label.setContentsMargins(12, 0, 0, 0)  # apart from the source's box
         find = QHBoxLayout()
         find.addWidget(self.search_box, 1)
         find.addWidget(self.search_button)
@@ -185,10 +199,36 @@ class GetModelDialog(Retranslating, QDialog):
 
     def choice(self) -> work.HubChoice:
         return work.HubChoice(self.source.currentData() or work.SOURCES[0], self.token.text().strip() or None,
-                              self.options.get("endpoint"))
+                              self.options.get("endpoint"), self.proxy_value())
+
+    def proxy_value(self) -> str | None:
+        """The proxy the field stands for (its masked password is the saved one's); None: the system's."""
+        return work.unmasked_proxy(self.proxy.text().strip(), self.proxy_saved) or None
 
     def _choice_changed(self) -> None:
-        self.choiceChanged.emit(self.choice())
+        self.choiceChanged.emit(replace(self.choice(), proxy=self.proxy_saved))
+
+    def _on_proxy_edited(self) -> None:
+        """A usable address (or none) becomes the choice, shown masked; another is core's sentence, not saved."""
+        if self.proxy_usable():
+            value = self.proxy_value()
+            self.proxy.setText(work.masked_proxy(value))
+            if value != self.proxy_saved:
+                self.proxy_saved = value
+                self._choice_changed()
+
+    def proxy_usable(self) -> bool:
+        """Whether the field's proxy can carry a request; if not, core's sentence is shown (and nothing is sent)."""
+        error = work.proxy_problem(self.proxy_value())
+        if error is not None:
+            self._say("")
+            self.proxy_error = error
+            self._show_problem(error)
+            return False
+        if self.proxy_error is not None and self.error is self.proxy_error:
+            self._show_problem(None)
+        self.proxy_error = None
+        return True
 
     def use_mirror(self) -> None:
         """Switch to hf-mirror.com and repeat what failed (the search, or the repository's list)."""
@@ -204,6 +244,8 @@ class GetModelDialog(Retranslating, QDialog):
         text = self.search_box.text().strip()
         if not text:
             self._show_curated()
+            return
+        if not self.proxy_usable():
             return
         self.query, self.hits = text, []
         self._clear_repo()
@@ -297,6 +339,8 @@ class GetModelDialog(Retranslating, QDialog):
 
     def open_repo(self, repo: str) -> None:
         """List ``repo``'s files, then judge each against this computer."""
+        if not self.proxy_usable():
+            return
         self._clear_repo()
         self.repo = repo
         self.files_title.setText(repo)
@@ -430,7 +474,7 @@ class GetModelDialog(Retranslating, QDialog):
 
     def request_download(self) -> None:
         model = self.files.selected_model()
-        if model is None or not self._can_download(model):
+        if model is None or not self._can_download(model) or not self.proxy_usable():
             return
         self.downloadRequested.emit(model, self.choice())
         self.close()
@@ -461,7 +505,7 @@ class GetModelDialog(Retranslating, QDialog):
         self.problem.set_problem(error)
         self.problem.setVisible(error is not None)
         self.mirror_button.setVisible(error is not None and _unreachable(error) and self.choice().source == "hf"
-                                      and self._retry is not None)
+                                      and self._retry is not None and error is not self.proxy_error)
         if error is not None and _gated(error):
             self.token.setFocus()
 
@@ -472,7 +516,10 @@ class GetModelDialog(Retranslating, QDialog):
     # --- tasks ------------------------------------------------------------------------------------
 
     def _start(self, name: str, fn, *args: Any, on_done, on_error, **kwargs: Any) -> None:
-        """Run ``fn`` as the one ``name`` task; the answer of a task replaced or cancelled since is dropped."""
+        """Run ``fn`` as the one ``name`` task; the answer of a task replaced or cancelled since is dropped. A Hub
+        request is not sent through a proxy address that cannot be used (its sentence is shown instead)."""
+        if name != "machine" and not self.proxy_usable():
+            return
         self._cancel(name)
         current: list[Task] = []
 
@@ -508,6 +555,10 @@ class GetModelDialog(Retranslating, QDialog):
         self.token_label.setText(self.tr("Token:"))
         self.token.setPlaceholderText(self.tr("for gated models (optional; kept until the app closes)"))
         self.token.setToolTip(self.tr("Sent only to the source chosen here, never saved."))
+        self.proxy_label.setText(self.tr("Proxy:"))
+        self.proxy.setPlaceholderText(self.tr("http://host:port — empty: the system's setting"))
+        self.proxy.setToolTip(self.tr("Every search, header read and download goes through this proxy; it is saved "
+                                      "for next time. Use it where the system's proxy is not picked up."))
         self.search_box.setPlaceholderText(self.tr("Search models, e.g. qwen 7b instruct, or owner/name"))
         self.search_button.setText(self.tr("Search"))
         self.mirror_button.setText(self.tr("Use the mirror hf-mirror.com"))

@@ -15,12 +15,14 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from PySide6.QtCore import QCoreApplication
 
 if TYPE_CHECKING:
     from app.core.hardware.report import HardwareReport
     from app.core.hub.client import RepoHit
+    from app.core.hub.errors import HubError
     from app.core.hub.files import HubModel, RepoListing
     from app.core.hub.fit import FileFit
     from app.core.hub.source import HubAccess
@@ -39,17 +41,75 @@ def tr(text: str) -> str:
 
 @dataclass(frozen=True)
 class HubChoice:
-    """Where to search and download: a source (SOURCES), the user's token (None: none is sent) and an address that
-    replaces the source's own (tests: the fake Hub). The token is never logged: its repr hides it."""
+    """Where to search and download: a source (SOURCES), the user's token (None: none is sent), an address that
+    replaces the source's own (tests: the fake Hub) and a proxy of the user's own for every request (None: the
+    system's, HTTP(S)_PROXY). Neither the token nor the proxy (it may carry a password) is logged: repr hides them."""
 
     source: str = SOURCES[0]
     token: str | None = field(default=None, repr=False)
     endpoint: str | None = None
+    proxy: str | None = field(default=None, repr=False)
 
     def access(self) -> HubAccess:
         from app.core.hub.source import HubAccess, HubSource
 
-        return HubAccess(HubSource(self.source), endpoint=self.endpoint or None, token=self.token or None)
+        return HubAccess(HubSource(self.source), endpoint=self.endpoint or None, token=self.token or None,
+                         proxy=self.proxy or None)
+
+
+def proxy_problem(proxy: str | None) -> HubError | None:
+    """Core's sentence for a proxy address that cannot be used (None: usable, or none given). Core's own rule: the
+    client its requests would go through is made for the address (and kept for them)."""
+    if not proxy:
+        return None
+    from app.core.hub.errors import HubError
+    from app.core.hub.http import client
+    from app.core.hub.source import HubAccess
+
+    try:
+        client(HubAccess(proxy=proxy))
+    except HubError as error:
+        return error
+    return None
+
+
+PROXY_MASK = "••••"  # a saved proxy's password, as the dialog shows it
+
+
+def masked_proxy(proxy: str | None) -> str:
+    """``proxy`` as the dialog may show it: a password replaced by PROXY_MASK (the user name and address kept)."""
+    if not proxy:
+        return ""
+    user, password, rest = _proxy_parts(proxy)
+    if password is None:
+        return proxy
+    return rest[0] + "://" + f"{user}:{PROXY_MASK}@" + rest[1]
+
+
+def unmasked_proxy(text: str, real: str | None) -> str:
+    """What the proxy field's ``text`` stands for: PROXY_MASK in its password place is ``real``'s password (the user
+    kept it while editing the rest); any other text is itself."""
+    if not real or PROXY_MASK not in text:
+        return text
+    user, password, rest = _proxy_parts(text)
+    real_password = _proxy_parts(real)[1]
+    if password != PROXY_MASK or real_password is None:
+        return text
+    return rest[0] + "://" + f"{user}:{real_password}@" + rest[1]
+
+
+def _proxy_parts(proxy: str) -> tuple[str, str | None, tuple[str, str]]:
+    """(user, password or None, (scheme, the rest after the user info)) of ``proxy``, as written (not decoded)."""
+    try:
+        parts = urlsplit(proxy)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: no user info to find
+        return "", None, ("", proxy)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at or not parts.scheme:
+        return "", None, ("", proxy)
+    user, colon, password = userinfo.partition(":")
+    after = urlunsplit(("", host, parts.path, parts.query, parts.fragment)).removeprefix("//")
+    return user, password if colon else None, (parts.scheme, after)
 
 
 # --- worker-thread calls -------------------------------------------------------------------------

@@ -48,7 +48,8 @@ class ModelPanel(Retranslating, QWidget):
     """Signals: ``modelChosen(str path)`` as soon as a file is picked; ``modelChecked(CheckedModel)`` when
     its checks are back (info is None when the file could not be read at all);
     ``expectedHashChanged(str)`` when the user edits the expected SHA-256; ``hubSourceChanged(str)`` when the user
-    chose where "Get a model" searches (the window saves it; the token is never passed on).
+    chose where "Get a model" searches, ``hubProxyChanged(object)`` (str, or None: the system's) when the user set a
+    usable proxy for it (the window saves both; the token is never passed on).
 
     The path and the checks live in the window's :class:`ModelSession`: opening a file starts a new session
     model there (the last model's plan and probe are forgotten)."""
@@ -57,6 +58,7 @@ class ModelPanel(Retranslating, QWidget):
     modelChecked = Signal(object)
     expectedHashChanged = Signal(str)
     hubSourceChanged = Signal(str)
+    hubProxyChanged = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, session: ModelSession | None = None) -> None:
         super().__init__(parent)
@@ -68,6 +70,7 @@ class ModelPanel(Retranslating, QWidget):
         self.demo_result: DemoResult | None = None  # the last one: says why the demo is the random fallback
         self.demo_options: dict = {}  # passed to core's demo fetcher (tests point pip at a local index)
         self.hub_source = "hf"  # where "Get a model" searches first (the window sets the saved choice)
+        self.hub_proxy: str | None = None  # the proxy it goes through (None: the system's; the window sets the saved)
         self.hub_options: dict[str, Any] = {}  # "Get a model" options (tests: the fake Hub's endpoint)
         self.hub_choice: HubChoice | None = None  # the source and token chosen in "Get a model" (this session)
         self.get_dialog: GetModelDialog | None = None  # built on first use: the Hub's code loads only then
@@ -262,7 +265,8 @@ class ModelPanel(Retranslating, QWidget):
         from app.ui.steps.model.get_model_work import SOURCES, HubChoice
 
         if self.get_dialog is None:
-            choice = self.hub_choice or HubChoice(self.hub_source if self.hub_source in SOURCES else SOURCES[0])
+            choice = self.hub_choice or HubChoice(self.hub_source if self.hub_source in SOURCES else SOURCES[0],
+                                                  proxy=self.hub_proxy or None)
             engine = self.session.engine
             self.get_dialog = GetModelDialog(self, choice=choice, backend=engine[0] if engine is not None else None,
                                              options=self.hub_options)
@@ -280,6 +284,9 @@ class ModelPanel(Retranslating, QWidget):
         if choice.source != self.hub_source:
             self.hub_source = choice.source
             self.hubSourceChanged.emit(choice.source)
+        if choice.proxy != self.hub_proxy:
+            self.hub_proxy = choice.proxy
+            self.hubProxyChanged.emit(choice.proxy)
 
     def download_model(self, model: HubModel, choice: HubChoice) -> None:
         """Download ``model`` in the download row (progress, Pause, Cancel); it opens here when it is verified."""

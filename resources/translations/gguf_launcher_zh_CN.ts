@@ -702,6 +702,18 @@
         <translation>只发送给这里选择的来源，从不保存。</translation>
     </message>
     <message>
+        <source>Proxy:</source>
+        <translation>代理：</translation>
+    </message>
+    <message>
+        <source>http://host:port — empty: the system's setting</source>
+        <translation>http://host:port — 留空：使用系统设置</translation>
+    </message>
+    <message>
+        <source>Every search, header read and download goes through this proxy; it is saved for next time. Use it where the system's proxy is not picked up.</source>
+        <translation>每次搜索、文件头读取和下载都经过此代理；它会保存供下次使用。在系统代理未被识别时使用。</translation>
+    </message>
+    <message>
         <source>Search models, e.g. qwen 7b instruct, or owner/name</source>
         <translation>搜索模型，例如 qwen 7b instruct，或 所有者/名称</translation>
     </message>

@@ -125,6 +125,14 @@ def pinned_gpu_order(env: dict[str, str] | None) -> dict[str, str]:
     return {**(os.environ if env is None else env), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
 
+def child_environment(env: dict[str, str] | None) -> dict[str, str]:
+    """What every server child runs with: CUDA's device order pinned, and an ASCII temporary folder where the user's
+    is not ASCII (app/core/process/temp_dir.py)."""
+    from app.core.process.temp_dir import with_ascii_temp
+
+    return with_ascii_temp(pinned_gpu_order(env))
+
+
 class ChildProcess:
     """A started child. Output lines go to ``on_line``; ``on_exit`` fires once, from a waiter thread, as soon as
     the child is gone (it blocks in wait(), so there is no polling delay)."""
@@ -160,7 +168,7 @@ class ChildProcess:
     # -- start -------------------------------------------------------------------------------------------------
     def _popen(self, env, cwd, rlimits) -> subprocess.Popen:
         kwargs: dict = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            bufsize=0, close_fds=True, env=pinned_gpu_order(env), cwd=cwd)
+                            bufsize=0, close_fds=True, env=child_environment(env), cwd=cwd)
         if sys.platform == "win32":
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
             popen = subprocess.Popen(self.argv, **kwargs)

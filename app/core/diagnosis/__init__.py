@@ -38,6 +38,7 @@ CAUSES = (
     "worker_lost", "worker_unreachable", "worker_version", "worker_out_of_memory", "worker_port_in_use",
     "engine_files_missing", "vc_runtime_missing", "dll_version", "app_control_blocked", "port_reserved",
     "engine_quarantined",
+    "cuda_runtime_missing", "cuda_driver_too_old", "cuda_card_unsupported", "cuda_no_device", "cuda_init_failed",
 )
 
 __all__ = [

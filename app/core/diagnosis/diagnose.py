@@ -14,6 +14,7 @@ from app.core.diagnosis import (
     causes_runtime,
     causes_windows,
     causes_workers,
+    cuda_causes,
 )
 from app.core.diagnosis.log_facts import read_log_facts
 from app.core.diagnosis.memory_evidence import KillEvidence, MemoryState, judge_kill, memory_readings
@@ -27,7 +28,7 @@ from app.core.process.exit_status import ExitStatus, crash_signal, decode_exit_s
 from app.core.text import T
 
 BUILDERS = {**causes_file.BUILDERS, **causes_memory.BUILDERS, **causes_kill.BUILDERS, **causes_runtime.BUILDERS,
-            **causes_workers.BUILDERS, **causes_windows.BUILDERS}
+            **causes_workers.BUILDERS, **causes_windows.BUILDERS, **cuda_causes.BUILDERS}
 # Causes that mean "these settings need more memory than there is" (a probe moves down on these).
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "mmap_failed",
                            "oom_killed", "worker_out_of_memory"})

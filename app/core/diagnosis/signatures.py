@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.diagnosis.cuda_signatures import CUDA_PATTERNS
+
 # How many of the last log lines are searched; a crash prints its reason near the end.
 SEARCH_WINDOW = 400
 
@@ -132,6 +134,8 @@ SIGNATURES: list[Signature] = [
     *_sig("python_error", 80, r"^\s*(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<msg>.*)$"),
 ]
 
+# CUDA's own words (cuda_signatures.py): listed last, so within a rank the lines above win
+SIGNATURES += [sig for cause, rank, patterns in CUDA_PATTERNS for sig in _sig(cause, rank, *patterns)]
 
 SIGNATURES.sort(key=lambda sig: sig.rank)
 _TRACEBACK_SOURCE = re.compile(r"^\s+(?:raise\b|File \")")  # stable: within a rank, the order above

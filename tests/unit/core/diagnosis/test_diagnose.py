@@ -40,10 +40,10 @@ FIXTURE_CASES = [
     ("uvicorn_port_busy.txt", 3, "port_in_use", False),
     ("bad_argument.txt", 1, "bad_argument", False),
     ("llama_cpp_python_load_failure.txt", 1, "model_load_failed", False),
-    ("missing_shared_library.txt", 127, "missing_library", False),
+    ("missing_shared_library.txt", 127, "cuda_runtime_missing", False),
     ("ggml_assert.txt", -6, "assertion_failed", True),
     ("ggml_assert.txt", 0xC0000409, "assertion_failed", True),
-    ("driver_too_old.txt", 139, "gpu_driver_problem", False),
+    ("driver_too_old.txt", 139, "cuda_driver_too_old", False),
 ]
 
 
@@ -411,7 +411,14 @@ ONE_LINE_CASES = {
     "host_unavailable": (1, "ERROR:    [Errno 99] error while attempting to bind on address ('10.9.9.9', 8000): cannot "
                             "assign requested address"),
     "bad_argument": (2, "__main__.py: error: unrecognized arguments: --n-gpu-layers 5"),
-    "gpu_driver_problem": (-6, "CUDA error: no kernel image is available for execution on the device"),
+    "gpu_driver_problem": (1, "ggml_vulkan: vk::createInstance: ErrorIncompatibleDriver"),
+    # CUDA's own words (tests/data/nvidia/SOURCES.md cites each recording)
+    "cuda_card_unsupported": (-6, "CUDA error: no kernel image is available for execution on the device"),
+    "cuda_driver_too_old": (-6, "CUDA error: the provided PTX was compiled with an unsupported toolchain."),
+    "cuda_no_device": (1, "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected"),
+    "cuda_init_failed": (1, "ggml_cuda_init: failed to initialize CUDA: initialization error"),
+    "cuda_runtime_missing": (127, "llama-server: error while loading shared libraries: libcublas.so.12: cannot open "
+                                  "shared object file: No such file or directory"),
     "gpu_error": (-6, "CUDA error: an illegal memory access was encountered"),
     "missing_library": (1, "RuntimeError: Failed to load shared library '/venv/llama_cpp/lib/libllama.so': "
                            "libcuda.so.1: cannot open shared object file"),

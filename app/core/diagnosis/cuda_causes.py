@@ -1,9 +1,9 @@
 """Sentences and fixes for CUDA failures (cuda_signatures.py), and the silent CPU fallback of a CUDA 13 build on a
 card below compute capability 7.5.
 
-The driver numbers come from cuda_facts.py (NVIDIA's table). The fix as data: switch to the built-in engine when an
-external llama-server failed (a setting the app applies); the next step names the driver version to install and
-the llama.cpp build that fits instead (the CUDA 12 or Vulkan build).
+The driver numbers come from app/core/launch/cuda_facts.py (NVIDIA's table). The fix as data: switch to the
+built-in engine when an external llama-server failed (a setting the app applies); the next step names the driver
+version to install and the llama.cpp build that fits instead (the CUDA 12 or Vulkan build).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from app.core.diagnosis.cuda_facts import MIN_DRIVER_BRANCH, CardFacts, card_too_old
 from app.core.diagnosis.situation import Situation
+from app.core.launch.cuda_facts import MIN_DRIVER_BRANCH, CardFacts, card_too_old
 from app.core.text import T, Text
 
 Parts = tuple[Text, Text, dict, bool]

@@ -2,7 +2,7 @@
 
 The card's compute capability and the driver (both read by NVML) decide between CUDA 13, CUDA 12 and Vulkan builds:
 a CUDA 13 build needs compute capability 7.5 or newer (a GTX 10-series card, Pascal, would silently run on the
-processor), and a CUDA build needs a driver that supports its CUDA version (app/core/diagnosis/cuda_facts.py has
+processor), and a CUDA build needs a driver that supports its CUDA version (app/core/launch/cuda_facts.py has
 NVIDIA's numbers and their sources). An engine folder that misses files (engine_folder.py) is never offered.
 A build is refused only on proof: an unknown compute capability or driver version refuses nothing.
 Preference among the builds that fit: CUDA (the newest CUDA version first), then Vulkan, then the rest.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.diagnosis.cuda_facts import (
+from app.core.launch.cuda_facts import (
     MIN_COMPUTE_CAPABILITY,
     MIN_DRIVER_BRANCH,
     CardFacts,

@@ -9,8 +9,8 @@ import pytest
 
 from app.core.diagnosis import CAUSES, diagnose
 from app.core.diagnosis.cuda_causes import cuda13_on_old_card
-from app.core.diagnosis.cuda_facts import CardFacts
 from app.core.launch.config import LaunchConfig
+from app.core.launch.cuda_facts import CardFacts
 
 DATA = Path(__file__).parents[3] / "data" / "nvidia"
 SIGABRT = -6  # llama.cpp's GGML_ABORT after a CUDA error (FACTS.md: CUDA runtime errors -> SIGABRT)

@@ -1,13 +1,13 @@
 """The GPU engine choice: compute capability and driver (as NVML reads them) pick CUDA 13, CUDA 12 or Vulkan.
 
-NVIDIA's numbers: app/core/diagnosis/cuda_facts.py (minimum driver 580 for CUDA 13.x, 525 for CUDA 12.x; CUDA 13 needs
+NVIDIA's numbers: app/core/launch/cuda_facts.py (minimum driver 580 for CUDA 13.x, 525 for CUDA 12.x; CUDA 13 needs
 compute capability 7.5). The field case: altic-dev/FluidVoice#988, "CUDA 13 dropped Pascal support — it requires
 compute capability **7.5+** — so on a GTX 1070 (**CC 6.1**) `ggml-cuda.dll` never loads".
 """
 
 from __future__ import annotations
 
-from app.core.diagnosis.cuda_facts import CardFacts
+from app.core.launch.cuda_facts import CardFacts
 from app.core.launch.engine_folder import FolderCheck
 from app.core.launch.gpu_choice import EngineCandidate, choose_gpu_engine
 

@@ -82,6 +82,8 @@ class GetModelDialog(Retranslating, QDialog):
         self.retranslate()
         self._show_curated()
         self._scan_machine()
+        run_task(work.load_hub_client, owner=self,
+                 on_error=lambda error: logger.info("the Hub client was not loaded ahead: %s", error))
 
     # --- building ---------------------------------------------------------------------------------
 

@@ -239,6 +239,14 @@ def stopped_externally(s: Situation) -> Parts:
 
 
 def exited_early(s: Situation) -> Parts:
+    if s.was_ready is False:  # gone before it ever answered: no log of serving, so restarting blindly may loop
+        return (T("The server exited with exit code 0 before it answered its first health check, without reporting "
+                  "an error.",
+                  "服务器在回应第一次健康检查之前就以退出码 0 退出了，没有报告错误。"),
+                T("Start it again; if it exits again, run the copied command line in a terminal to see what it "
+                  "prints.",
+                  "重新启动；如果再次退出，请在终端中运行复制的命令行，看看它输出了什么。"),
+                {}, True)
     return (T("The server exited by itself without reporting an error.", "服务器自行退出，没有报告错误。"),
             T("Start it again; if it keeps exiting, the log lines below may show why.",
               "重新启动；如果仍然退出，下面的日志行可能说明原因。"),

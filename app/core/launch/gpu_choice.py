@@ -97,23 +97,40 @@ def choose_gpu_engine(card: CardFacts, candidates: Sequence[EngineCandidate]) ->
         return GpuChoice(None, T("No llama-server that can use a graphics card was found on this computer.",
                                  "这台电脑上没有找到能使用显卡的 llama-server。"))
     if not fitting:
-        first = refused[0][1]
+        first, why = refused[0]
         return GpuChoice(None, _joined(
             T("None of the llama-server programs found here fits the {card}: ",
-              "这里找到的 llama-server 都不适合 {card}：", card=card.name), first,
-            T(". Update the NVIDIA driver, or use the CUDA 12 or Vulkan build of llama.cpp.",
-              "。请更新 NVIDIA 驱动，或改用 CUDA 12 或 Vulkan 版本的 llama.cpp。")), refused)
+              "这里找到的 llama-server 都不适合 {card}：", card=card.name), _clause(why), T(". ", "。"),
+            _advice(first)), refused)
     chosen = fitting[0]
     if refused:
         reason = _joined(T("The {label} llama-server was chosen: ", "已选择 {label} 版 llama-server：",
-                           label=chosen.label), refused[0][1], T(".", "。"))
-    else:
+                           label=chosen.label), _clause(refused[0][1]), T(".", "。"))
+    elif card.compute_capability and card.driver_version:
         reason = T("The {label} llama-server was chosen: it fits the {card} (compute capability {cc}) and driver "
                    "{driver}.",
                    "已选择 {label} 版 llama-server：它适合 {card}（计算能力 {cc}）和驱动 {driver}。",
-                   label=chosen.label, card=card.name, cc=card.compute_capability or "?",
-                   driver=card.driver_version or "?")
+                   label=chosen.label, card=card.name, cc=card.compute_capability, driver=card.driver_version)
+    else:  # readings missing: nothing rules it out, and nothing more can be said
+        reason = T("The {label} llama-server was chosen: it can use the graphics card.",
+                   "已选择 {label} 版 llama-server：它可以使用显卡。", label=chosen.label)
     return GpuChoice(chosen, reason, refused)
+
+
+def _advice(refused: EngineCandidate) -> Text:
+    """What to do about the first build refused: complete its folder, else update the driver or change builds."""
+    if refused.folder is not None and (step := refused.folder.next_step()) is not None:
+        return step
+    return T("Update the NVIDIA driver, or use the CUDA 12 or Vulkan build of llama.cpp.",
+             "请更新 NVIDIA 驱动，或改用 CUDA 12 或 Vulkan 版本的 llama.cpp。")
+
+
+def _clause(text: Text) -> Text:
+    """A sentence as a clause after a colon: no closing full stop, and a lower-case start in English."""
+    english, chinese = text.render("en").rstrip("."), text.render("zh").rstrip("。")
+    if english[:1].isupper() and english[1:2].islower():
+        english = english[0].lower() + english[1:]
+    return Text(english, chinese)
 
 
 def _joined(*parts: Text) -> Text:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from app.core.engine.gpu_build import GpuBuild
 from app.core.hardware.report import HardwareReport
+from app.core.launch.cuda_facts import CardFacts
+from app.core.launch.gpu_choice import EngineCandidate, GpuChoice, choose_gpu_engine
 from app.core.launch.gpu_servers import GpuServer, has_gpu_backend
 from app.core.problem import Check, Fix, FixAction, Status, fix_action
 from app.core.text import T, Text
@@ -68,17 +70,45 @@ def cpu_only_engine_warning(report: HardwareReport, engine: str, compiled_backen
     rebuild is possible at all (a frozen app, no C++ compiler)."""
     if not report.has_nvidia_gpu or has_gpu_backend(compiled_backends):
         return None
-    others = [server for server in servers if server.path != current_server][:MAX_SERVER_FIXES]
+    fitting, choice = fitting_servers(report, servers)
+    others = [server for server in fitting if server.path != current_server][:MAX_SERVER_FIXES]
     builds = [] if cannot_rebuild is not None else list(builds)
     fixes = tuple(use_server_fix(server) for server in others) + tuple(rebuild_fix(build) for build in builds)
     evidence = [f"GPU {gpu.index}: {gpu.name}" for gpu in report.gpus]
     evidence.append(f"{engine} backends: {', '.join(compiled_backends) or 'CPU'}")
     evidence += [f"found {server.path} ({', '.join(server.gpu_backends)})" for server in others]
+    evidence += choice.evidence() if choice is not None else ()
     evidence += [f"{build.label} compiler: {build.compiler}" for build in builds]
     if not builds:
         evidence.append("no CUDA (nvcc) or Vulkan (glslc) compiler found" if cannot_rebuild is None
                         else cannot_rebuild.render("en"))
-    return GpuEngineWarning(engine, _message(report, engine), _next_step(others, builds), tuple(evidence), fixes)
+    next_step = _next_step(others, builds)
+    if choice is not None and _worth_saying(choice, report):  # why this one is offered first, or why none fits
+        next_step = Text(f"{choice.reason.render('en')} {next_step.render('en')}",
+                         f"{choice.reason.render('zh')}{next_step.render('zh')}")
+    return GpuEngineWarning(engine, _message(report, engine), next_step, tuple(evidence), fixes)
+
+
+def _worth_saying(choice: GpuChoice, report: HardwareReport) -> bool:
+    """A build was refused, none fits, or the card's readings show why the chosen one fits (with no readings and
+    nothing refused, the choice has nothing to explain)."""
+    gpu = report.gpus[0]
+    return bool(choice.refused) or choice.chosen is None or bool(gpu.compute_capability and gpu.driver_version)
+
+
+def fitting_servers(report: HardwareReport, servers: list[GpuServer]) -> tuple[list[GpuServer], GpuChoice | None]:
+    """The servers that fit the first NVIDIA card, best first (gpu_choice.py's rule), and the choice that says why;
+    all of them and None when there is nothing to choose from."""
+    if not servers or not report.gpus:
+        return list(servers), None
+    gpu = report.gpus[0]
+    card = CardFacts(gpu.name, gpu.compute_capability, gpu.driver_version, gpu.cuda_driver_version)
+    choice = choose_gpu_engine(card, [EngineCandidate(server.path, server.gpu_backends, server.cuda_version,
+                                                      server.folder) for server in servers])
+    refused = {candidate.path for candidate, _ in choice.refused}
+    chosen = choice.chosen.path if choice.chosen is not None else None
+    fitting = sorted((server for server in servers if server.path not in refused), key=lambda s: s.path != chosen)
+    return fitting, choice
 
 
 def _message(report: HardwareReport, engine: str) -> Text:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.launch import discovery
+from app.core.launch.engine_folder import FolderCheck, check_engine_folder
 from app.core.problem import UserError
 
 logger = logging.getLogger(__name__)
@@ -40,11 +41,14 @@ MAX_CANDIDATES = 40  # each unknown one is run twice; never let a crowded Downlo
 
 @dataclass(frozen=True)
 class GpuServer:
-    """A llama-server that can use a graphics card: its file, version line and GPU backends."""
+    """A llama-server that can use a graphics card: its file, version line and GPU backends; the CUDA runtime
+    version its folder carries ("12", "12.4") and the folder's check (engine_folder.py), when looked at."""
 
     path: str
     version_text: str
     gpu_backends: tuple[str, ...]
+    cuda_version: str | None = None
+    folder: FolderCheck | None = None
 
 
 def search_roots(home: Path | None = None) -> list[Path]:
@@ -143,5 +147,6 @@ def find_gpu_servers(home: Path | None = None) -> list[GpuServer]:
         backends = gpu_backends_of(path)
         if backends:
             facts = discovery.inspect_llama_server(path)
-            servers.append(GpuServer(str(path), facts.version_text, backends))
+            folder = check_engine_folder(path)
+            servers.append(GpuServer(str(path), facts.version_text, backends, folder.cuda_version, folder))
     return servers

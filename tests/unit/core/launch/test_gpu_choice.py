@@ -70,7 +70,17 @@ def test_an_incomplete_folder_is_never_offered():
                              FolderCheck(CUDA13.path, ("CPU", "CUDA"), "13.3", ("cudart64_13.dll",)))
     choice = choose_gpu_engine(RTX3060, [broken, VULKAN])
     assert choice.chosen == VULKAN
-    assert "CUDA runtime files it needs are missing (cudart64_13.dll)" in choice.reason.render("en")
+    assert choice.reason.render("en") == ("The Vulkan llama-server was chosen: this CUDA build of llama.cpp cannot use "
+                                          "the graphics card: the CUDA runtime files it needs are missing "
+                                          "(cudart64_13.dll).")
+
+
+def test_only_an_incomplete_folder_found_says_how_to_complete_it():
+    broken = EngineCandidate(CUDA13.path, ("CUDA",), "13.3",
+                             FolderCheck(CUDA13.path, ("CPU", "CUDA"), "13.3", ("cudart64_13.dll",)))
+    text = choose_gpu_engine(RTX3060, [broken]).reason.render("en")
+    assert text.endswith("Download cudart-llama-bin-win-cuda-13.3-x64.zip from the same llama.cpp release and unpack "
+                         "it into the folder of llama-server.exe, or use the Vulkan build.")
 
 
 def test_no_gpu_build_found():

@@ -55,6 +55,32 @@ def test_a_cpu_only_built_in_engine_offers_the_found_server_and_a_cuda_rebuild()
     assert "CUDA compiler: /usr/local/cuda/bin/nvcc" in warning.evidence
 
 
+PASCAL = GpuInfo(0, "NVIDIA GeForce GTX 1070", None, 8 * GIB, 7 * GIB, 1 * GIB, driver_version="581.57",
+                 cuda_driver_version="13.0", compute_capability="6.1")
+CUDA13_SERVER = GpuServer("/d/llama-b7000-bin-win-cuda-13.3-x64/llama-server.exe", "version: 7000 (abc)", ("CUDA",),
+                          "13.3")
+CUDA12_SERVER = GpuServer("/d/llama-b7000-bin-win-cuda-12.4-x64/llama-server.exe", "version: 7000 (abc)", ("CUDA",),
+                          "12.4")
+
+
+def test_a_pascal_card_is_offered_the_cuda_12_server_and_told_why_not_cuda_13():
+    """altic-dev/FluidVoice#988: a CUDA 13 build on a GTX 1070 (CC 6.1) silently runs on the CPU."""
+    warning = warn(servers=[CUDA13_SERVER, CUDA12_SERVER], gpus=(PASCAL,))
+    assert [fix.get("server_bin") for fix in warning.fixes] == [CUDA12_SERVER.path]
+    assert warning.next_step.render("en").startswith(
+        "The CUDA 12.4 llama-server was chosen: the CUDA 13.3 build needs a card with compute capability 7.5 or "
+        "newer, and the NVIDIA GeForce GTX 1070 has 6.1. Use a llama-server found on this computer")
+    assert "计算能力 7.5" in warning.next_step.render("zh")
+    assert any(line.startswith(f"not offered: {CUDA13_SERVER.path}") for line in warning.evidence)
+
+
+def test_only_unfit_servers_found_says_why_none_fits_and_offers_none():
+    warning = warn(servers=[CUDA13_SERVER], gpus=(PASCAL,))
+    assert warning.fixes == ()
+    assert warning.next_step.render("en").startswith(
+        "None of the llama-server programs found here fits the NVIDIA GeForce GTX 1070: the CUDA 13.3 build needs")
+
+
 def test_without_any_fix_here_the_next_step_says_what_to_install():
     warning = warn()
     assert warning.fixes == () and warning.action is None

@@ -151,7 +151,9 @@ def app_control_blocked(s: Situation) -> Parts:
 
 
 def _port(s: Situation) -> str:
-    match = re.search(r"port:?\s*(\d{1,5})|', (\d{1,5})\)|:(\d{1,5})\b", s.hit.line) if s.hit else None
+    # "port: 1258", "('127.0.0.1', 1258)", "127.0.0.1:11435", "tcp :1258" — not a time of day ("21:46:31")
+    match = re.search(r"port:?\s*(\d{1,5})|', (\d{1,5})\)|(?:\d+\.\d+\.\d+\.\d+|\]|localhost|\s):(\d{1,5})\b",
+                      s.hit.line) if s.hit else None
     port = next((group for group in match.groups() if group), None) if match else None
     return port or str(getattr(s.config, "port", None) or s.facts.port or "?")
 

@@ -86,7 +86,7 @@ def _listings(args, access) -> list[tuple[Any, Any]]:
         try:
             found.append((hit, list_files(hit.repo, access)))
         except HubError as error:
-            if error.kind in (HubFault.UNREACHABLE, HubFault.RATE_LIMITED):
+            if error.kind in (HubFault.UNREACHABLE, HubFault.PROXY, HubFault.RATE_LIMITED):
                 raise
             found.append((hit, error))
     return found

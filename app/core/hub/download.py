@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 PARTIAL_SUFFIX = ".part"
 SPACE_MARGIN = 100 << 20  # left free beyond the model: the app's logs, caches and the rest of the system
-_KEEP_PARTIAL = (HubFault.UNREACHABLE, HubFault.RATE_LIMITED, HubFault.GATED)  # fixable: the next call continues
+# Fixable faults: the partial file is kept and the next call continues it.
+_KEEP_PARTIAL = (HubFault.UNREACHABLE, HubFault.PROXY, HubFault.RATE_LIMITED, HubFault.GATED)
 
 FreeBytes = Callable[[Path], int]
 _ACTIVE: set[str] = set()  # the model folders a download in this process is writing

@@ -18,6 +18,7 @@ class HubFault(StrEnum):
     NOT_FOUND = "not_found"  # 404: no such repository or file
     RATE_LIMITED = "rate_limited"  # 429: asked to wait (retry_after_s)
     UNREACHABLE = "unreachable"  # no connection or no answer within the time allowed
+    PROXY = "proxy"  # the user's proxy: an address that cannot be used, or nothing answering there
     SERVER = "server"  # any other answer that is not a success
     NOT_SUPPORTED = "not_supported"  # a search the source does not offer (ModelScope by words)
     BAD_ANSWER = "bad_answer"  # an answer that is not what the Hub's API returns
@@ -99,6 +100,20 @@ def unreachable(access: HubAccess, detail: str) -> HubError:
                     step, kind=HubFault.UNREACHABLE)
 
 
+def proxy_unreachable(access: HubAccess, detail: str) -> HubError:
+    """The connection through the user's own proxy failed: the proxy is the one thing known to be at fault (the
+    source was never reached), so no other source is offered: it would go through the same proxy."""
+    from app.core.hub.http import redacted
+
+    return HubError(T("The proxy {proxy} could not be used to reach {where} ({detail}).",
+                      "无法通过代理 {proxy} 连接 {where_zh}（{detail}）。", proxy=redacted(access.proxy or ""),
+                      where=where_text(access).render("en"), where_zh=where_text(access).render("zh"),
+                      detail=detail),
+                    T("Check that the proxy program runs and its address is right, or clear the proxy to use the "
+                      "system's.", "请确认代理程序正在运行且地址正确，或清空代理以使用系统代理。"),
+                    kind=HubFault.PROXY)
+
+
 def no_answer(access: HubAccess) -> HubError:
     where = where_text(access)
     error = unreachable(access, "")
@@ -157,6 +172,8 @@ def hub_error(error: Exception, access: HubAccess, what: str) -> HubError:
         return unreachable(access, offline.render())
     if isinstance(error, (httpx2.ReadTimeout, httpx2.WriteTimeout, httpx2.PoolTimeout)):
         return no_answer(access)
+    if access.proxy and isinstance(error, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError)):
+        return proxy_unreachable(access, error_detail(error))  # with a proxy, the connection is made to it
     if isinstance(error, httpx2.TransportError):
         return unreachable(access, error_detail(error))
     if isinstance(error, (ValueError, KeyError, TypeError)):

@@ -33,6 +33,7 @@ def client(access: HubAccess) -> Any:
         return get_session()
     import httpx2
 
+    _check_address(access.proxy)
     with _LOCK:
         found = _PROXIED.get(access.proxy)
         if found is None:
@@ -43,6 +44,17 @@ def client(access: HubAccess) -> Any:
                 raise bad_proxy(access.proxy) from None
             _PROXIED[access.proxy] = found
         return found
+
+
+def _check_address(proxy: str) -> None:
+    """An http(s) address with a host and a port in range; httpx accepts "http://" and "http://h:99999"."""
+    parts = urlsplit(proxy)
+    try:
+        port = parts.port  # ValueError outside 0-65535
+    except ValueError:
+        raise bad_proxy(proxy) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise bad_proxy(proxy)
 
 
 def redacted(proxy: str) -> str:
@@ -58,7 +70,7 @@ def bad_proxy(proxy: str) -> HubError:
     return HubError(T("The proxy address {proxy} cannot be used: it must look like http://host:port.",
                       "代理地址 {proxy} 无法使用：它应形如 http://host:port。", proxy=redacted(proxy)),
                     T("Correct the proxy address, or clear it to use the system's.",
-                      "请更正代理地址，或清空它以使用系统代理。"), kind=HubFault.UNREACHABLE)
+                      "请更正代理地址，或清空它以使用系统代理。"), kind=HubFault.PROXY)
 
 
 def close_proxied() -> None:

@@ -5,13 +5,14 @@ that cannot be used is one sentence that shows no password."""
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
 from app.cli import main
 from app.core.hub.client import list_files
 from app.core.hub.download import download_model
-from app.core.hub.errors import HubError
+from app.core.hub.errors import HubError, HubFault
 from app.core.hub.http import redacted
 from app.core.hub.source import HubAccess, HubSource
 from app.core.settings import load_settings
@@ -94,3 +95,27 @@ def test_header_reads_go_through_the_proxy_and_carry_the_modelscope_cookie(fake_
     fits = fit_listing(list_files(TINY, access), access, scan_hardware(), "llama-server", vram_budget=8 << 30)
     assert {f.verdict for f in fits} == {FitVerdict.FITS_GPU}
     _through(fake_ms, proxy)
+
+
+@pytest.mark.parametrize("address", ["http://", "http://proxy.example:99999", "socks5://proxy.example:1080",
+                                     "proxy.example:8080"])
+def test_an_address_without_host_or_with_a_port_out_of_range_is_refused_before_any_request(address, fake_ms):
+    access = HubAccess(HubSource.MODELSCOPE, endpoint=fake_ms.url, proxy=address)
+    with pytest.raises(HubError) as caught:
+        list_files(TINY, access)
+    assert caught.value.kind is HubFault.PROXY and "cannot be used" in caught.value.message.render("en")
+    assert fake_ms.requests == []
+
+
+def test_a_proxy_nothing_answers_at_is_said_as_the_proxy_not_the_source(fake_ms):
+    with socket.socket() as placeholder:  # a port that was free a moment ago: nothing listens there now
+        placeholder.bind(("127.0.0.1", 0))
+        port = placeholder.getsockname()[1]
+    access = HubAccess(HubSource.MODELSCOPE, endpoint=fake_ms.url, proxy=f"http://alice:secret@127.0.0.1:{port}")
+    with pytest.raises(HubError) as caught:
+        list_files(TINY, access)
+    message = caught.value.message.render("en")
+    assert caught.value.kind is HubFault.PROXY
+    assert message.startswith(f"The proxy http://127.0.0.1:{port} could not be used to reach"), message
+    assert "secret" not in message + caught.value.next_step.render("en")
+    assert fake_ms.requests == []

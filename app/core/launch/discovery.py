@@ -27,6 +27,11 @@ logger = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 20.0
 CACHE_VERSION = 1
 EXE_NAME = "llama-server.exe" if os.name == "nt" else "llama-server"
+# llama.cpp's single program: `llama serve` is `llama-server` (huggingface/hub-docs#2593, citing llama.cpp discussion
+# #23875: "`llama serve` and `llama-server` are the same server"; on Windows `llama.exe serve -m "model.gguf"`,
+# mostlygeek/llama-swap#1036). Used wherever a llama-server is looked for, after it.
+SINGLE_EXE_NAME = "llama.exe" if os.name == "nt" else "llama"
+SERVE_COMMAND = "serve"
 # what the window and the CLI offer when no usable llama-server is found (the CLI names its flags)
 CHOOSE_SERVER_BIN = FixAction(Fix.CHOOSE_SERVER_BIN)
 _BACKEND_PATTERNS = {
@@ -47,6 +52,25 @@ class BinaryFacts:
     flag_help: dict[str, str] = field(default_factory=dict)  # every accepted flag -> its help line(s)
 
 
+def is_single_program(path: Path | str) -> bool:
+    """The single ``llama`` program (which serves as ``llama serve``), not a llama-server."""
+    return Path(path).name.lower() in ("llama", "llama.exe")
+
+
+def server_argv_prefix(path: Path | str) -> tuple[str, ...]:
+    """How to start this program as the server: ``[llama-server]`` or ``[llama, serve]``."""
+    return (str(path), SERVE_COMMAND) if is_single_program(path) else (str(path),)
+
+
+def _in_folder(folder: Path) -> Path:
+    """The server program of a folder: llama-server, else the single llama program, else (for the message) the
+    llama-server that is not there."""
+    for name in (EXE_NAME, SINGLE_EXE_NAME):
+        if (folder / name).is_file():
+            return folder / name
+    return folder / EXE_NAME
+
+
 def common_locations() -> list[Path]:
     home = Path.home()
     places = [home / "llama.cpp" / "build" / "bin", home / "llama.cpp", home / ".local" / "bin",
@@ -57,7 +81,7 @@ def common_locations() -> list[Path]:
             if base:
                 places += [Path(base) / "llama.cpp", Path(base) / "llama.cpp" / "bin"]
         places += [Path("C:/llama.cpp"), Path("C:/llama.cpp/bin")]
-    return [place / EXE_NAME for place in places]
+    return [place / name for place in places for name in (EXE_NAME, SINGLE_EXE_NAME)]
 
 
 def candidate_paths(user_path: str | None = None) -> list[Path]:
@@ -67,14 +91,18 @@ def candidate_paths(user_path: str | None = None) -> list[Path]:
     for raw in (user_path, os.environ.get("GGUF_LAUNCHER_LLAMA_SERVER")):
         if raw:
             path = Path(raw).expanduser()
-            found.append(path / EXE_NAME if path.is_dir() else path)
+            found.append(_in_folder(path) if path.is_dir() else path)
     shipped = shipped_llama_server()
     if shipped is not None:
         found.append(shipped)
     on_path = shutil.which("llama-server")
     if on_path:
         found.append(Path(on_path))
-    found += [p for p in common_locations() if p.is_file()]
+    found += [p for p in common_locations() if p.is_file() and not is_single_program(p)]
+    single = shutil.which("llama")
+    if single:
+        found.append(Path(single))
+    found += [p for p in common_locations() if p.is_file() and is_single_program(p)]
     unique: list[Path] = []
     for path in found:
         if path not in unique:
@@ -102,13 +130,14 @@ def find_llama_server(user_path: str | None = None) -> Path:
         T("No llama-server program was found on this computer.", "这台电脑上没有找到 llama-server 程序。"),
         T("Install llama.cpp and choose its llama-server file in Settings (Advanced), or use the built-in engine.",
           "请安装 llama.cpp 并在设置（高级）中选择其中的 llama-server 文件，或改用内置引擎。"),
-        (f"looked in: {os.environ.get('PATH', '')}", *(str(p.parent) for p in common_locations())),
+        (f"looked in: {os.environ.get('PATH', '')}", *dict.fromkeys(str(p.parent) for p in common_locations())),
         action=CHOOSE_SERVER_BIN)
 
 
 def _run(path: Path, arg: str) -> tuple[int, str]:
     try:
-        done = subprocess.run([str(path), arg], stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S)
+        done = subprocess.run([*server_argv_prefix(path), arg], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return -1, f"{path} {arg} did not answer within {PROBE_TIMEOUT_S:.0f} s"
     except OSError as error:

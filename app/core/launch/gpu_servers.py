@@ -81,7 +81,7 @@ def candidate_files(home: Path | None = None) -> list[Path]:
     found += [path for path in discovery.common_locations() if path.is_file()]
     for root in search_roots(home):
         for folder in _llama_folders(root):
-            found += _in_release(folder, exe)
+            found += _in_release(folder, exe) or _in_release(folder, discovery.SINGLE_EXE_NAME)
     for backends in jan_backend_dirs(home):  # <version>/<backend>/[build/bin/]llama-server
         found += _globbed(backends, (f"*/*/{exe}", f"*/*/build/bin/{exe}"))
     found += _globbed(home / ".lmstudio" / "extensions" / "backends", (f"*/{exe}", f"*/*/{exe}"))

@@ -83,7 +83,7 @@ def test_split_across_two_workers_loads_answers_and_matches_the_plan(model, llam
         assert _chat(supervisor)["choices"][0]["message"]["content"] is not None
         held = [_rss(w) - b for w, b in zip(workers, before, strict=True)]
     finally:
-        supervisor.stop()
+        supervisor.close()  # stopped, and its log file closed (stop() alone left it to the garbage collector)
     # llama.cpp's own table at exit, one row per worker: "RPC0 (127.0.0.1:PORT) | ... (self = model + context +
     # compute)": the buffers the client allocated on that worker (ALLOC_BUFFER), what a GPU worker's VRAM must hold
     rows = {row.description: row for row in parse_llama_log(line.text for line in supervisor.tail(4000)).devices}

@@ -78,8 +78,28 @@ def model_incompatible(s: Situation) -> Parts:
             UPDATE_LLAMA, {}, False)
 
 
+WINDOWS_MAX_PATH = 260  # MAX_PATH: programs that do not opt into long paths cannot open a path this long or longer
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+
+
+def too_long_for_windows(path: str) -> bool:
+    """A Windows path (drive letter or UNC) of MAX_PATH characters or more."""
+    return bool(path) and len(path) >= WINDOWS_MAX_PATH and bool(_WINDOWS_PATH.match(path))
+
+
+def _long_path(s: Situation) -> Parts:
+    return (T("The model's path is {length} characters long; Windows programs such as llama.cpp cannot open a path "
+              "of {limit} characters or more.",
+              "模型文件的路径长达 {length} 个字符；llama.cpp 这类 Windows 程序无法打开 {limit} 个字符或更长的路径。",
+              length=len(s.model_path), limit=WINDOWS_MAX_PATH),
+            T("Move the model to a short folder such as C:\\models and choose it again.",
+              "把模型移到 C:\\models 这类较短的文件夹，然后重新选择。"), {}, False)
+
+
 def model_not_found(s: Situation) -> Parts:
     message = T("The model file {model} was not found.", "找不到模型文件 {model}。", model=s.model_name)
+    if too_long_for_windows(s.model_path):
+        return _long_path(s)
     if s.model_path and not s.model_path.isascii():
         return message, ASCII_PATH, {}, False
     return (message, T("Check that the file still exists at {path}, or choose it again.",
@@ -106,6 +126,8 @@ def mmap_failed(s: Situation) -> Parts:
 def model_load_failed(s: Situation) -> Parts:
     message = T("The model file {model} could not be loaded.", "无法加载模型文件 {model}。", model=s.model_name)
     path = s.model_path
+    if too_long_for_windows(path):
+        return _long_path(s)
     if path and (not path.isascii() or " " in path):
         return message, ASCII_PATH, {}, False
     return (message,

@@ -29,6 +29,11 @@ CAUSE = "gpu_offload_short"
 _OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
 _BUFFER = re.compile(r"(\S+) (model|KV|compute) buffer size =\s*([\d.]+) MiB")
 _NO_GPU = re.compile(r"no usable GPU found|compiled without GPU support|not compiled with GPU offload support")
+# a GPU backend loaded with a device: llama.cpp's "no usable GPU found" warning is then no proof of the processor
+# (ggml-org/llama.cpp#22748: b9049 prints it with "load_backend: loaded CUDA backend" and the card in use)
+_GPU_LOADED = re.compile(r"load_backend: loaded (?:CUDA|Vulkan|ROCm|HIP|Metal|SYCL|MUSA|OpenCL) backend"
+                         r"|ggml_cuda_init: found [1-9]\d* (?:CUDA|ROCm) devices"
+                         r"|ggml_vulkan: Found [1-9]\d* Vulkan devices", re.IGNORECASE)
 _HOST_BUFFERS = ("CPU", "CPU_Mapped", "CPU_REPACK", "CUDA_Host", "Metal_Mapped", "Vulkan_Host")
 
 
@@ -48,13 +53,14 @@ class Offload:
     model_buffers_seen: bool = False
     no_gpu_warning: bool = False
     evidence: tuple[str, ...] = ()
+    gpu_backend_loaded: bool = False
 
     @property
     def on_gpu(self) -> int | None:
         """Layers really on a GPU: the count printed, but 0 when every buffer printed is in host memory."""
         if self.model_buffers_seen and not self.gpu_buffers_mib:
             return 0
-        if self.offloaded is None and self.no_gpu_warning:
+        if self.offloaded is None and self.no_gpu_warning and not self.gpu_backend_loaded:
             return 0
         return self.offloaded
 
@@ -63,9 +69,10 @@ def read_offload(lines: Iterable[str]) -> Offload:
     """The last load's offload facts from log lines (an earlier load in the same log is overridden)."""
     offloaded = total = None
     buffers: dict[str, float] = {}
-    model_seen = no_gpu = False
+    model_seen = no_gpu = gpu_loaded = False
     evidence: list[str] = []
     for line in lines:
+        gpu_loaded = gpu_loaded or _GPU_LOADED.search(line) is not None
         if (match := _OFFLOADED.search(line)) is not None:
             offloaded, total = int(match.group(1)), int(match.group(2))
             buffers, model_seen, evidence = {}, False, [line]  # a new load starts over
@@ -79,7 +86,7 @@ def read_offload(lines: Iterable[str]) -> Offload:
         elif _NO_GPU.search(line):
             no_gpu = True
             evidence.append(line)
-    return Offload(offloaded, total, buffers, model_seen, no_gpu, trim_evidence(evidence))
+    return Offload(offloaded, total, buffers, model_seen, no_gpu, trim_evidence(evidence), gpu_loaded)
 
 
 def offload_diagnosis(lines: Iterable[str], asked: int, *, backends: tuple[str, ...] | None = None,

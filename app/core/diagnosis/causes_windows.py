@@ -35,8 +35,9 @@ DEFENDER_STEPS = T(
 
 
 def engine_program(s: Situation) -> Path | None:
-    """The external llama-server this server ran, when the settings name it (the built-in engine is Python's)."""
-    program = getattr(s.config, "server_bin", None)
+    """The external llama-server this server ran, when the caller or the settings name it (the built-in engine's
+    program is Python)."""
+    program = s.engine.program or getattr(s.config, "server_bin", None)
     if s.backend != "llama-server" or not program:
         return None
     return Path(str(program))

@@ -26,6 +26,7 @@ class EngineFacts:
     builtin_built_here: bool = False  # the set-up built the built-in engine on this computer (its build record)
     faulting: Mapping[str, str] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
+    program: str | None = None  # the server program that ran (its argv[0]), when the settings do not name it
 
 
 @dataclass(frozen=True)

@@ -130,3 +130,13 @@ def test_unknown_folder_says_only_what_the_code_proves():
     assert "0xC0000135" in diagnosis.message.render("en")
     assert "vc_redist.x64.exe" in diagnosis.next_step.render("en")
     assert diagnosis.action == change_settings({"backend": "embedded"})
+
+
+def test_the_program_that_ran_counts_when_the_settings_leave_it_to_discovery(system32, tmp_path):
+    from app.core.diagnosis import EngineFacts
+
+    program = llama_release(tmp_path / "llama", without=("ggml-base.dll",))
+    found = LaunchConfig(model="m.gguf", backend="llama-server")  # server_bin None: discovered at start
+    diagnosis = diagnose(0xC0000135, [], found, engine=EngineFacts(program=str(program)))
+    assert diagnosis.cause == "engine_files_missing"
+    assert "ggml-base.dll" in diagnosis.message.render("en")

@@ -84,3 +84,20 @@ def test_moving_off_a_reserved_port_says_why():
     assert "保留" in note.render("zh")
     busy = busy_port_note(8080, 8081, None)
     assert "in use by another program" in busy.render("en")
+
+
+def test_settle_network_says_a_reserved_port_is_reserved(monkeypatch):
+    """The start-up check binds for real: a port it cannot bind, in a range netsh lists, is moved off with the
+    reserved-range sentence, not "in use by another program"."""
+    import socket
+
+    from app.core.launch.ports import settle_network
+
+    with socket.socket() as holder:  # stands in for Windows' refusal: the bind of that port fails
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        monkeypatch.setattr(ports, "_netsh_excluded_ranges", lambda: f"      {port - 1}        {port + 1}\n")
+        config, notes = settle_network(LaunchConfig(model="m.gguf", port=port))
+    assert config.port != port
+    assert len(notes) == 1 and f"Windows reserves ports {port - 1}–{port + 1}" in notes[0].render("en")

@@ -19,11 +19,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.core.diagnosis.value import Diagnosis, trim_evidence
 from app.core.launch.gpu_servers import has_gpu_backend
 from app.core.problem import change_settings
 from app.core.text import T, Text
+
+if TYPE_CHECKING:  # the CUDA reading is imported only when a card is given (the supervisor imports this module)
+    from app.core.launch.cuda_facts import CardFacts
 
 CAUSE = "gpu_offload_short"
 _OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
@@ -90,12 +94,15 @@ def read_offload(lines: Iterable[str]) -> Offload:
 
 
 def offload_diagnosis(lines: Iterable[str], asked: int, *, backends: tuple[str, ...] | None = None,
-                      total_hint: int | None = None) -> Diagnosis | None:
+                      total_hint: int | None = None, card: CardFacts | None = None,
+                      build_cuda: str | None = None) -> Diagnosis | None:
     """A diagnosis when the engine put fewer layers on a GPU than ``asked`` (the config's GPU layers, -1: all),
     else None. ``backends``: the engine's compiled backends, when known; ``total_hint``: the model's layers + 1,
-    for when the log does not say."""
+    for when the log does not say; ``card`` (NVML's readings) and ``build_cuda`` (the engine folder's CUDA version,
+    app/core/launch/engine_folder.py) name a CUDA 13 build on a card below compute capability 7.5 as the reason."""
     if asked == 0:
         return None
+    lines = list(lines)
     offload = read_offload(lines)
     total = offload.total or total_hint
     wanted = None if total is None else (total if asked < 0 else min(asked, total))
@@ -108,6 +115,11 @@ def offload_diagnosis(lines: Iterable[str], asked: int, *, backends: tuple[str, 
     if done is None or (wanted is not None and done >= wanted) or (wanted is None and done > 0):
         return None
     if done == 0:
+        old_card = _cuda13_on_old_card(card, build_cuda, lines)
+        if card is not None and old_card is not None:
+            evidence += (f"GPU: {card.name}, compute capability {card.compute_capability}",
+                         f"engine CUDA version: {build_cuda}")
+            return Diagnosis(CAUSE, old_card[0], old_card[1], evidence=trim_evidence(evidence), restartable=False)
         return Diagnosis(CAUSE, _none_message(wanted), _NONE_NEXT, evidence=trim_evidence(evidence),
                          restartable=False)
     message = T("The engine put only {done} of {wanted} model layers on the graphics card; the other {rest} run "
@@ -120,6 +132,14 @@ def offload_diagnosis(lines: Iterable[str], asked: int, *, backends: tuple[str, 
                   "让内存计划与实际运行的情况一致。", done=done)
     return Diagnosis(CAUSE, message, next_step, action=change_settings({"gpu_layers": done}),
                      evidence=trim_evidence(evidence), restartable=False)
+
+
+def _cuda13_on_old_card(card: CardFacts | None, build_cuda: str | None, lines: list[str]) -> tuple[Text, Text] | None:
+    if card is None:
+        return None
+    from app.core.diagnosis.cuda_causes import cuda13_on_old_card
+
+    return cuda13_on_old_card(card, build_cuda, lines)
 
 
 def _none_message(wanted: int | None) -> Text:

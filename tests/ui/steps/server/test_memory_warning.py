@@ -7,6 +7,7 @@ against a 64 MiB budget, so the whole path runs in a few seconds on any machine.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import psutil
 import pytest
@@ -45,12 +46,38 @@ def _started_panel(qtbot, supervisor):
         supervisor.close()
 
 
+class _HeldAtWarning:
+    """The first server's real RSS against BUDGET, held just under the critical share until ``release``.
+
+    The fake grows 10 MiB/s for ever: unheld, the warning lasted ~0.7 s (warn at 85 %, critical at 92 % three
+    readings in a row) and on a loaded machine this test's GUI thread could handle it and the critical reading in
+    one go, the label never seen shown, and the next server's growth made a second planned restart before "ready
+    with one planned restart" was seen: timeouts. The server after the planned restart is read against a budget it
+    never nears, so exactly one restart happens; every reading is still the real process's RSS."""
+
+    def __init__(self) -> None:
+        self.first_pid: int | None = None
+        self.release = threading.Event()
+
+    def __call__(self, pid):
+        reading = _rss_budget(pid)
+        if self.first_pid is None and pid:
+            self.first_pid = pid
+        if pid != self.first_pid:
+            return MemoryReading(reading.used_bytes, 1000 * BUDGET, "test budget", reading.server_rss_bytes)
+        if self.release.is_set():
+            return reading
+        held = min(reading.used_bytes, int(0.9 * BUDGET))  # WARNING (85 %) is reached, CRITICAL (92 %) is not
+        return MemoryReading(held, BUDGET, "test budget", held)
+
+
 def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
     config = LaunchConfig(model=str(tiny_model), backend="llama-server", server_bin=fake_server_bin("grow"),
                           port=find_free_port())
     supervisor = Supervisor(config, extra_env={"FAKE_LLAMA_GROW_MB": "1"},
                             memory_watchdog=WatchdogLimits(interval_s=0.1, critical_samples=3))
-    supervisor.watchdog.read = _rss_budget
+    readings = _HeldAtWarning()
+    supervisor.watchdog.read = readings
     with _started_panel(qtbot, supervisor) as panel:
         qtbot.waitUntil(lambda: panel.memory_label.isVisible(), timeout=60_000)
         assert "Memory is running short" in panel.memory_label.text() and panel.state == "ready"
@@ -59,6 +86,7 @@ def test_warning_then_planned_restart_card(qtbot, tiny_model, fake_server_bin):
         assert "内存快不够了" in panel.memory_label.text()
         apply_language("en")
         panel.retranslate()
+        readings.release.set()  # the real RSS from now on: over the critical share
         qtbot.waitUntil(lambda: panel.crash_card.isVisible(), timeout=30_000)
         assert panel.crash_card.diagnosis.cause == "memory_watchdog"
         qtbot.waitUntil(lambda: panel.state == "ready" and supervisor.planned_restarts == 1, timeout=30_000)

@@ -242,6 +242,18 @@ def _loads_backends_at_run_time(files: dict[str, Path]) -> bool:
         rb"(?<![\w.+-])((?:lib)?ggml-(?!base)[a-z]+(?:-\w+)?\.(?:dll|so|dylib))(?![\w.])", re.IGNORECASE)))
 
 
+def quick_cuda_version(launcher: Path) -> str | None:
+    """The CUDA version of a build from file names only (no file is read): a release folder's name ("cuda-13.3"),
+    else the major of a CUDA runtime library beside it (cudart64_12.dll, libcudart.so.12). For callers that cannot
+    wait for ``check_engine_folder``'s scan of a ggml-cuda library of several hundred MB."""
+    folder = launcher.parent
+    named = _folder_cuda_version(folder)
+    if named:
+        return named
+    runtime = sorted(name for name in _present(folder) if _CUDA_RUNTIME.fullmatch(name.encode()))
+    return next((major for name in runtime if (major := _runtime_major(name))), None)
+
+
 def find_launcher(folder: Path) -> Path | None:
     """The program in an engine folder that serves: llama-server, else the single ``llama`` program."""
     for name in LAUNCHER_NAMES:

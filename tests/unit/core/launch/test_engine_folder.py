@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.launch.engine_folder import check_engine_folder, find_launcher
+from app.core.launch.engine_folder import check_engine_folder, find_launcher, quick_cuda_version
 
 WIN_CPU = {
     "llama-server.exe": b"MZ\0llama-server-impl.dll\0KERNEL32.dll\0",
@@ -171,3 +171,11 @@ def test_single_llama_program_is_the_launcher_when_there_is_no_llama_server(tmp_
 def test_missing_launcher_is_reported(tmp_path):
     folder = unpack(tmp_path, "empty", {"ggml.dll": b"MZ"})
     assert check(folder).missing == ("llama-server.exe",)
+
+
+def test_quick_cuda_version_reads_names_only(tmp_path):
+    release = unpack(tmp_path, "llama-b7000-bin-win-cuda-13.3-x64", cuda_zip("13"), cudart_zip("13"))
+    assert quick_cuda_version(release / "llama-server.exe") == "13.3"
+    renamed = unpack(tmp_path, "engine", cuda_zip("12"), cudart_zip("12"))
+    assert quick_cuda_version(renamed / "llama-server.exe") == "12"
+    assert quick_cuda_version(unpack(tmp_path, "cpu", WIN_CPU) / "llama-server.exe") is None

@@ -79,6 +79,8 @@ def dll_not_found(s: Situation) -> Parts:
     is there, the engine's own files are ruled out and the Visual C++ runtime is what is left to install."""
     evidence = dll_evidence(s)
     program = engine_program(s)
+    if evidence is not None and program is not None and evidence.other:
+        return _other_dlls_missing(s, program, evidence.other)
     if evidence is not None and program is not None:
         message = T("Windows could not start {program}: a DLL it needs is missing, although every llama.cpp file it "
                     "needs is in its folder (0xC0000135).",
@@ -92,6 +94,29 @@ def dll_not_found(s: Situation) -> Parts:
              "files together in one folder.",
              "安装微软的 Visual C++ 运行库（{file}，在微软的“Latest supported Visual C++ Redistributable downloads”"
              "页面）；如果仍然失败，请重新下载 llama.cpp，并把它的所有文件放在同一个文件夹里。", file=VC_REDIST)
+    return message, step, _switch_to_builtin(s), False
+
+
+_CUDA_DLL = re.compile(r"^(?:cudart|cublas|cublasLt|nvrtc|cufft|curand|cusparse)\d*_?\d*\.dll$", re.IGNORECASE)
+
+
+def _other_dlls_missing(s: Situation, program: Path, names: tuple[str, ...]) -> Parts:
+    """DLLs the engine imports that are neither beside it, in Windows' system folder nor on PATH (proved by the
+    search; Windows only): the CUDA runtime archive not unpacked beside a CUDA build, or a library a build forgot."""
+    message = T("Windows could not start {program}: {files} is neither beside it, in Windows' system folder nor on "
+                "PATH (0xC0000135).",
+                "Windows 无法启动 {program}：{files} 既不在它旁边，也不在 Windows 系统文件夹或 PATH 中（0xC0000135）。",
+                program=program.name, files=", ".join(names))
+    if any(_CUDA_DLL.match(name) for name in names):
+        step = T("Unpack the CUDA runtime archive of the same llama.cpp release (cudart-llama-bin-win-cuda-…-x64.zip) "
+                 "into the folder of {program}, or use a CPU or Vulkan build.",
+                 "把同一 llama.cpp 版本的 CUDA 运行库压缩包（cudart-llama-bin-win-cuda-…-x64.zip）解压到 {program} "
+                 "所在的文件夹，或改用 CPU 或 Vulkan 版本。", program=program.name)
+    else:
+        step = T("Put the missing DLL beside {program} (the build that needs it should ship it), or use an official "
+                 "llama.cpp release build.",
+                 "把缺少的 DLL 放到 {program} 旁边（需要它的版本本应自带），或改用官方发布的 llama.cpp 版本。",
+                 program=program.name)
     return message, step, _switch_to_builtin(s), False
 
 

@@ -6,9 +6,9 @@ imports ``llama-server-impl.dll``, which imports ``llama-common.dll``, ``llama.d
 (the backends ``ggml-cpu-*.dll``/``ggml-cuda.dll`` are loaded at run time). Reading the import tables (the program's,
 then those of the engine DLLs found beside it) tells which file is missing, without running anything, on any OS.
 
-Only two kinds of absence are claimed: an engine DLL (llama*/ggml*/mtmd*) missing beside the program, where the
-release zip puts every one of them; and a Visual C++ runtime DLL found neither beside the program nor in the system
-folders searched. Anything else (a system DLL, a CUDA runtime) is not judged here.
+Absence is claimed only where it is proved: an engine DLL (llama*/ggml*/mtmd*) missing beside the program, where the
+release zip puts every one of them; a Visual C++ runtime DLL found neither beside the program nor in the system
+folders searched; any other DLL (OpenSSL, a CUDA runtime) only when system folders were searched (on Windows).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 _ENGINE_DLL = re.compile(r"^(?:llama|ggml|mtmd)[\w.-]*\.dll$", re.IGNORECASE)
 _VC_RUNTIME_DLL = re.compile(r"^(?:msvcp140|vcruntime140|concrt140|vcomp140)(?:_\w+)?\.dll$", re.IGNORECASE)
 _MAX_FILE = 512 << 20  # a program or DLL larger than this is not read (a CUDA DLL is ~100-500 MiB: skipped)
+_API_SETS = ("api-ms-", "ext-ms-")
 VC_REDIST = "vc_redist.x64.exe"  # Microsoft's "Latest supported Visual C++ Redistributable downloads" page
 
 
@@ -37,10 +38,11 @@ class MissingDlls:
     checked: bool
     engine: tuple[str, ...] = ()  # engine DLLs missing beside the program
     vc_runtime: tuple[str, ...] = ()  # Visual C++ runtime DLLs found nowhere searched
+    other: tuple[str, ...] = ()  # any other DLL found nowhere searched (only when system folders were searched)
 
     @property
     def any(self) -> bool:
-        return bool(self.engine or self.vc_runtime)
+        return bool(self.engine or self.vc_runtime or self.other)
 
 
 def _rva_to_offset(rva: int, sections: list[tuple[int, int, int]]) -> int | None:
@@ -128,6 +130,7 @@ def missing_dlls(program: str | Path, search_dirs: Sequence[Path] | None = None)
         return MissingDlls(checked=False)
     engine: list[str] = []
     runtime: list[str] = []
+    other: list[str] = []
     queue, seen = list(imports), set()
     while queue:
         name = queue.pop(0)
@@ -140,7 +143,10 @@ def missing_dlls(program: str | Path, search_dirs: Sequence[Path] | None = None)
                 queue.extend(_imports_of(folder / name) or ())
             else:
                 engine.append(name)
+        elif _present(folder, name) or any(_present(place, name) for place in searched):
+            continue
         elif _VC_RUNTIME_DLL.match(name):
-            if not _present(folder, name) and not any(_present(place, name) for place in searched):
-                runtime.append(name)
-    return MissingDlls(checked=True, engine=tuple(engine), vc_runtime=tuple(runtime))
+            runtime.append(name)
+        elif searched and not key.startswith(_API_SETS):  # API sets are resolved by the loader, not found as files
+            other.append(name)
+    return MissingDlls(checked=True, engine=tuple(engine), vc_runtime=tuple(runtime), other=tuple(other))

@@ -62,3 +62,10 @@ def vc_runtime(folder: Path) -> Path:
     for name in ("MSVCP140.dll", "VCRUNTIME140.dll", "VCRUNTIME140_1.dll"):
         write_pe(folder / name, ["KERNEL32.dll"])
     return folder
+
+
+def system_folder(folder: Path) -> Path:
+    """Windows' System32 as far as a llama.cpp build needs it: KERNEL32.dll and the Visual C++ runtime."""
+    vc_runtime(folder)
+    write_pe(folder / "KERNEL32.dll", [])
+    return folder

@@ -26,7 +26,7 @@ from app.core.diagnosis.windows_dlls import missing_dlls, pe_imports
 from app.core.launch.config import LaunchConfig
 from app.core.problem import change_settings
 from tests.paths import ROOT
-from tests.unit.core.diagnosis.fake_pe import llama_release, vc_runtime
+from tests.unit.core.diagnosis.fake_pe import llama_release, system_folder, vc_runtime, write_pe
 
 RECORDINGS = ROOT / "tests" / "data" / "windows"
 
@@ -44,7 +44,7 @@ def _config(program: Path) -> LaunchConfig:
 @pytest.fixture()
 def system32(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Windows' system folder as the loader would search it, with the VC++ runtime installed (tests remove it)."""
-    folder = vc_runtime(tmp_path / "System32")
+    folder = system_folder(tmp_path / "System32")
     monkeypatch.setattr(windows_dlls, "system_dirs", lambda: [folder])
     return folder
 
@@ -93,9 +93,13 @@ def test_a_backend_nobody_imports_is_not_required(system32, tmp_path):
     assert missing_dlls(program).engine == ()
 
 
-def test_no_vc_runtime_anywhere_asks_for_vc_redist(system32, tmp_path):
-    for dll in system32.iterdir():
+def _remove_vc_runtime(system32: Path) -> None:
+    for dll in system32.glob("*140*.dll"):
         dll.unlink()
+
+
+def test_no_vc_runtime_anywhere_asks_for_vc_redist(system32, tmp_path):
+    _remove_vc_runtime(system32)
     program = llama_release(tmp_path / "llama")
     diagnosis = diagnose(0xC0000135, [], _config(program))
     assert diagnosis.cause == "vc_runtime_missing"
@@ -106,8 +110,7 @@ def test_no_vc_runtime_anywhere_asks_for_vc_redist(system32, tmp_path):
 
 
 def test_a_runtime_beside_the_program_counts_as_installed(system32, tmp_path):
-    for dll in system32.iterdir():
-        dll.unlink()
+    _remove_vc_runtime(system32)
     program = llama_release(tmp_path / "llama")
     vc_runtime(program.parent)
     assert missing_dlls(program).any is False
@@ -140,3 +143,34 @@ def test_the_program_that_ran_counts_when_the_settings_leave_it_to_discovery(sys
     diagnosis = diagnose(0xC0000135, [], found, engine=EngineFacts(program=str(program)))
     assert diagnosis.cause == "engine_files_missing"
     assert "ggml-base.dll" in diagnosis.message.render("en")
+
+
+def test_a_library_the_build_forgot_is_named_when_windows_folders_were_searched(system32, tmp_path):
+    """Andgihat/llama-cpp-mtp-turboquant-sm120-blackwell-windows#1: "This llama-server links to OpenSSL
+    (libssl-4-x64.dll, libcrypto-4-x64.dll) but you don't provide it in the build"."""
+    program = llama_release(tmp_path / "llama")
+    write_pe(program, ["llama-server-impl.dll", "KERNEL32.dll", "libssl-4-x64.dll", "libcrypto-4-x64.dll",
+                       "api-ms-win-crt-runtime-l1-1-0.dll"])
+    diagnosis = diagnose(0xC0000135, [], _config(program))
+    assert diagnosis.cause == "missing_library"
+    en = diagnosis.message.render("en")
+    assert "libssl-4-x64.dll, libcrypto-4-x64.dll" in en and "api-ms" not in en
+    assert "beside llama-server.exe" in diagnosis.next_step.render("en")
+
+
+def test_a_cuda_build_without_its_runtime_archive_asks_for_it(system32, tmp_path):
+    program = llama_release(tmp_path / "llama-cuda")
+    # a build without GGML_BACKEND_DL links its CUDA backend: ggml.dll -> ggml-cuda.dll -> cudart64_12.dll
+    write_pe(program.parent / "ggml.dll", ["ggml-base.dll", "ggml-cuda.dll"])
+    write_pe(program.parent / "ggml-cuda.dll", ["ggml-base.dll", "cudart64_12.dll", "cublas64_12.dll"])
+    diagnosis = diagnose(0xC0000135, [], _config(program))
+    assert "cudart64_12.dll" in diagnosis.message.render("en")
+    assert "cudart-llama-bin-win-cuda" in diagnosis.next_step.render("en")
+
+
+def test_off_windows_nothing_else_is_claimed_missing(tmp_path, monkeypatch):
+    """Without system folders to search (not Windows), a DLL that is no engine file and no runtime is not judged."""
+    monkeypatch.setattr(windows_dlls, "system_dirs", lambda: [])
+    program = llama_release(tmp_path / "llama")
+    vc_runtime(program.parent)
+    assert missing_dlls(program).any is False

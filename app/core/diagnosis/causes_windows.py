@@ -29,7 +29,7 @@ DEFENDER_STEPS = T(
     "open Windows Security → Virus & threat protection → Protection history, choose the entry for the file, then "
     "Actions → Restore (or Allow on device); otherwise download the same llama.cpp build again and unpack all of it "
     "into one folder.",
-    "如果是 Windows 安全中心删除了它（llama.cpp 的程序常被误报为 Trojan:Win32/Wacatac…!ml），请打开"
+    "如果是 Windows 安全中心删除了它（llama.cpp 的程序常被误报为 Trojan:Win32/Wacatac…!ml），请打开 "
     "Windows 安全中心 → 病毒和威胁防护 → 保护历史记录，选中该文件的记录，然后点“操作”→“还原”（或“在设备上允许”）；"
     "否则请重新下载同一版本的 llama.cpp，并把全部文件解压到同一个文件夹。")
 
@@ -124,9 +124,8 @@ def engine_files_missing(s: Situation) -> Parts:
     evidence = dll_evidence(s)
     program = engine_program(s)
     files = ", ".join(evidence.engine) if evidence else "?"
-    return (T("{program} cannot start because {files} is missing from its folder {folder}: the file was removed after "
-              "llama.cpp was unpacked.",
-              "{program} 无法启动，因为它的文件夹 {folder} 中缺少 {files}：该文件在 llama.cpp 解压之后被删除了。",
+    return (T("{program} cannot start because {files}, which it needs, is not in its folder {folder}.",
+              "{program} 无法启动，因为它需要的 {files} 不在它的文件夹 {folder} 中。",
               program=program.name if program else "llama-server", files=files,
               folder=str(program.parent) if program else "?"),
             DEFENDER_STEPS, _switch_to_builtin(s), False)
@@ -135,10 +134,10 @@ def engine_files_missing(s: Situation) -> Parts:
 def vc_runtime_missing(s: Situation) -> Parts:
     evidence = dll_evidence(s)
     files = ", ".join(evidence.vc_runtime) if evidence else "MSVCP140.dll"
-    return (T("The Microsoft Visual C++ runtime that llama.cpp needs is not installed on this computer ({files} is "
-              "neither beside the program nor in Windows' system folder).",
+    return (T("The Microsoft Visual C++ runtime that llama.cpp needs is not installed on this computer ({files}: "
+              "not beside the program, not in Windows' system folder).",
               "这台电脑没有安装 llama.cpp 需要的微软 Visual C++ 运行库"
-              "（{files} 既不在程序旁边，也不在 Windows 系统文件夹里）。",
+              "（{files}：不在程序旁边，也不在 Windows 系统文件夹里）。",
               files=files),
             VC_RUNTIME_STEP, {}, False)
 
@@ -149,13 +148,14 @@ def dll_version(s: Situation) -> Parts:
     lib = s.group("lib")
     named = f" ({lib})" if lib else ""
     return (T("Windows stopped the server because a DLL it loaded{named} is another version than the one it was built "
-              "with (0xC0000139): files of two llama.cpp versions are mixed, or an older copy was found first.",
-              "Windows 停止了服务器，因为它加载的某个 DLL{named} 与构建时使用的版本不同（0xC0000139）："
-              "两个 llama.cpp 版本的文件混在了一起，或者先找到了一个旧的副本。", named=named),
-            T("Unpack one llama.cpp release into an empty folder and choose its llama-server; remove other llama.cpp "
-              "folders from PATH.",
-              "把同一个 llama.cpp 版本解压到一个空文件夹，并选择其中的 llama-server；"
-              "从 PATH 中移除其他 llama.cpp 文件夹。"),
+              "with (0xC0000139).",
+              "Windows 停止了服务器，因为它加载的某个 DLL{named} 与构建时使用的版本不同（0xC0000139）。", named=named),
+            T("This happens when files of two llama.cpp versions are mixed or an older copy is found first: unpack one "
+              "llama.cpp release into an empty folder, choose its llama-server, and remove other llama.cpp folders "
+              "from PATH.",
+              "两个 llama.cpp 版本的文件混在一起，或者先找到了旧的副本时会这样："
+              "把同一个 llama.cpp 版本解压到一个空文件夹，"
+              "选择其中的 llama-server，并从 PATH 中移除其他 llama.cpp 文件夹。"),
             _switch_to_builtin(s), False)
 
 
@@ -242,9 +242,7 @@ def engine_gone(exc: BaseException, program: str) -> Text | None:
     if isinstance(exc, FileNotFoundError) and not path.exists():
         rest = [name for name in _engine_files_beside(path.parent) if name.lower() != path.name.lower()]
         if rest:
-            return T("{program} is gone from {folder}, where the rest of llama.cpp ({files}) still is: it was "
-                     "removed after llama.cpp was unpacked.",
-                     "{program} 已从 {folder} 中消失，而 llama.cpp 的其余文件（{files}）仍在那里："
-                     "它是在解压之后被删除的。",
+            return T("{program} is not in {folder}, although the rest of llama.cpp ({files}) is there.",
+                     "{program} 不在 {folder} 中，而 llama.cpp 的其余文件（{files}）都在那里。",
                      program=path.name, folder=str(path.parent), files=", ".join(rest[:4]))
     return None

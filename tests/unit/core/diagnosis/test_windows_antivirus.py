@@ -50,8 +50,8 @@ def test_an_engine_gone_from_a_folder_that_still_holds_llama_cpp(tmp_path: Path)
     diagnosis = diagnose_start_failure(_start(program), [str(program)], config)
     assert diagnosis.cause == "engine_quarantined"
     en, zh = diagnosis.message.render("en"), diagnosis.message.render("zh")
-    assert "llama-server.exe is gone from" in en and "ggml-base.dll" in en and "removed" in en
-    assert "llama-server.exe" in zh and "删除" in zh
+    assert "llama-server.exe is not in" in en and "ggml-base.dll" in en
+    assert "llama-server.exe 不在" in zh and "ggml-base.dll" in zh
     step = diagnosis.next_step.render("en")
     assert "Windows Security → Virus & threat protection → Protection history" in step
     assert "Restore" in step and "Wacatac" in step

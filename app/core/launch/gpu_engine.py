@@ -10,12 +10,14 @@ where that compiler is installed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.engine.gpu_build import GpuBuild
 from app.core.hardware.report import HardwareReport
 from app.core.launch.cuda_facts import CardFacts
-from app.core.launch.gpu_choice import EngineCandidate, GpuChoice, choose_gpu_engine
+from app.core.launch.engine_folder import FolderCheck
+from app.core.launch.gpu_choice import EngineCandidate, GpuChoice, choose_gpu_engine, why_unfit
 from app.core.launch.gpu_servers import GpuServer, has_gpu_backend
 from app.core.problem import Check, Fix, FixAction, Status, fix_action
 from app.core.text import T, Text
@@ -89,6 +91,46 @@ def cpu_only_engine_warning(report: HardwareReport, engine: str, compiled_backen
     return GpuEngineWarning(engine, _message(report, engine), next_step, tuple(evidence), fixes)
 
 
+def unfit_engine_warning(report: HardwareReport, path: str, compiled_backends: tuple[str, ...], folder: FolderCheck,
+                         *, servers: Callable[[], list[GpuServer]]) -> GpuEngineWarning | None:
+    """The chosen llama-server was built for a graphics card but cannot use this one (gpu_choice's rule: a CUDA 13
+    build on a card below compute capability 7.5, a driver too old for its CUDA, a CUDA runtime missing from its
+    folder): said with the fitting llama-servers found here as fixes. None when nothing proves it unfit.
+    ``servers`` is called only then (it runs every llama-server found)."""
+    if not report.gpus:
+        return None
+    gpu = report.gpus[0]
+    card = CardFacts(gpu.name, gpu.compute_capability, gpu.driver_version, gpu.cuda_driver_version)
+    backends = tuple(dict.fromkeys(name for name in (*compiled_backends, *folder.backends) if name != "CPU"))
+    why = why_unfit(card, EngineCandidate(path, backends, folder.cuda_version, folder))
+    if why is None:
+        return None
+    fitting, choice = fitting_servers(report, [server for server in servers() if server.path != path])
+    offered = fitting[:MAX_SERVER_FIXES]
+    message = (why if not folder.ok else  # the folder's own sentence names the files
+               Text(f"The chosen llama-server cannot use the {gpu.name}: {_clause_en(why)}.",
+                    f"所选的 llama-server 无法使用 {gpu.name}：{why.render('zh').rstrip('。')}。"))
+    if offered and choice is not None:
+        next_step = choice.reason
+    elif folder.next_step() is not None and not folder.ok:
+        next_step = folder.next_step() or T("", "")
+    else:
+        next_step = T("Update the NVIDIA driver, or download the CUDA 12 or Vulkan build of the same llama.cpp release "
+                      "and choose its llama-server in Settings (Advanced).",
+                      "请更新 NVIDIA 驱动，或下载同一 llama.cpp 发布版的 CUDA 12 或 Vulkan 版本，并在设置（高级）中选择"
+                      "其中的 llama-server。")
+    evidence = (f"GPU 0: {gpu.name}, compute capability {gpu.compute_capability or '?'}, driver "
+                f"{gpu.driver_version or '?'} (CUDA {gpu.cuda_driver_version or '?'})", *folder.evidence(),
+                *(f"found {server.path} ({', '.join(server.gpu_backends)})" for server in offered))
+    return GpuEngineWarning(LLAMA_SERVER, message, next_step, evidence,
+                            tuple(use_server_fix(server) for server in offered))
+
+
+def _clause_en(text: Text) -> str:
+    english = text.render("en").rstrip(".")
+    return english[0].lower() + english[1:] if english[:1].isupper() and english[1:2].islower() else english
+
+
 def _worth_saying(choice: GpuChoice, report: HardwareReport) -> bool:
     """A build was refused, none fits, or the card's readings show why the chosen one fits (with no readings and
     nothing refused, the choice has nothing to explain)."""
@@ -160,6 +202,18 @@ def engine_gpu_warning(report: HardwareReport, engine: str, server_bin: str | No
     except UserError as error:
         logger.info("engine %s not inspected for GPU support: %s", engine, error)
         return None
+    if engine != EMBEDDED and backend.path:
+        from pathlib import Path
+
+        from app.core.launch.engine_folder import check_engine_folder
+
+        folder = check_engine_folder(Path(backend.path))
+        unfit = unfit_engine_warning(report, backend.path, backend.compiled_backends, folder,
+                                     servers=find_gpu_servers)
+        if unfit is not None:
+            return unfit
+        if has_gpu_backend(folder.backends):
+            return None  # a GPU backend library beside it that nothing proves unusable here
     if has_gpu_backend(backend.compiled_backends):
         return None
     return cpu_only_engine_warning(report, engine, backend.compiled_backends, servers=find_gpu_servers(),

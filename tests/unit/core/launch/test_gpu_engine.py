@@ -123,3 +123,57 @@ def test_the_look_up_reads_the_real_built_in_engine(monkeypatch):
     monkeypatch.setattr("app.core.launch.gpu_servers.find_gpu_servers", lambda home=None: [])
     warning = gpu_engine.engine_gpu_warning(machine(CARD), "embedded")
     assert warning is not None and "embedded backends: CPU" in warning.evidence
+
+
+def _folder(tmp_path, name: str, files: dict[str, bytes]):
+    from app.core.launch.engine_folder import check_engine_folder
+
+    folder = tmp_path / name
+    folder.mkdir()
+    for file, data in files.items():
+        (folder / file).write_bytes(data)
+    return str(folder / "llama-server.exe"), check_engine_folder(folder / "llama-server.exe", search_dirs=(),
+                                                                 linker_cache=b"")
+
+
+WIN_CUDA13 = {"llama-server.exe": b"MZ\0llama.dll\0ggml.dll\0", "llama.dll": b"MZ\0ggml.dll\0", "ggml.dll": b"MZ\0",
+              "ggml-cpu-haswell.dll": b"MZ\0", "cudart64_13.dll": b"MZ\0", "cublas64_13.dll": b"MZ\0",
+              "ggml-cuda.dll": b"MZ\0cudart64_13.dll\0cublas64_13.dll\0"}
+
+
+def test_a_cuda13_llama_server_on_a_pascal_card_is_said_unfit_with_the_cuda12_one_offered(tmp_path):
+    """The silent CPU case of altic-dev/FluidVoice#988, said before the user starts."""
+    path, folder = _folder(tmp_path, "llama-b7000-bin-win-cuda-13.3-x64", WIN_CUDA13)
+    calls = []
+
+    def servers():
+        calls.append(1)
+        return [CUDA12_SERVER]
+
+    warning = gpu_engine.unfit_engine_warning(machine(PASCAL), path, ("CPU",), folder, servers=servers)
+    assert warning is not None and calls == [1]
+    assert warning.message.render("en") == (
+        "The chosen llama-server cannot use the NVIDIA GeForce GTX 1070: the CUDA 13.3 build needs a card with compute "
+        "capability 7.5 or newer, and the NVIDIA GeForce GTX 1070 has 6.1.")
+    assert "计算能力 7.5" in warning.message.render("zh")
+    assert warning.next_step.render("en").startswith("The CUDA 12.4 llama-server was chosen")
+    assert [fix.get("server_bin") for fix in warning.fixes] == [CUDA12_SERVER.path]
+
+
+def test_a_cuda13_llama_server_on_a_turing_card_is_not_warned_about(tmp_path):
+    path, folder = _folder(tmp_path, "llama-b7000-bin-win-cuda-13.3-x64", WIN_CUDA13)
+    turing = GpuInfo(0, "NVIDIA GeForce RTX 2060", None, 6 * GIB, 5 * GIB, 1 * GIB, driver_version="581.57",
+                     cuda_driver_version="13.0", compute_capability="7.5")
+    assert gpu_engine.unfit_engine_warning(machine(turing), path, ("CPU", "CUDA"), folder,
+                                           servers=lambda: pytest.fail("no look-up when nothing is unfit")) is None
+
+
+def test_a_cuda_folder_without_its_runtime_names_the_zip(tmp_path):
+    files = {name: data for name, data in WIN_CUDA13.items() if not name.startswith(("cudart", "cublas"))}
+    path, folder = _folder(tmp_path, "llama-b7000-bin-win-cuda-13.3-x64", files)
+    turing = GpuInfo(0, "NVIDIA GeForce RTX 2060", None, 6 * GIB, 5 * GIB, 1 * GIB, compute_capability="7.5")
+    warning = gpu_engine.unfit_engine_warning(machine(turing), path, ("CPU",), folder, servers=list)
+    assert warning is not None and warning.fixes == ()
+    assert warning.message.render("en") == ("This CUDA build of llama.cpp cannot use the graphics card: the CUDA "
+                                            "runtime files it needs are missing (cudart64_13.dll, cublas64_13.dll).")
+    assert "cudart-llama-bin-win-cuda-13.3-x64.zip" in warning.next_step.render("en")

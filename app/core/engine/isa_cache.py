@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core import paths
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json
-from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, IsaReport, Verdict, label, probe
+
+if TYPE_CHECKING:  # the probe's module loads when a report is read: the engine check's cache needs only the key
+    from app.core.engine.cpu_isa import IsaReport
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,8 @@ def _cache_file() -> Path:
 
 
 def current_report(*, refresh: bool = False) -> IsaReport:
+    from app.core.engine.cpu_isa import IsaReport, probe
+
     key = cpu_fingerprint()
     try:
         entries = read_json(_cache_file())
@@ -59,6 +64,8 @@ def current_report(*, refresh: bool = False) -> IsaReport:
 def unusable_extensions(report: IsaReport) -> tuple[dict[str, str], dict[str, str]]:
     """For each ggml system_info flag of an extension this processor cannot run, the extension's name: (advertised
     here but faulting, not even advertised here). What a diagnosis of an illegal instruction is given."""
+    from app.core.engine.cpu_isa import SYSTEM_INFO_NAMES, Verdict, label
+
     faulting, missing = {}, {}
     for flag, name in SYSTEM_INFO_NAMES.items():
         verdict = report.verdicts.get(name)

@@ -23,7 +23,6 @@ from pathlib import Path
 from app.core import paths
 from app.core.atomic import write_json_atomic
 from app.core.bounded_json import read_json
-from app.core.engine.cpu_isa import _verdict_from_exit
 from app.core.engine.isa_cache import cpu_fingerprint
 from app.core.process.frozen import child_argv
 
@@ -220,6 +219,8 @@ def _embedded_child_run(pending: list[tuple[str, Path]]) -> list[QuantResult]:
         if returncode is None:
             results.append(QuantResult(quant, Outcome.FAILED, f"no answer within {CHILD_TIMEOUT_S:.0f} s"))
         else:
+            from app.core.engine.cpu_isa import _verdict_from_exit
+
             _, reason = _verdict_from_exit(returncode, stderr)
             outcome = Outcome.CRASHED if returncode < 0 else Outcome.FAILED
             results.append(QuantResult(quant, outcome, reason))

@@ -97,19 +97,19 @@ def rebuild_embedded(progress: Callable[[RebuildProgress], None] = lambda p: Non
 
 def _build_in_child(progress: Callable[[RebuildProgress], None], cancel: Callable[[], bool],
                     argv: list[str]) -> None:
-    child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=os.name != "nt")
     stop_watch = threading.Event()
-    threading.Thread(target=_kill_when_cancelled, args=(child, cancel, stop_watch), daemon=True).start()
     tail: list[str] = []
-    assert child.stdout is not None
-    for line in child.stdout:
-        parts = line.split()
-        if len(parts) == 4 and parts[0] == "progress" and parts[1].isdigit() and parts[2].isdigit():
-            progress(RebuildProgress(Phase.BUILDING, int(parts[1]), int(parts[2])))
-        else:
-            tail = (tail + [line.rstrip()])[-20:]
-    returncode = child.wait()
+    with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=os.name != "nt") as child:  # its pipe is closed when it has ended
+        threading.Thread(target=_kill_when_cancelled, args=(child, cancel, stop_watch), daemon=True).start()
+        assert child.stdout is not None
+        for line in child.stdout:
+            parts = line.split()
+            if len(parts) == 4 and parts[0] == "progress" and parts[1].isdigit() and parts[2].isdigit():
+                progress(RebuildProgress(Phase.BUILDING, int(parts[1]), int(parts[2])))
+            else:
+                tail = (tail + [line.rstrip()])[-20:]
+        returncode = child.wait()
     stop_watch.set()
     if cancel():
         raise UserError(T("The engine rebuild was cancelled; the engine is unchanged.",

@@ -59,7 +59,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.store = SettingsStore(settings, self)
         self.bridge = SupervisorBridge(parent=self)
         self.machine = MachinePanel(self, live=live_hardware)
-        self.session = ModelSession()  # the model on its way to a server: checks, config, plan, probe
+        # The model on its way to a server: checks, config, plan, probe; the engine from the live settings.
+        self.session = ModelSession(engine_for=settings.engine_for)
         self.model = ModelPanel(self, self.session)
         self.settings_panel = SettingsPanel(self, session=self.session)
         self.server = ServerPanel(self.bridge, self)

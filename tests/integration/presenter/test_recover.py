@@ -16,11 +16,12 @@ from app.core.presenter.recover import recover
 from app.core.server.events import State
 
 
-def test_recover_brings_the_server_back_and_answers_the_question_again(running_server, tmp_path):
+def test_recover_brings_the_server_back_and_answers_the_question_again(running_server, tmp_path, request):
     supervisor = running_server("llama-server", supervisor_kwargs={"auto_restart": False})
     good = supervisor.last_good_config
     assert good is not None and good.ctx == supervisor.config.ctx
     client = ChatClient(lambda: supervisor.url, backend="llama-server", api_key=supervisor.api_key)
+    request.addfinalizer(client.close)  # its pooled connection: left open, a later test reports the socket
     seconds, problem = ask_test_question(client)
     assert problem is None and 0 < seconds < 10, (seconds, problem)
 

@@ -31,6 +31,7 @@ class HashRow(Retranslating, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path: str | None = None
+        self.backend: str | None = None  # the session engine's backend (set_path)
         self.task: Task | None = None
         self._hashing: str | None = None  # the file the running task hashes
         self.checked: CheckedModel | BaseException | None = None  # the last run's checks (DONE) or error (FAILED)
@@ -59,9 +60,10 @@ class HashRow(Retranslating, QWidget):
             self.job.say(self._verdict_text(self.job.state))
         self._render()
 
-    def set_path(self, path: str | None, expected: str | None = None) -> None:
+    def set_path(self, path: str | None, expected: str | None = None, backend: str | None = None) -> None:
+        """``backend``: the engine the model runs with; the hashed file's projector row is judged for it."""
         self.cancel()
-        self.path = path
+        self.path, self.backend = path, backend
         self.expected.setText(expected or "")
         if self.task is None:
             self.job.reset()
@@ -71,7 +73,7 @@ class HashRow(Retranslating, QWidget):
         if not self.path or self.task is not None:
             return
         self.checked, self._hashing = None, self.path
-        self.task = run_task(actions.hash_file, self.path, self.expected.text().strip() or None,
+        self.task = run_task(actions.hash_file, self.path, self.expected.text().strip() or None, backend=self.backend,
                              on_done=self._on_done, on_error=self._on_error, on_progress=self._on_progress,
                              wants_progress=True, wants_cancel=True)
         self.job.start(busy=False)

@@ -30,12 +30,15 @@ def tr(text: str) -> str:
 
 
 def validate_file(path: str, expected_sha256: str | None = None, compute_sha256: bool = False,
-                  progress: Callable | None = None, cancel: Callable | None = None) -> CheckedModel:
-    return check_model(path, expected_sha256, compute_sha256, progress, cancel)
+                  progress: Callable | None = None, cancel: Callable | None = None,
+                  backend: str | None = None) -> CheckedModel:
+    """``backend``: the engine of the window's session (``ModelSession.engine``), a projector is judged for it."""
+    return check_model(path, expected_sha256, compute_sha256, progress, cancel, backend)
 
 
-def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel: Callable) -> CheckedModel:
-    return validate_file(path, expected_sha256, True, progress, cancel)
+def hash_file(path: str, expected_sha256: str | None, progress: Callable, cancel: Callable,
+              backend: str | None = None) -> CheckedModel:
+    return validate_file(path, expected_sha256, True, progress, cancel, backend)
 
 
 def get_demo_model(progress: Callable[[DemoProgress], None], cancel: Callable[[], bool],

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.core.library.recent import DAMAGED, MISSING, RecentFile, check_recent, recent_labels
 from app.core.problem import Check, Fix
-from app.core.session import CheckedModel, ModelSession, check_model
+from app.core.session import CheckedModel, ModelSession
 from app.ui.i18n import Retranslating
 from app.ui.steps.model import model_actions as actions
 from app.ui.steps.model.demo_row import DemoRow
@@ -229,12 +229,13 @@ class ModelPanel(Retranslating, QWidget):
         if self._task is not None:
             self._task.cancel()
         self.session.open(path)
-        self.hash_row.set_path(path, expected_sha256)
+        engine = self.session.engine  # the live settings' engine: a projector beside the model is judged for it
+        backend = engine[0] if engine is not None else None
+        self.hash_row.set_path(path, expected_sha256, backend)
         self.modelChosen.emit(path)
         self._render()
         self.summary.setText(self.tr("Checking {name}…").format(name=Path(path).name))
-        engine = self.session.engine  # the live settings' engine: a projector beside the model is judged for it
-        self._task = run_task(check_model, path, backend=engine[0] if engine is not None else None,
+        self._task = run_task(actions.validate_file, path, backend=backend,
                               on_done=self._on_validated, owner=self,
                               on_error=lambda error: self._on_validated(actions.report_from_error(path, error)))
 

@@ -53,3 +53,17 @@ def test_the_projector_is_judged_for_the_live_engine_not_the_saved_one(qtbot, tm
         panel.open_model(str(model))
     row = next(c for c in checked.args[0].checks if c.id == "projector")
     assert says in row.message.render("en")
+
+
+def test_the_window_judges_the_projector_for_its_live_engine_and_so_does_the_hash(qtbot, window, tmp_path):
+    """The window's session asks the window's settings (not the file, saved a moment later); hashing the file checks
+    it again, for the same engine."""
+    window.store.settings.set_engine(BACKEND_EMBEDDED, None)  # chosen a moment ago: not on disk yet
+    model = write_tiny_llama(tmp_path / "vision-model.gguf")
+    write_projector(tmp_path / "mmproj-vision-model-f16.gguf", read_model_info(model).embedding_length)
+    report = open_and_wait(qtbot, window, model)
+    says = "The built-in engine runs the model without its image part"
+    assert says in next(c for c in report.checks if c.id == "projector").message.render("en")
+    with qtbot.waitSignal(window.model.hash_row.hashed, timeout=30_000) as hashed:
+        window.model.hash_row.start()
+    assert says in next(c for c in hashed.args[0].checks if c.id == "projector").message.render("en")

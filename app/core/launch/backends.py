@@ -121,8 +121,8 @@ def llama_server_backend(user_path: str | None = None) -> BackendInfo:
     path = backend_discovery.find_llama_server(user_path)
     facts = backend_discovery.inspect_llama_server(path)
     flags = frozenset(facts.flag_help)
-    return BackendInfo(BACKEND_LLAMA_SERVER, (str(path),), facts.version_text, facts.build_number,
-                       facts.compiled_backends, flags, "/health", "/tokenize",
+    return BackendInfo(BACKEND_LLAMA_SERVER, backend_discovery.server_argv_prefix(path), facts.version_text,
+                       facts.build_number, facts.compiled_backends, flags, "/health", "/tokenize",
                        True, str(path), dict(facts.flag_help))
 
 

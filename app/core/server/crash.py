@@ -43,12 +43,13 @@ def block_count(model: str) -> int | None:
         return None
 
 
-def engine_facts(returncode: int | float | str | None) -> EngineFacts | None:
+def engine_facts(returncode: int | float | str | None, program: str | None = None) -> EngineFacts | None:
     """What the diagnosis of an illegal instruction needs, gathered here so that the decoder runs no probe: whether
     the set-up built the built-in engine, and which extensions this processor cannot run (the instruction-set
-    probe's kept answer; the probe runs once when there is none). None for any other exit."""
+    probe's kept answer; the probe runs once when there is none); for any exit, the program that ran (``program``,
+    its argv[0]: a Windows loader failure looks beside it for what is missing). None when there is nothing to say."""
     if not is_illegal_instruction(returncode):
-        return None
+        return EngineFacts(program=program) if program else None
     from app.core.engine import build_record, isa_cache
 
     built_here = build_record.for_engine("embedded") is not None
@@ -57,11 +58,12 @@ def engine_facts(returncode: int | float | str | None) -> EngineFacts | None:
     except OSError as exc:  # the probe could not run: the diagnosis falls back to the general sentence
         logger.warning("instruction-set probe unavailable for the diagnosis: %s", exc)
         faulting, missing = {}, {}
-    return EngineFacts(built_here, faulting, missing)
+    return EngineFacts(built_here, faulting, missing, program)
 
 
 def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: int, before: OomCounters | None,
-                  rss_samples: list, block_count: int | None = None, was_ready: bool | None = None) -> Diagnosis:
+                  rss_samples: list, block_count: int | None = None, was_ready: bool | None = None,
+                  program: str | None = None) -> Diagnosis:
     """Decode an unexpected exit. Kernel OOM evidence is read only when a kill signal makes it plausible.
     ``rss_samples``: the child's readings (MemorySample: its RSS and the memory still available), oldest first."""
     oom = None
@@ -73,7 +75,7 @@ def diagnose_exit(returncode: int, log_lines: list[str], config: Any, *, pid: in
             oom = None
     return diagnose(returncode, log_lines[-LOG_LINES_FOR_DIAGNOSIS:], config, oom_evidence=oom,
                     rss_samples=tuple(rss_samples), block_count=block_count, was_ready=was_ready,
-                    engine=engine_facts(returncode))
+                    engine=engine_facts(returncode, program))
 
 
 def readiness_timeout(limit_s: float, seen: str, log_lines: list[str], config: Any) -> Diagnosis:

@@ -387,8 +387,9 @@ class Supervisor:
             return
         backends = self.backend.compiled_backends if self.backend is not None else None
         total = self._block_count + 1 if self._block_count else None
-        diagnosis = offload.offload_diagnosis(self.log.texts(),
-                                              int(self._config.gpu_layers), backends=backends, total_hint=total)
+        card, build_cuda = _card_and_cuda_build(self.backend)
+        diagnosis = offload.offload_diagnosis(self.log.texts(), int(self._config.gpu_layers), backends=backends,
+                                              total_hint=total, card=card, build_cuda=build_cuda)
         if diagnosis is None:
             return
         self._offload_told.add(generation)
@@ -403,7 +404,8 @@ class Supervisor:
                 return  # stop()/restart() or the readiness gate handle their own exits
         diagnosis = diag.diagnose_exit(returncode, self.log.texts(), self._config, pid=child.pid,
                                        before=oom_before, rss_samples=list(child.rss_samples),
-                                       block_count=self._block_count, was_ready=generation in self._ready_generations)
+                                       block_count=self._block_count, was_ready=generation in self._ready_generations,
+                                       program=self.argv[0] if self.argv else None)
         self._remember(diagnosis)
         self.crash_policy.record_crash()
         self._emit(Event.now(State.CRASHED, Crashed(child.pid, returncode, diagnosis.signal, diagnosis)))
@@ -559,3 +561,24 @@ def _refuse_busy_port(config: LaunchConfig) -> None:
     if config.pick_free_port or is_port_free(config.host, config.port):
         return
     raise PortTaken(port_taken_diagnosis(config, f"port {config.port} on {config.host}: cannot be bound (in use)"))
+
+
+def _card_and_cuda_build(backend: Any) -> tuple[Any, str | None]:
+    """NVML's first card and the CUDA version of an external llama-server's folder (file names only), for the
+    offload check's "a CUDA 13 build on a card below compute capability 7.5" sentence; (None, None) when unknown."""
+    path = getattr(backend, "path", None)
+    if not path:
+        return None, None
+    from app.core.launch.engine_folder import quick_cuda_version
+
+    build = quick_cuda_version(Path(path))
+    if build is None:
+        return None, None
+    from app.core.hardware.gpu import read_gpus
+    from app.core.launch.cuda_facts import CardFacts
+
+    gpus = read_gpus()
+    if not gpus:
+        return None, build
+    gpu = gpus[0]
+    return CardFacts(gpu.name, gpu.compute_capability, gpu.driver_version, gpu.cuda_driver_version), build

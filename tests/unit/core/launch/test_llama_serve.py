@@ -59,8 +59,6 @@ def test_a_folder_with_neither_names_the_llama_server_it_looked_for(tmp_path):
     assert str(tmp_path / discovery.EXE_NAME) in error.value.message.render("en")
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/launch/backends.py still starts (path,): patch sent to the lead "
-                                       "(argv_prefix = backend_discovery.server_argv_prefix(path))")
 def test_the_server_argv_of_the_single_program_starts_with_serve(tmp_path):
     program = single_program(tmp_path)
     discovery.clear_cache()

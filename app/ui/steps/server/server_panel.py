@@ -299,9 +299,9 @@ class ServerPanel(Retranslating, QWidget):
     def _render_state(self) -> None:
         colour = STATE_COLOURS[self.state]
         self.badge.setText(self.state_label(self.state))
-        self.badge.setStyleSheet(
-            f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
-        )
+        sheet = f"background: {colour}; color: white; border-radius: 4px; padding: 3px 8px; font-weight: bold;"
+        if self.badge.styleSheet() != sheet:  # each new sheet re-polishes the badge: set it only when it changes
+            self.badge.setStyleSheet(sheet)
         busy = bool(self._pending_action) or self._rebuilding  # no start while the engine is being replaced
         self.start_button.setEnabled(self.state in START_STATES and not busy and self._model_ready)
         self.start_button.setToolTip("" if self._model_ready else self.tr("Open a model that passes its checks first."))

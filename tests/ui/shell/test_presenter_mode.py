@@ -12,6 +12,7 @@ import pytest
 
 from app.core.problem import Status
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 SERVER = 180_000
 
@@ -52,6 +53,7 @@ def test_presenter_mode_locks_enlarges_and_checks(qtbot, window, tiny_model):
 def test_recover_after_a_kill_mid_answer(qtbot, built_in_engine, window, tiny_model):  # its slower answer is cut
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
+    use_a_port_of_its_own(qtbot, window)  # Recover restarts on the same port: another test's server may take 8080
     window.server.start_button.click()
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
@@ -60,9 +62,12 @@ def test_recover_after_a_kill_mid_answer(qtbot, built_in_engine, window, tiny_mo
     assert checks["server"].status is Status.OK and checks["answer"].status is Status.OK, checks["answer"].message
 
     chat, supervisor = window.chat_tab.pane, window.bridge.supervisor
-    chat.params_box.max_tokens.setValue(200)
+    # Long enough to be cut: 200 tokens (~3 s of this engine on a loaded machine) once ended before this test's GUI
+    # thread, off the CPU, got to the kill (no question left to ask again). 1500 tokens give it ~20 s.
+    chat.params_box.max_tokens.setValue(1500)
     assert chat.send("Tell me a long story.")
     qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) > 3, timeout=SERVER)
+    assert chat.is_streaming()  # else the kill below would not be "mid-answer"
     supervisor.crash_policy.auto_restart = False  # the demo stays down until the presenter presses Recover
     os.kill(supervisor.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: window.server.state == "failed", timeout=LONG)

@@ -31,6 +31,7 @@ from app.ui.steps.machine.machine_panel import MachinePanel
 from app.ui.steps.server.server_panel import ServerPanel
 from app.ui.widgets.job_row import JobState
 from tests.ui.conftest import LONG, open_and_wait
+from tests.ui.own_port import use_a_port_of_its_own
 
 SERVER = 180_000  # ms: a model load on 2 busy cores
 
@@ -213,6 +214,7 @@ def test_sigill_crash_rebuild_shows_progress_cancels_then_restarts_the_server(qt
         pytest.skip("this computer cannot rebuild the engine (no compiler): the card offers the other engine")
     open_and_wait(qtbot, window, tiny_model)
     qtbot.waitUntil(lambda: window.settings_panel.config() is not None, timeout=LONG)
+    use_a_port_of_its_own(qtbot, window)  # the restart after the rebuild keeps the port: another test may take 8080
     server, card = window.server, window.server.crash_card
     _click(qtbot, server.start_button)
     qtbot.waitUntil(lambda: server.state == "ready", timeout=SERVER)

@@ -57,12 +57,12 @@ class ReadinessProbe:
         self.url = url
         self.seen = ReadinessSeen()
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=httpx.Timeout(1.0, connect=0.5), headers=headers, trust_env=False)
+        self.client = httpx.Client(timeout=httpx.Timeout(1.0, connect=0.5), headers=headers, trust_env=False)
 
     def check(self) -> str:
         """'ready' (200), 'loading' (it answers, not yet 200) or 'silent' (no HTTP answer)."""
         try:
-            response = self._client.get(self.url)
+            response = self.client.get(self.url)
         except httpx.HTTPError as error:
             self.seen.last_error = type(error).__name__
             return "silent"
@@ -72,7 +72,7 @@ class ReadinessProbe:
         return "ready" if response.status_code == 200 else "loading"
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
 
 
 def listens_on(pid: int | None, port: int) -> bool | None:

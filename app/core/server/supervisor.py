@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from app.core.diagnosis import Diagnosis, offload
 from app.core.launch.backends import (
     BackendInfo,
@@ -25,6 +27,7 @@ from app.core.launch.backends import (
     command_line,
     key_environment,
     resolve_backend,
+    served_name,
 )
 from app.core.launch.config import ConfigChanges, LaunchConfig
 from app.core.launch.ports import base_url, is_loopback, is_port_free, new_api_key, settle_network
@@ -47,6 +50,7 @@ from app.core.server.events import (
     StateChanged,
     VramTaken,
 )
+from app.core.server.identity import prove_ours
 from app.core.server.policy import DEFAULT_BACKOFF_S, CrashPolicy
 from app.core.server.readiness import POLL_INTERVAL_S, ReadinessProbe, listens_on, ready_time_limit
 from app.core.server.watchdog import MemoryWatchdog, WatchdogLimits, sample_server_memory
@@ -106,6 +110,9 @@ class Supervisor:
         self.last_diagnosis: Diagnosis | None = None
         self.offload_diagnosis: Diagnosis | None = None  # a load put fewer layers on the GPU than asked
         self.load_seconds: float | None = None
+        self.proof_seconds: float | None = None  # how long proving the answering server ours took, before Ready
+        # where the readiness gate asks: None is the server's own host and port; a test points it at another program
+        self.probe_address: tuple[str, int] | None = None
         self.log = ServerLog(log_name or f"server-{Path(config.model).stem}")
         self._closers: list[Callable[[], None]] = []  # what lives exactly as long as this supervisor (add_closer)
         # the memory watchdog (app/core/server/watchdog.py) for servers people chat with; probes and self-tests
@@ -307,7 +314,8 @@ class Supervisor:
     # -- readiness gate --------------------------------------------------------------------------------------
     def _gate(self, generation: int, child: ChildProcess, config: LaunchConfig, backend: BackendInfo) -> None:
         limit = ready_time_limit(config.model, self._measured_load_s, self.ready_timeout_s)
-        probe = ReadinessProbe(base_url(config.host, config.port) + backend.readiness_path, config.api_key)
+        host, port = self.probe_address or (config.host, config.port)
+        probe = ReadinessProbe(base_url(host, port) + backend.readiness_path, config.api_key)
         started = time.monotonic()
         owner_checked = False
         try:
@@ -315,11 +323,14 @@ class Supervisor:
                 answer = probe.check()
                 if answer != "silent" and not owner_checked:
                     owner_checked = True
-                    if listens_on(child.pid, config.port) is False:  # another program answers on our port
-                        self._port_taken(generation, child, config)
+                    if listens_on(child.pid, port) is False:  # another program answers on our port
+                        self._port_taken(generation, child, config, port, T(
+                            "the answer on port {port} came from another program, not from the server just started",
+                            "端口 {port} 上的回答来自其他程序，而不是刚启动的服务器", port=port).render())
                         return
                 if answer == "ready":
-                    self._mark_ready(generation, child, time.monotonic() - started)
+                    if self._proved_ours(generation, child, config, backend, (host, port), probe.client):
+                        self._mark_ready(generation, child, time.monotonic() - started)
                     return
                 if answer == "loading":
                     self._set_state(State.LOADING, generation, only_from=State.STARTING, pid=child.pid)
@@ -330,6 +341,28 @@ class Supervisor:
         finally:
             probe.close()
 
+    def _proved_ours(self, generation: int, child: ChildProcess, config: LaunchConfig, backend: BackendInfo,
+                     address: tuple[str, int], client: httpx.Client) -> bool:
+        """Just before Ready: the answering server is our child (its socket) serving our model (its answers).
+        "Another program" fails the start with the busy-port sentence; "cannot tell" is logged and let through."""
+        started = time.monotonic()
+        proof = prove_ours(child.pid, address[1], base_url(*address), api_key=config.api_key, model=config.model,
+                           alias=served_name(config), kind=backend.kind, client=client)
+        self.proof_seconds = time.monotonic() - started
+        if proof.ours is False:
+            logger.warning("the server on port %s is not ours: %s", address[1], proof.why)
+            self._port_taken(generation, child, config, address[1], T(
+                "the answer on port {port} came from another program, not from the server just started ({why})",
+                "端口 {port} 上的回答来自其他程序，而不是刚启动的服务器（{why}）", port=address[1],
+                why=proof.why).render())
+            return False
+        if proof.ours is None:
+            logger.warning("the server on port %s could not be proved ours, taken as ours: %s", address[1], proof.why)
+        else:
+            logger.info("the server on port %s is ours (%.1f ms): %s", address[1], 1000 * self.proof_seconds,
+                        proof.why)
+        return True
+
     def _mark_ready(self, generation: int, child: ChildProcess, seconds: float) -> None:
         self.load_seconds = seconds
         self._ready_generations.add(generation)
@@ -338,18 +371,18 @@ class Supervisor:
         self._check_offload(generation)  # said before READY: whoever waits for READY finds it in the history
         self._set_state(State.READY, generation, pid=child.pid, url=self.url, load_seconds=round(seconds, 3))
 
-    def _port_taken(self, generation: int, child: ChildProcess, config: LaunchConfig) -> None:
-        """The first answer on the port came from a program that is not this server: said at once, not Ready."""
+    def _port_taken(self, generation: int, child: ChildProcess, config: LaunchConfig, port: int,
+                    evidence: str) -> None:
+        """The answer on the port came from a program that is not this server: said at once, not Ready. Our child
+        is stopped first, so the sentence names the program that holds the port, not our own server."""
         with self._cond:
             if generation != self._generation:
                 return
             self._generation += 1  # the exit that follows is ours, not a crash
             generation = self._generation
-        diagnosis = port_taken_diagnosis(config, T("the answer on port {port} came from another program, not from "
-                                                   "the server just started", "端口 {port} 上的回答来自其他程序，而不是"
-                                                   "刚启动的服务器", port=config.port).render())
-        self._remember(diagnosis)
         child.stop(self.stop_grace_s)
+        diagnosis = port_taken_diagnosis(config.with_changes(port=port), evidence)
+        self._remember(diagnosis)
         self._set_state(State.FAILED, generation, diagnosis=diagnosis, pid=child.pid)
 
     def _readiness_timed_out(self, generation: int, child: ChildProcess, limit: float, seen: str) -> None:

@@ -83,6 +83,7 @@ class Attempt:
     # speeds the server measured on the test request (llama-server's own timings; None when it does not say)
     prompt_tps: float | None = None
     generation_tps: float | None = None
+    generated_tokens: int | None = None  # the tokens generation_tps was measured on (the spill rule needs enough)
     # the last lines of this attempt's server log, for the window's Logs tab (not stored with the result)
     log_lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -102,7 +103,8 @@ class Attempt:
                 "prompt_tokens": self.prompt_tokens, "cpu_compute_reserved_bytes": self.cpu_compute_reserved_bytes,
                 "full_context_rss_bytes": self.full_context_rss_bytes,
                 "cause": self.cause, "diagnosis": diagnosis, "n_cpu_moe": self.n_cpu_moe,
-                "prompt_tps": self.prompt_tps, "generation_tps": self.generation_tps}
+                "prompt_tps": self.prompt_tps, "generation_tps": self.generation_tps,
+                "generated_tokens": self.generated_tokens}
 
 
 def is_cancelled(cancel: Any) -> bool:
@@ -217,6 +219,7 @@ def _exercise(supervisor: Any, config: LaunchConfig, limits: AttemptLimits, atte
         evaluation = outcome["evaluation"]
         attempt.prompt_tokens, attempt.ok = evaluation.prompt_tokens, True
         attempt.prompt_tps, attempt.generation_tps = evaluation.prompt_tps, evaluation.generation_tps
+        attempt.generated_tokens = evaluation.generated_tokens
         return
     error = outcome.get("error")
     if error is not None and error.server_gone:

@@ -8,9 +8,10 @@ from typing import Any
 from app.core.text import T, Text
 
 # failures that mean "too big for this machine" (the search moves down); the probe retries only transient ones.
-# A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big.
+# A load that never becomes ready (swapping) and an mmap refused under a memory cap count as too big, and so does one
+# whose speed collapsed because the driver spilled it into shared system memory ("gpu_spilled", spill.py).
 MEMORY_CAUSES = frozenset({"gpu_out_of_memory", "context_out_of_memory", "ram_out_of_memory", "oom_killed",
-                           "killed", "margin", "timeout", "ready_timeout", "mmap_failed"})
+                           "killed", "margin", "timeout", "ready_timeout", "mmap_failed", "gpu_spilled"})
 # Signs of memory exhaustion that a generic crash diagnosis does not name: under a memory cap, thread
 # creation fails with EAGAIN ("Resource temporarily unavailable"), a prompt answers HTTP 500
 # "decode() failed: std::bad_alloc", and allocators print these.

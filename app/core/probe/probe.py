@@ -33,6 +33,7 @@ from app.core.probe.full_context import FullContextProjector
 from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
+from app.core.probe.spill import SPILL_PHASE, anchor_layers, judge_spill, needs_anchor, spill_possible
 from app.core.problem import UserError
 from app.core.rpc.worker import uses_workers
 from app.core.text import T, Text
@@ -74,9 +75,11 @@ def _uses_gpu(hw: HardwareReport | None, backend: BackendInfo) -> bool:
 class _Prober:
     """Runs attempts for the searches, retrying a transient failure (busy port, broken request) once."""
 
-    def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int, n_layer: int) -> None:
+    def __init__(self, config, limits, progress, cancel, runner: AttemptRunner, budget: int, n_layer: int,
+                 spill_watch: bool = False) -> None:
         self.config, self.limits, self.progress, self.cancel = config, limits, progress, cancel
         self.runner, self.n_layer = runner, n_layer
+        self.spill_watch = spill_watch  # the card may spill into shared memory instead of failing (spill.py)
         self.attempts: list[Attempt] = []
         self.failed: set[tuple[int, int, int]] = set()  # settings that already failed: never loaded twice
         self.budget = budget  # announced upper bound on attempts (grows when needed)
@@ -112,6 +115,8 @@ class _Prober:
             candidate = self.config.with_changes(gpu_layers=gpu_layers, ctx=ctx, n_cpu_moe=n_cpu_moe)
             attempt = self.runner(candidate, self.limits, self.cancel)
             self.attempts.append(attempt)
+            if attempt.ok and self.spill_watch:
+                self._judge_spill(phase, attempt)
             if attempt.ok or attempt.memory_related:
                 if not attempt.ok:
                     self.failed.add(settings)
@@ -123,6 +128,17 @@ class _Prober:
                 self.failed.add(settings)
                 return False  # a crash at these settings: too much for this machine
         return False
+
+
+    def _judge_spill(self, phase: str, attempt: Attempt) -> None:
+        """Fail a passing candidate whose generation speed collapsed against one with less on the GPU; when none was
+        measured yet, measure one first (spill.anchor_layers), so a first candidate that already spills is caught
+        too."""
+        earlier = self.attempts[:-1]
+        if phase != SPILL_PHASE and needs_anchor(attempt, earlier):
+            self.run(SPILL_PHASE, anchor_layers(attempt), attempt.ctx, attempt.n_cpu_moe)
+            earlier = [a for a in self.attempts if a is not attempt]
+        judge_spill(attempt, earlier, self.n_layer)
 
 
 def _layer_search(prober: _Prober, n_layer: int, ctx: int, seed: int | None,
@@ -260,7 +276,7 @@ def _search(info, config, hw, plan, backend, limits, progress, cancel, runner, s
     top_ctx = max(ceiling or 0, config.ctx)
     bound = ((max_loads(n_layer + 2, True) if gpu else 0) + max_loads(_ctx_steps(top_ctx), True)
              + (max_loads(n_layer + 1, True) + 1 if moe is not None else 0))
-    prober = _Prober(config, limits, progress, cancel, runner, bound, n_layer)
+    prober = _Prober(config, limits, progress, cancel, runner, bound, n_layer, spill_watch=gpu and spill_possible(hw))
     notes = []
     recommendation = None
     if moe is not None:

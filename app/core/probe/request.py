@@ -26,6 +26,7 @@ class Evaluation:
     prompt_tokens: int
     prompt_tps: float | None = None
     generation_tps: float | None = None
+    generated_tokens: int | None = None  # how many tokens the generation speed was measured on
 
 
 def _rate(timings: Any, key: str) -> float | None:
@@ -34,9 +35,12 @@ def _rate(timings: Any, key: str) -> float | None:
 
 
 def read_speeds(answer: Any, prompt_tokens: int) -> Evaluation:
-    """llama-server's ``timings`` block (prompt_per_second, predicted_per_second) of a completion answer."""
+    """llama-server's ``timings`` block (prompt_per_second, predicted_per_second, predicted_n) of a completion
+    answer."""
     timings = answer.get("timings") if isinstance(answer, dict) else None
-    return Evaluation(prompt_tokens, _rate(timings, "prompt_per_second"), _rate(timings, "predicted_per_second"))
+    predicted = timings.get("predicted_n") if isinstance(timings, dict) else None
+    return Evaluation(prompt_tokens, _rate(timings, "prompt_per_second"), _rate(timings, "predicted_per_second"),
+                      predicted if isinstance(predicted, int) and predicted > 0 else None)
 
 
 class RequestFailed(Exception):

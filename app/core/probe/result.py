@@ -21,7 +21,7 @@ from app.core.text import T, Text, human_bytes
 class ProbeProgress:
     attempt: int  # 1-based number of the attempt being started
     max_attempts: int  # upper bound on the number of attempts (may grow if re-checks fail)
-    phase: str  # "layers" | "ctx" | "cached" | "done"
+    phase: str  # "layers" | "ctx" | "experts" | "speed" | "spill" | "cached" | "done"
     gpu_layers: int
     ctx: int
     message: Text
@@ -178,6 +178,10 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _text_of(value: Any) -> Text:
     """A stored sentence: ``{"en", "zh"}`` (language-neutral) or a string rendered in one language."""
     if isinstance(value, Mapping):
@@ -198,6 +202,7 @@ def attempt_from_cache(entry: Mapping[str, Any]) -> Attempt:
         prompt_tokens=entry.get("prompt_tokens"), n_cpu_moe=int(entry.get("n_cpu_moe") or 0),
         full_context_rss_bytes=entry.get("full_context_rss_bytes"),
         prompt_tps=_number(entry.get("prompt_tps")), generation_tps=_number(entry.get("generation_tps")),
+        generated_tokens=_count(entry.get("generated_tokens")),
     )
 
 

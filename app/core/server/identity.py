@@ -11,6 +11,7 @@ program" or "cannot tell" (with why):
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ def prove_ours(pid: int | None, port: int, base: str, *, api_key: str | None, mo
                kind: str, client: httpx.Client | None = None) -> Proof:
     """Both proofs for the server at ``base`` (port ``port``): the first that says "another program" decides;
     "ours" only when both say so. ``client``: one already holding the app's key (a new one costs ~20 ms)."""
-    socket_proof = _socket_proof(pid, port)
+    socket_proof = _socket_proof(pid, port, _host_of(base))
     if socket_proof.ours is False:
         return socket_proof
     model_proof = model_proof_of(base, api_key=api_key, model=model, alias=alias, kind=kind, client=client)
@@ -49,13 +50,58 @@ def prove_ours(pid: int | None, port: int, base: str, *, api_key: str | None, mo
     return Proof(None, "; ".join(unknown))
 
 
-def _socket_proof(pid: int | None, port: int) -> Proof:
+def _socket_proof(pid: int | None, port: int, probe_ip: str) -> Proof:
     listening = listens_on(pid, port)
     if listening is None:
         return Proof(None, f"the system did not show which process listens on port {port}")
-    if listening:
-        return Proof(True, f"process {pid} (the server started) listens on port {port}")
-    return Proof(False, f"process {pid} (the server started) does not listen on port {port}")
+    if not listening:
+        return Proof(False, f"process {pid} (the server started) does not listen on port {port}")
+    other = other_listener(pid, port, probe_ip)
+    if other is not None:
+        return Proof(False, f"process {other} also listens on port {port} and takes its connections")
+    return Proof(True, f"process {pid} (the server started) listens on port {port}")
+
+
+def other_listener(pid: int | None, port: int, probe_ip: str) -> int | None:
+    """Another process listening on ``port`` that takes connections to ``probe_ip`` ahead of (or as well as) our
+    server: on Windows (and BSD) a second socket may bind a busy port and take its connections over. None when
+    there is none or the system does not say whose a socket is (Linux hides other users' processes)."""
+    import psutil
+
+    try:
+        ours = {pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))} if pid else set()
+        listeners = [(c.laddr.ip, c.pid) for c in psutil.net_connections(kind="tcp")
+                     if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port]
+    except (psutil.Error, OSError):
+        logger.info("listening sockets on port %s unreadable: another listener cannot be seen", port, exc_info=True)
+        return None
+    hidden = [ip for ip, owner in listeners if owner is None]
+    if hidden:
+        logger.info("sockets listening on port %s at %s: their processes are not shown", port, ", ".join(hidden))
+    return connection_taker(listeners, ours, probe_ip)
+
+
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def connection_taker(listeners: list[tuple[str, int | None]], ours: set[int], probe_ip: str) -> int | None:
+    """The process, not ours, whose listening socket ((address, pid) pairs) gets connections to ``probe_ip``: one
+    bound to that very address, or to any address while ours is not bound to that very address (the most specific
+    bind wins; two alike may share or take over)."""
+    probe_ip = "127.0.0.1" if probe_ip == "localhost" else probe_ip
+    try:
+        ipaddress.ip_address(probe_ip)
+    except ValueError:  # a host name: which address it reaches is the resolver's; not judged here
+        return None
+    family_v6 = ":" in probe_ip
+    same_family = [(ip, owner) for ip, owner in listeners if (":" in ip) == family_v6 or ip == ""]
+    ours_exact = any(ip == probe_ip and owner in ours for ip, owner in same_family)
+    for ip, owner in same_family:
+        if owner is None or owner in ours:
+            continue
+        if ip == probe_ip or (ip in WILDCARDS and not ours_exact):
+            return owner
+    return None
 
 
 def model_proof_of(base: str, *, api_key: str | None, model: str, alias: str, kind: str,
@@ -126,3 +172,9 @@ def _same_file(name: str, model: str) -> bool:
 def _path(url: str) -> str:
     return "/" + url.split("/", 3)[-1] if url.count("/") >= 3 else url
 
+
+
+def _host_of(base: str) -> str:
+    """The address in ``http://host:port`` (brackets of an IPv6 address removed)."""
+    host = base.split("//", 1)[-1].rsplit(":", 1)[0]
+    return host.strip("[]")

@@ -12,6 +12,9 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,3 +143,55 @@ def test_nothing_to_prove_with_is_unknown_not_ours(tiny_model):
     proof = prove_ours(None, 9, "http://127.0.0.1:9", api_key=None, model=str(tiny_model), alias=tiny_model.name,
                        kind="llama-server")
     assert proof.ours is None and "did not show which process" in proof.why, proof
+
+
+_SHARED_PORT_SERVER = r"""
+import http.server, socket, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{"status": "ok", "who": "ours"}'
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args): pass
+class Server(http.server.HTTPServer):
+    def server_bind(self):
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        super().server_bind()
+server = Server(("0.0.0.0", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+@pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="the takeover is played with SO_REUSEPORT (Linux)")
+def test_a_second_listener_that_takes_the_ports_connections_is_another_program():
+    """What Windows allows without any option (a second socket bound to 127.0.0.1 on a port our server holds on
+    all addresses, the more specific bind getting the connections), played on Linux where both sockets set
+    SO_REUSEPORT: our server still listens, yet another program answers; the socket proof says so."""
+    ours = subprocess.Popen([sys.executable, "-c", _SHARED_PORT_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert ours.stdout is not None
+        port = int(ours.stdout.readline())
+        base = f"http://127.0.0.1:{port}"
+        assert prove_ours(ours.pid, port, base, api_key=None, model="/x/m.gguf", alias="m.gguf",
+                          kind="llama-server").ours is None  # ours alone: listens, but names no model
+        foreign = socket.socket()
+        foreign.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        foreign.bind(("127.0.0.1", port))
+        foreign.listen()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                foreign.settimeout(5)
+                taken, _ = foreign.accept()  # the connection went to the other program, not to ours
+                taken.close()
+            proof = prove_ours(ours.pid, port, base, api_key=None, model="/x/m.gguf", alias="m.gguf",
+                               kind="llama-server")
+            assert proof.ours is False, proof
+            assert proof.why == f"process {os.getpid()} also listens on port {port} and takes its connections"
+        finally:
+            foreign.close()
+    finally:
+        ours.terminate()
+        ours.wait(10)
+        if ours.stdout is not None:
+            ours.stdout.close()

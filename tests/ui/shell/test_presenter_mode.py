@@ -62,8 +62,9 @@ def test_recover_after_a_kill_mid_answer(qtbot, built_in_engine, window, tiny_mo
     assert checks["server"].status is Status.OK and checks["answer"].status is Status.OK, checks["answer"].message
 
     chat, supervisor = window.chat_tab.pane, window.bridge.supervisor
-    # Long enough to be cut: 200 tokens (~3 s of this engine on a loaded machine) once ended before this test's GUI
-    # thread, off the CPU, got to the kill (no question left to ask again). 1500 tokens give it ~20 s.
+    # Long enough to be cut: a 200-token answer once ended (~3 s after it was asked) before this test's GUI thread,
+    # off the CPU, got to the kill: no question was left to ask again. 1500 tokens of this engine take 4-11 s here
+    # (tests/integration/chat/test_stream.py measures them).
     chat.params_box.max_tokens.setValue(1500)
     assert chat.send("Tell me a long story.")
     qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) > 3, timeout=SERVER)

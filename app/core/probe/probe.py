@@ -33,7 +33,14 @@ from app.core.probe.full_context import FullContextProjector
 from app.core.probe.moe_search import expert_recommendation
 from app.core.probe.result import ProbeProgress, ProbeResult, Recommendation, result_from_cache
 from app.core.probe.search import max_loads, search_highest
-from app.core.probe.spill import SPILL_PHASE, anchor_layers, judge_spill, needs_anchor, spill_possible
+from app.core.probe.spill import (
+    SPILL_PHASE,
+    anchor_layers,
+    judge_spill,
+    needs_anchor,
+    second_reference_layers,
+    spill_possible,
+)
 from app.core.problem import UserError
 from app.core.rpc.worker import uses_workers
 from app.core.text import T, Text
@@ -133,10 +140,15 @@ class _Prober:
     def _judge_spill(self, phase: str, attempt: Attempt) -> None:
         """Fail a passing candidate whose generation speed collapsed against one with less on the GPU; when none was
         measured yet, measure one first (spill.anchor_layers), so a first candidate that already spills is caught
-        too."""
+        too; when the one reference is faster but not twice as fast, a second one gives the line the candidate is
+        judged by (spill.second_reference_layers)."""
         earlier = self.attempts[:-1]
         if phase != SPILL_PHASE and needs_anchor(attempt, earlier):
             self.run(SPILL_PHASE, anchor_layers(attempt), attempt.ctx, attempt.n_cpu_moe)
+            earlier = [a for a in self.attempts if a is not attempt]
+        second = second_reference_layers(attempt, earlier) if phase != SPILL_PHASE else None
+        if second is not None:
+            self.run(SPILL_PHASE, second, attempt.ctx, attempt.n_cpu_moe)
             earlier = [a for a in self.attempts if a is not attempt]
         judge_spill(attempt, earlier, self.n_layer)
 

@@ -136,7 +136,6 @@ class _Prober:
                 return False  # a crash at these settings: too much for this machine
         return False
 
-
     def _judge_spill(self, phase: str, attempt: Attempt) -> None:
         """Fail a passing candidate whose generation speed collapsed against one with less on the GPU; when none was
         measured yet, measure one first (spill.anchor_layers), so a first candidate that already spills is caught

@@ -51,7 +51,7 @@ class _WhereBox(QComboBox):
         super().__init__(parent)
         self._before_use = before_use
 
-    def showPopup(self) -> None:  # noqa: N802 (Qt's name)
+    def showPopup(self) -> None:
         self._before_use()
         super().showPopup()
 

@@ -66,7 +66,7 @@ class AdvancedForm(Retranslating, QWidget):
             return getattr(self, name)
         raise AttributeError(name)
 
-    def setVisible(self, visible: bool) -> None:  # noqa: N802 (Qt's name)
+    def setVisible(self, visible: bool) -> None:
         if visible and not self._built:
             self._build()
         super().setVisible(visible)

@@ -57,10 +57,10 @@ def _texts_of(widget: QWidget) -> list[str]:
 
 
 def _transcript_sentences(window) -> list[str]:
-    chat = getattr(window, "chat", None)
-    transcript = getattr(chat, "transcript", None)
-    if transcript is None:
+    pane = window.chat_tab.pane if hasattr(window, "chat_tab") else None  # the main window's Chat tab, once loaded
+    if pane is None:
         return []
+    transcript = pane.transcript
     text = transcript.plain_text()
     for entry in transcript.entries:
         if entry.content:

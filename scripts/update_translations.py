@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -108,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if missing else 0
     run_lupdate(TS_FILE)
     missing = fill(TS_FILE, glossary)
-    run_lrelease(TS_FILE, QM_FILE)
+    partial = QM_FILE.with_suffix(".qm.part")
+    run_lrelease(TS_FILE, partial)
+    os.replace(partial, QM_FILE)  # lrelease empties its output first: a reader never sees a half-written .qm
     for source in missing:
         print(f"untranslated: {source!r}")
     print(f"{TS_FILE.relative_to(ROOT)}: {len(messages(TS_FILE))} strings, {len(missing)} untranslated; "

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import logging.handlers
 import os
 import platform
 import sys
@@ -43,7 +42,51 @@ BURST_S = 10.0  # seconds: errors closer together than this are one burst, told 
 logger = logging.getLogger(__name__)
 
 
-class _AppLogHandler(logging.handlers.RotatingFileHandler):
+class _AppLogHandler(logging.FileHandler):
+    """An appended file rotated before a line would take it to ``max_bytes``: ``name.1`` is the newest old file,
+    ``backups`` of them kept, as ``logging.handlers.RotatingFileHandler`` does. Written here because that module
+    brings socket, pickle and queue into every start of the window (5-9 ms before its first paint)."""
+
+    def __init__(self, path: Path, max_bytes: int, backups: int) -> None:
+        super().__init__(path, mode="a", encoding="utf-8")
+        self.max_bytes = max_bytes
+        self.backups = backups
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._full(self.format(record) + "\n"):
+                self._rotate()
+        except Exception:  # noqa: BLE001 - handleError: the line is dropped without a word, as the stdlib's would be
+            self.handleError(record)
+            return
+        super().emit(record)
+
+    def _full(self, line: str) -> bool:
+        if os.path.exists(self.baseFilename) and not os.path.isfile(self.baseFilename):
+            return False  # a device such as /dev/null is never rotated
+        if self.stream is None:  # closed by close(): FileHandler.emit opens it again, so does the size check
+            self.stream = self._open()
+        self.stream.seek(0, os.SEEK_END)  # another process may have written to it
+        return self.stream.tell() + len(line) >= self.max_bytes
+
+    def _rotate(self) -> None:
+        if self.stream is not None:
+            self.stream.close()  # before the renames: Windows renames no open file
+        try:
+            for number in range(self.backups - 1, 0, -1):
+                older, newer = f"{self.baseFilename}.{number}", f"{self.baseFilename}.{number + 1}"
+                if os.path.exists(older):
+                    if os.path.exists(newer):
+                        os.remove(newer)
+                    os.rename(older, newer)
+            first = f"{self.baseFilename}.1"
+            if os.path.exists(first):
+                os.remove(first)
+            if os.path.exists(self.baseFilename):
+                os.rename(self.baseFilename, first)
+        finally:
+            self.stream = self._open()
+
     def handleError(self, record: logging.LogRecord) -> None:
         """A full disk or a file rotated away by another process must not print tracebacks into the terminal."""
 
@@ -70,7 +113,7 @@ def configure_app_log(kind: str) -> Path | None:
         existing = _our_handler(logger)
         if existing is not None and Path(existing.baseFilename) == path.resolve():
             return path
-        handler = _AppLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+        handler = _AppLogHandler(path, MAX_BYTES, BACKUPS)
     except Exception:  # noqa: BLE001 - an unwritable or odd log folder: the app runs without its own log
         return None
     close_app_log()

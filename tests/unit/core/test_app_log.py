@@ -79,3 +79,40 @@ def test_no_environment_or_keys_in_the_start_line(app_home, monkeypatch):
     path = configure_app_log("cli")
     _flush()
     assert "sk-do-not-log-me" not in path.read_text(encoding="utf-8")
+
+
+def test_the_log_rotates_like_the_standard_library_handler(tmp_path):
+    """The app's own small rotating handler (no logging.handlers at start-up) keeps the same files as
+    RotatingFileHandler with the same size limit: same names, same contents, oldest dropped."""
+    import logging.handlers
+
+    ours_dir, stdlib_dir = tmp_path / "ours", tmp_path / "stdlib"
+    ours_dir.mkdir()
+    stdlib_dir.mkdir()
+    ours = app_log._AppLogHandler(ours_dir / "x.log", 300, 3)
+    stdlib = logging.handlers.RotatingFileHandler(stdlib_dir / "x.log", maxBytes=300, backupCount=3, encoding="utf-8")
+    try:
+        for number in range(200):
+            record = logging.LogRecord("app.test", logging.INFO, __file__, 1, "line %d é", (number,), None)
+            ours.handle(record)
+            stdlib.handle(record)
+    finally:
+        ours.close()
+        stdlib.close()
+    names = sorted(path.name for path in stdlib_dir.iterdir())
+    assert names == ["x.log", "x.log.1", "x.log.2", "x.log.3"]
+    assert sorted(path.name for path in ours_dir.iterdir()) == names
+    for name in names:
+        assert (ours_dir / name).read_text(encoding="utf-8") == (stdlib_dir / name).read_text(encoding="utf-8")
+    assert "line 199 é" in (ours_dir / "x.log").read_text(encoding="utf-8")
+
+
+def test_starting_the_app_log_imports_no_logging_handlers():
+    import subprocess
+    import sys
+
+    code = ("import sys, tempfile, os; os.environ['GGUF_LAUNCHER_HOME'] = tempfile.mkdtemp(); "
+            "from app.core.app_log import configure_app_log; assert configure_app_log('cli') is not None; "
+            "print('logging.handlers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"

@@ -6,7 +6,6 @@ import ipaddress
 import logging
 import os
 import re
-import socket
 import sys
 
 logger = logging.getLogger(__name__)
@@ -26,6 +25,8 @@ def is_loopback(host: str) -> bool:
 
 
 def _family(host: str) -> int:
+    import socket  # socket and its imports load with the first server, not before the window's first paint
+
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
@@ -40,6 +41,8 @@ def is_port_free(host: str, port: int) -> bool:
     SO_REUSEADDR mirrors what llama-server and uvicorn set, so TIME_WAIT leftovers from a
     server that just died do not count as busy (on Windows that option means "steal", so not there).
     """
+    import socket
+
     bind_host = _bind_host(host)
     with socket.socket(_family(bind_host), socket.SOCK_STREAM) as sock:
         if os.name != "nt":
@@ -53,6 +56,8 @@ def is_port_free(host: str, port: int) -> bool:
 
 def find_free_port(host: str = "127.0.0.1") -> int:
     """A port the OS says is free now (it may be taken again before use; callers re-check on bind errors)."""
+    import socket
+
     bind_host = _bind_host(host)
     with socket.socket(_family(bind_host), socket.SOCK_STREAM) as sock:
         sock.bind((bind_host, 0))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,7 +39,9 @@ class ShareSettings:
 
 def lan_addresses() -> list[str]:
     """This computer's IPv4 addresses other devices can reach: private ranges first, no loopback or link-local."""
-    import psutil  # loaded with the first look: the window's first paint does without it
+    import socket  # loaded with the first look, as psutil: the window's first paint does without them
+
+    import psutil
 
     found: set[str] = set()
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from app.core.hub.errors import HubError, bad_answer, hub_error
 from app.core.hub.files import HubFile, RepoListing, group_models
-from app.core.hub.source import HubAccess, HubSource
+from app.core.hub.source import HubAccess, HubSource, is_repo_id
 
 logger = logging.getLogger(__name__)
 SEARCH_LIMIT = 20
@@ -91,12 +91,6 @@ def list_files(repo: str, access: HubAccess) -> RepoListing:
              for s in info.siblings or []]
     models, projectors = group_models(repo, files)
     return RepoListing(repo, info.sha, info.gated, models, projectors)
-
-
-def is_repo_id(text: str) -> bool:
-    """"owner/name": what the user typed may be a repository itself rather than search words."""
-    parts = text.strip().split("/")
-    return len(parts) == 2 and all(parts) and not any(c.isspace() for c in text.strip())
 
 
 __all__ = ["HubError", "RepoHit", "is_repo_id", "list_files", "search"]

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.core.hub.source import HubAccess, HubSource
+from app.core.hub.source import HubAccess, HubSource, redacted
 from app.core.problem import UserError, error_detail
 from app.core.text import T, Text
 
@@ -103,8 +103,6 @@ def unreachable(access: HubAccess, detail: str) -> HubError:
 def proxy_unreachable(access: HubAccess, detail: str) -> HubError:
     """The connection through the user's own proxy failed: the proxy is the one thing known to be at fault (the
     source was never reached), so no other source is offered: it would go through the same proxy."""
-    from app.core.hub.http import redacted
-
     return HubError(T("The proxy {proxy} could not be used to reach {where} ({detail}).",
                       "无法通过代理 {proxy} 连接 {where_zh}（{detail}）。", proxy=redacted(access.proxy or ""),
                       where=where_text(access).render("en"), where_zh=where_text(access).render("zh"),

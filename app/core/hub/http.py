@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from app.core.hub.errors import HubError, HubFault
-from app.core.hub.source import HubAccess, HubSource
+from app.core.hub.source import HubAccess, HubSource, redacted
 from app.core.text import T
 
 logger = logging.getLogger(__name__)
@@ -57,15 +58,6 @@ def _check_address(proxy: str) -> None:
         raise bad_proxy(proxy)
 
 
-def redacted(proxy: str) -> str:
-    """The proxy's address without a user name or password (what a sentence or a log line may show)."""
-    parts = urlsplit(proxy)
-    if parts.username is None and parts.password is None:
-        return proxy
-    host = parts.hostname or ""
-    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
-
-
 def bad_proxy(proxy: str) -> HubError:
     return HubError(T("The proxy address {proxy} cannot be used: it must look like http://host:port.",
                       "代理地址 {proxy} 无法使用：它应形如 http://host:port。", proxy=redacted(proxy)),
@@ -86,9 +78,18 @@ def request_headers(access: HubAccess) -> dict[str, str]:
     """Headers for a request to ``access``'s source: huggingface_hub's (user agent, the user's token only) for the
     Hub and its mirror, ModelScope's own (its token as the SDK's cookie) for ModelScope."""
     if access.source is HubSource.MODELSCOPE:
-        from app.core.hub.modelscope import headers
-
-        return headers(access)
+        return modelscope_headers(access)
     from huggingface_hub.utils import build_hf_headers
 
     return build_hf_headers(token=access.token_arg)
+
+
+def modelscope_headers(access: HubAccess) -> dict[str, str]:
+    """What every request to ModelScope carries: our user agent, a request id (as the SDK sends X-Request-ID) and
+    the user's ModelScope token as the SDK's session cookie (never a Hugging Face token: the access is ModelScope's)."""
+    from app import __version__
+
+    result = {"user-agent": f"gguf-launcher/{__version__}", "X-Request-ID": uuid.uuid4().hex}
+    if access.token:
+        result["Cookie"] = f"m_session_id={access.token}"
+    return result

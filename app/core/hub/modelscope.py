@@ -21,7 +21,6 @@ repository when the text is one, and says in one sentence that words cannot be s
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -35,17 +34,6 @@ REVISION = "master"  # the SDK's DEFAULT_MODEL_REVISION
 TOKEN_VARIABLE = "MODELSCOPE_API_TOKEN"  # where the SDK reads a token from (HubApi.get_cookies)
 
 
-def headers(access: HubAccess) -> dict[str, str]:
-    """What every request to ModelScope carries: our user agent, a request id (as the SDK sends X-Request-ID) and
-    the user's ModelScope token as the SDK's session cookie (never a Hugging Face token: the access is ModelScope's)."""
-    from app import __version__
-
-    result = {"user-agent": f"gguf-launcher/{__version__}", "X-Request-ID": uuid.uuid4().hex}
-    if access.token:
-        result["Cookie"] = f"m_session_id={access.token}"
-    return result
-
-
 def file_url(endpoint: str, repo: str, path: str, revision: str = REVISION) -> str:
     """``file_download.get_file_download_url``'s address of one file."""
     return (f"{endpoint}/api/v1/models/{quote(repo, safe='/')}/repo?Revision={quote_plus(revision)}"
@@ -54,13 +42,13 @@ def file_url(endpoint: str, repo: str, path: str, revision: str = REVISION) -> s
 
 def list_files(repo: str, access: HubAccess) -> RepoListing:
     """The GGUF models and projectors of ``repo`` on ModelScope at ``master``, with sizes, SHA-256 and URLs."""
-    from app.core.hub.http import client, timeout
+    from app.core.hub.http import client, modelscope_headers, timeout
 
     endpoint = access.url
     url = f"{endpoint}/api/v1/models/{quote(repo, safe='/')}/repo/files"
     try:
         response = client(access).get(url, params={"Revision": REVISION, "Recursive": "True"},
-                                      headers=headers(access), timeout=timeout(access))
+                                      headers=modelscope_headers(access), timeout=timeout(access))
         if response.status_code >= 400:
             raise from_status(access, response.status_code, response.headers, repo)
         files = _files(_data(response.json(), access, repo), access)
@@ -106,8 +94,8 @@ def _files(data: dict[str, Any], access: HubAccess) -> list[dict[str, Any]]:
 
 def search(text: str, access: HubAccess) -> list[str]:
     """The repository ``text`` names, once its file list answers; HubError NOT_SUPPORTED for words."""
-    from app.core.hub.client import is_repo_id
     from app.core.hub.errors import not_supported
+    from app.core.hub.source import is_repo_id
 
     if not is_repo_id(text):
         raise not_supported(access.source)
@@ -115,4 +103,4 @@ def search(text: str, access: HubAccess) -> list[str]:
     return [listing.repo]
 
 
-__all__ = ["HubError", "REVISION", "TOKEN_VARIABLE", "file_url", "headers", "list_files", "search"]
+__all__ = ["HubError", "REVISION", "TOKEN_VARIABLE", "file_url", "list_files", "search"]

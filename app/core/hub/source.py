@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from enum import StrEnum
+from urllib.parse import urlsplit, urlunsplit
 
 from app.core.text import T, Text
 
@@ -60,3 +61,18 @@ class HubAccess:
     def token_arg(self) -> str | bool:
         """What huggingface_hub's ``token=`` gets: the user's token, or False (never the implicit saved one)."""
         return self.token or False
+
+
+def is_repo_id(text: str) -> bool:
+    """"owner/name": what the user typed may be a repository itself rather than search words."""
+    parts = text.strip().split("/")
+    return len(parts) == 2 and all(parts) and not any(c.isspace() for c in text.strip())
+
+
+def redacted(proxy: str) -> str:
+    """The proxy's address without a user name or password (what a sentence or a log line may show)."""
+    parts = urlsplit(proxy)
+    if parts.username is None and parts.password is None:
+        return proxy
+    host = parts.hostname or ""
+    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))

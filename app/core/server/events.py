@@ -26,7 +26,7 @@ from app.core.text import T, Text
 if TYPE_CHECKING:  # the types only: no import cycle with the watchdog, no logging.handlers at start-up
     from app.core.diagnosis import Diagnosis
     from app.core.process.child_log import LogLine
-    from app.core.server.watchdog import Level, MemoryReading, VramGrab
+    from app.core.server.memory_values import Level, MemoryReading, VramGrab
 
 
 class State(StrEnum):

@@ -20,11 +20,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from app.core.hardware.cgroup import read_cgroup_memory
 from app.core.server.events import Event, MemoryLevel, State, StateChanged, VramTaken
+from app.core.server.memory_values import Level, MemoryReading, VramGrab
 from app.core.text import T, Text, human_bytes
 
 if TYPE_CHECKING:  # the crash decoder's package and psutil load with the first reading, not with the window
@@ -35,12 +35,6 @@ if TYPE_CHECKING:  # the crash decoder's package and psutil load with the first 
 logger = logging.getLogger(__name__)
 
 
-class Level(StrEnum):
-    NORMAL = "normal"
-    WARNING = "warning"
-    CRITICAL = "critical"
-
-
 @dataclass(frozen=True)
 class WatchdogLimits:
     warn_fraction: float = 0.85
@@ -48,22 +42,6 @@ class WatchdogLimits:
     clear_margin: float = 0.05
     critical_samples: int = 2
     interval_s: float = 1.0
-
-
-@dataclass(frozen=True)
-class MemoryReading:
-    used_bytes: int
-    limit_bytes: int
-    scope: str  # "system" or "cgroup": which limit is the tighter one
-    server_rss_bytes: int | None = None
-
-    @property
-    def fraction(self) -> float:
-        return self.used_bytes / self.limit_bytes if self.limit_bytes > 0 else 0.0
-
-    def to_dict(self, _lang: str | None = None) -> dict:
-        return {"used_bytes": self.used_bytes, "limit_bytes": self.limit_bytes, "scope": self.scope,
-                "percent": round(100 * self.fraction, 1), "server_rss_bytes": self.server_rss_bytes}
 
 
 def _tighter_memory(pid: int | None) -> MemoryReading:
@@ -151,23 +129,6 @@ def level_sentence(level: Level, reading: MemoryReading) -> Text:
 
 GRAB_STEP_BYTES = 512 * 1024 * 1024  # another program's VRAM growth worth a sentence (and each further step)
 GPU_EVERY = 3  # GPUs are read every third memory reading
-
-
-@dataclass(frozen=True)
-class VramGrab:
-    """Other programs hold ``grown_bytes`` more of a GPU's memory than when the server became ready."""
-
-    gpu: str
-    grown_bytes: int
-    programs: tuple[str, ...]
-
-    def sentence(self) -> Text:
-        names = ", ".join(self.programs) or "?"
-        return T("Another program took {size} of graphics memory on {gpu} ({names}) while the server runs. If the "
-                 "server needs more, it may stop: close that program, or put fewer layers on the GPU.",
-                 "服务器运行期间，另一个程序占用了 {gpu} 上 {size} 的显存（{names}）。如果服务器需要更多显存，它可能会"
-                 "停止：请关闭那个程序，或减少放到显卡上的层数。", size=human_bytes(self.grown_bytes), gpu=self.gpu,
-                 names=names)
 
 
 class VramWatch:

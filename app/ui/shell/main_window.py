@@ -329,7 +329,7 @@ class MainWindow(Retranslating, QMainWindow):
     # --- drag and drop anywhere on the window ----------------------------------------------------
 
     def _on_memory(self, level, _reading) -> None:
-        from app.core.server.watchdog import Level
+        from app.core.server.memory_values import Level
 
         self.chat_tab.set_memory_short(level is not Level.NORMAL)
 

@@ -88,18 +88,18 @@ class GetModelDialog(Retranslating, QDialog):
     # --- building ---------------------------------------------------------------------------------
 
     def _build(self, choice: work.HubChoice) -> None:
-        self.source_label = QLabel(self)
+        self.source_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.source = QComboBox(self)
         for value in work.SOURCES:
             self.source.addItem("", value)
         self.source.setCurrentIndex(max(0, work.SOURCES.index(choice.source)) if choice.source in work.SOURCES else 0)
         self.source.currentIndexChanged.connect(lambda _i: self._choice_changed())
-        self.token_label = QLabel(self)
+        self.token_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.token = QLineEdit(self)
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
         self.token.setText(choice.token or "")
         self.token.editingFinished.connect(self._choice_changed)
-        self.proxy_label = QLabel(self)
+        self.proxy_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.proxy = QLineEdit(self)
         self.proxy.setObjectName("HubProxy")
         self.proxy_saved = choice.proxy or None  # the last usable address (the field may show it masked)

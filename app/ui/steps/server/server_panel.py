@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 
 from app.core.problem import Problem
 from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State, StateChanged
+from app.core.server.memory_values import Level, MemoryReading, VramGrab
 from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
-from app.core.server.watchdog import Level, MemoryReading, VramGrab, level_sentence
+from app.core.server.watchdog import level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.steps.server.local_access import LocalAccessBox

@@ -74,6 +74,11 @@ class ScreenFit(QObject):
         self._timer.timeout.connect(lambda: self.fit(move=True))
         window.installEventFilter(self)
 
+    @property
+    def settled(self) -> bool:
+        """Shown, and past the time the window manager may still frame or place it: fitted for good."""
+        return self._shown and not self._settling
+
     def available(self) -> QRect:
         """The screen's available geometry; empty on a made-up screen (nothing to fit)."""
         if QGuiApplication.platformName() in self.VIRTUAL_PLATFORMS:

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import QApplication
 class _FirstPaint(QObject):
     def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint and obj.isWindow():
-            print(json.dumps(sorted(sys.modules)), flush=True)
+            import linecache
+            print(json.dumps({"modules": sorted(sys.modules), "sources_read": sorted(linecache.cache)}), flush=True)
             os._exit(0)
         return False
 
@@ -62,7 +63,8 @@ LATER = {
 }
 
 @pytest.fixture(scope="module")
-def loaded_at_first_paint(tmp_path_factory) -> set[str]:
+def first_paint(tmp_path_factory) -> dict[str, list[str]]:
+    """What the child had at the window's first paint: ``modules`` loaded, ``sources_read`` (linecache's files)."""
     env = dict(os.environ, GGUF_LAUNCHER_HOME=str(tmp_path_factory.mktemp("home")),
                QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -70,7 +72,12 @@ def loaded_at_first_paint(tmp_path_factory) -> set[str]:
                           timeout=120, check=False)
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and lines, f"the window did not paint (exit {done.returncode}): {done.stderr[-2000:]}"
-    return set(json.loads(lines[-1]))
+    return json.loads(lines[-1])
+
+
+@pytest.fixture(scope="module")
+def loaded_at_first_paint(first_paint: dict[str, list[str]]) -> set[str]:
+    return set(first_paint["modules"])
 
 
 def _loaded(name: str, modules: set[str]) -> list[str]:
@@ -85,3 +92,17 @@ def test_the_window_itself_is_loaded(loaded_at_first_paint: set[str]) -> None:
 @pytest.mark.parametrize("name", sorted(LATER))
 def test_loaded_only_when_used(name: str, loaded_at_first_paint: set[str]) -> None:
     assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {LATER[name]}"
+
+
+def test_no_source_file_is_read_before_the_first_paint(first_paint: dict[str, list[str]]) -> None:
+    """PySide6's ``__feature__`` import hook reads the whole source of every module imported after Qt (to look for
+    "PySide6" in it); run_gui puts Python's own import back first (app/ui/shell/main.py), as nothing in the app
+    uses ``__feature__``. A window module's source in linecache before the first paint is that hook back, or a
+    warning or traceback formatted on the way to the window: time a user waits for. (This child loads Qt before
+    the app, so the hook also sees what app/__main__.py imports before run_gui, main.py among them; a real start
+    loads those before Qt.)"""
+    assert any(name.startswith("app.ui.steps.") for name in first_paint["modules"])  # the window's modules came
+    ui = str(ROOT / "app" / "ui")
+    read = [path for path in first_paint["sources_read"]
+            if path.startswith(ui) and path != str(ROOT / "app" / "ui" / "shell" / "main.py")]
+    assert not read, f"{len(read)} of the window's source files read at start-up, e.g. {read[:3]}"

@@ -1739,6 +1739,10 @@
         <translation>复制密钥</translation>
     </message>
     <message>
+        <source>Keep it on this computer</source>
+        <translation>只在本机共享</translation>
+    </message>
+    <message>
         <source>Copy the key and give it to the other device (it is never shown in full); turning sharing off and on again makes a new one.</source>
         <translation>复制密钥并提供给其他设备（密钥从不完整显示）；关闭再重新打开共享会生成新密钥。</translation>
     </message>

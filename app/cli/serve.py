@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.cli._engine import add_backend_argument, chosen_backend
 from app.cli._model import read_model
@@ -23,6 +25,10 @@ from app.core.server.watchdog import WatchdogLimits
 from app.core.session import first_run_ctx
 from app.core.text import T
 from app.core.text_safety import inert
+
+if TYPE_CHECKING:
+    from app.core.server.lan_share import LanShare
+    from app.core.server.share_firewall import FirewallCheck
 
 _print_lock = threading.Lock()
 
@@ -160,6 +166,7 @@ def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bo
     from app.core.server.lan_share import LanShare, ShareSettings
 
     share = LanShare(supervisor, ShareSettings(host=address[0], port=address[1]))
+    _say_before_share(address[0], json_mode)
     try:
         share.start()
     except UserError as error:  # in JSON the one error event; run() prints it otherwise
@@ -175,6 +182,49 @@ def _start_share(supervisor: Supervisor, address: tuple[str, int], json_mode: bo
             print(share.summary(), flush=True)
             print(T("Key for the other devices (shown only now): {key}", "给其他设备的密钥（只在此时显示）：{key}",
                     key=share.settings.api_key), flush=True)
+    _watch_firewall(share, json_mode)
+
+
+def _say_before_share(host: str, json_mode: bool) -> None:
+    """On Windows, before a share beyond this computer first listens: what Windows may ask and what to answer."""
+    from app.core.server.share_firewall import ask_ahead
+
+    ahead = ask_ahead(host)
+    if ahead is not None and not json_mode:
+        with _print_lock:
+            print(ahead, flush=True)
+
+
+def _watch_firewall(share: LanShare, json_mode: bool) -> threading.Thread | None:
+    """On Windows, the firewall's verdict on the share, told when it has a sentence (Windows is asking; a Block rule
+    keeps other devices out, with the fix), read again while the question is open. Off the main thread: netsh takes
+    a second or two and the server's events go on meanwhile."""
+    from app.core.server.share_firewall import applies, watch_share_firewall
+
+    if not applies(share.settings.host):
+        return None
+    port = share.proxy.bound_port or share.settings.port
+    watcher = threading.Thread(target=watch_share_firewall, name="share-firewall", daemon=True,
+                               args=(share.settings.host, port, firewall_teller(json_mode)),
+                               kwargs={"stop": lambda: not share.running})
+    watcher.start()
+    return watcher
+
+
+def firewall_teller(json_mode: bool) -> Callable[[FirewallCheck], None]:
+    """How the CLI tells a firewall verdict: a ``firewall`` JSON event, or the sentence and its next step."""
+
+    def tell(check: FirewallCheck) -> None:
+        with _print_lock:
+            if json_mode:
+                print_json_line({"event": "firewall", **check.to_dict()})
+                return
+            if check.message is not None:
+                print(check.message, flush=True)
+            if check.next_step is not None:
+                print(T("  next step: ", "  下一步：").render() + check.next_step.render(), flush=True)
+
+    return tell
 
 
 def _key_teller(supervisor: Supervisor, json_mode: bool, *, own_key: bool):

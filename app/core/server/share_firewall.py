@@ -26,6 +26,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -253,3 +254,34 @@ def check_share_firewall(host: str, port: int, *, program: str | None = None, wi
     check = decide(rules, profiles, program, port, env)
     logger.info("firewall for %s port %d: %s", program, port, check.verdict.value)
     return check
+
+
+
+def watch_share_firewall(host: str, port: int, tell: Callable[[FirewallCheck], object], *,
+                         stop: Callable[[], bool] = lambda: False,
+                         check: Callable[[str, int], FirewallCheck] | None = None,
+                         interval_s: float = 3.0, polls: int = 60) -> FirewallCheck:
+    """Read the verdict, ``tell`` it when it has a sentence, and read it again every ``interval_s`` while Windows is
+    asking (at most ``polls`` more times), so an answer of Cancel is told as soon as its Block rule exists. Each
+    sentence is told once; ``stop()`` ends the watch (the share closed). Returns the last verdict."""
+    read = check or check_share_firewall
+    verdict, told = read(host, port), None
+    for _ in range(polls):
+        if verdict.message is not None and verdict.message != told and not stop():
+            tell(verdict)
+            told = verdict.message
+        if verdict.verdict is not Verdict.ASKS or _stopped_within(stop, interval_s):
+            return verdict
+        verdict = read(host, port)
+    if verdict.message is not None and verdict.message != told and not stop():
+        tell(verdict)
+    return verdict
+
+
+def _stopped_within(stop: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if stop():
+            return True
+        time.sleep(min(0.2, seconds))
+    return stop()

@@ -24,6 +24,7 @@ from app.core.server.share_firewall import (
     check_share_firewall,
     decide,
     read_output,
+    watch_share_firewall,
 )
 from tests.paths import ROOT
 
@@ -181,3 +182,38 @@ def test_nothing_runs_elsewhere_than_on_windows(bin_dir, tmp_path):
     assert check_share_firewall("0.0.0.0", 8090, program=OURS, windows=False).verdict is Verdict.NOT_CHECKED
     assert check_share_firewall("127.0.0.1", 8090, program=OURS, windows=True).verdict is Verdict.NOT_CHECKED
     assert not marker.exists()
+
+
+def test_the_watch_tells_the_question_then_the_block_once_each(bin_dir, tmp_path):
+    """Windows asks (no rule names the program); the user presses Cancel (its Block rules appear): both are told,
+    each once, and the watch ends with the Block."""
+    cat = shutil.which("cat", path="/usr/bin:/bin")
+    rules = tmp_path / "rules.txt"
+    rules.write_text(RULES_EN, encoding="utf-8")
+    stand_in(bin_dir, "netsh", f'case "$*" in *currentprofile*) exec {cat} "{RECORDINGS}/'
+                               f'firewall_netsh_currentprofile_en_public.txt";; esac\nexec {cat} "{rules}"\n')
+    launcher = r"C:\Program Files\GGUF Launcher\gguf-launcher.exe"
+    told = []
+
+    def tell(check):
+        told.append(check.verdict)
+        if check.verdict is Verdict.ASKS:  # the user cancels: Windows writes Block rules for the program
+            rules.write_text(RULES_EN.replace(r"C:\users\ana\appdata\local\programs\python\python311\python.exe",
+                                              r"C:\program files\gguf launcher\gguf-launcher.exe"), encoding="utf-8")
+
+    last = watch_share_firewall("0.0.0.0", 8090, tell, interval_s=0.05, polls=5,
+                                check=lambda host, port: check_share_firewall(host, port, program=launcher,
+                                                                              windows=True, env=ENV))
+    assert told == [Verdict.ASKS, Verdict.BLOCKED] and last.verdict is Verdict.BLOCKED
+
+
+def test_the_watch_stops_with_the_share_and_gives_up_on_an_unanswered_question():
+    asks = decide(parse_rules(RULES_EN), PUBLIC, r"C:\x\gguf-launcher.exe", 8090, ENV)
+    reads, told = [], []
+    last = watch_share_firewall("0.0.0.0", 8090, told.append, interval_s=0.01, polls=3,
+                                check=lambda host, port: reads.append(port) or asks)
+    assert last.verdict is Verdict.ASKS and len(reads) == 4 and len(told) == 1  # told once, read 1 + 3 times
+    reads.clear()
+    watch_share_firewall("0.0.0.0", 8090, told.append, stop=lambda: True, interval_s=5, polls=3,
+                         check=lambda host, port: reads.append(port) or asks)
+    assert len(reads) == 1 and len(told) == 1  # stopped: nothing more read or told

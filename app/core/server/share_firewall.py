@@ -153,10 +153,11 @@ def ask_ahead(host: str, *, windows: bool | None = None) -> Text | None:
     """Before sharing beyond this computer on Windows: what Windows may ask and what to answer."""
     if not applies(host, windows=windows):
         return None
-    return T("Windows may ask whether this app may accept connections from the network: choose Allow (Private "
-             "networks); if the question is cancelled, Windows blocks other devices from the share.",
-             "Windows 可能会询问是否允许这个应用接受来自网络的连接：请选择“允许”（专用网络）；如果取消了询问，"
-             "Windows 会阻止其他设备访问这个共享。")
+    return T("Windows may ask whether this app may accept connections from the network: choose Allow with the kind "
+             "of network in use ticked (Private for a home or work network); if the question is cancelled, Windows "
+             "blocks other devices from the share.",
+             "Windows 可能会询问是否允许这个应用接受来自网络的连接：请勾选当前所用的网络类型（家庭或工作网络为"
+             "“专用网络”）并选择“允许”；如果取消了询问，Windows 会阻止其他设备访问这个共享。")
 
 
 _PROFILE_EN = {"domain": "Domain", "private": "Private", "public": "Public"}

@@ -1,0 +1,412 @@
+"""Get a GPU engine for a user who has none: the official llama.cpp release build that fits the NVIDIA card and
+driver (app/core/launch/release_builds.py), downloaded, verified, unpacked, checked on the card, then offered.
+
+1. The build: CUDA 13, CUDA 12 or Vulkan by the card's compute capability and the driver (or the one asked for).
+2. Every archive it needs (a CUDA build's runtime archive too) must have a SHA-256 the app holds
+   (release_pins.py); one without is refused before any byte is fetched, with a sentence saying so.
+3. Download with the model downloader (app/core/hub/download.py: a ``.part`` file hashed while the bytes arrive,
+   resumed with Range after a cut or a pause, renamed only when size and SHA-256 are the pinned ones).
+4. Unpack into ``<data>/engines/<build>.part/`` (archive_unpack.py: no path out of the folder, no stray links).
+5. Check: the folder as a unit (engine_folder.py: launcher, libraries, a CUDA build's runtime); ``--list-devices``
+   shows this card; a tiny model generates with its model buffer on that device (server/gpu_generation.py).
+6. Only then: the folder renamed to ``<data>/engines/<build>/`` and listed (launch/fetched_engines.py), so the
+   places that look for GPU llama-servers offer it. The downloaded archives are deleted.
+
+A failure at any step leaves no folder and no entry behind (a network failure keeps the partial download for the
+next try). Pause keeps the partial downloads; cancel removes them; neither touches an engine already listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from app.core.hub.archive_unpack import BadArchive, UnsafeArchive, unpack
+from app.core.hub.download import download_model, remove_model_files
+from app.core.hub.download_progress import DownloadProgress, DownloadStopped, StopReason
+from app.core.hub.errors import HubError, HubFault
+from app.core.hub.files import HubFile, HubModel
+from app.core.hub.source import HubAccess
+from app.core.launch import fetched_engines
+from app.core.launch.cuda_facts import CardFacts
+from app.core.launch.device_list import ListedDevice, card_device, list_devices
+from app.core.launch.engine_folder import check_engine_folder, find_launcher
+from app.core.launch.release_builds import (
+    BuildKind,
+    ReleaseBuild,
+    ReleaseSource,
+    choose_release_build,
+    official_source,
+    platform_key,
+)
+from app.core.problem import UserError, error_detail
+from app.core.text import T, Text
+
+logger = logging.getLogger(__name__)
+
+PART_SUFFIX = ".part"
+# faults after which the downloads are kept for the next try (download.py keeps the partial file for the same ones)
+KEEP_PARTIAL = (HubFault.UNREACHABLE, HubFault.PROXY, HubFault.RATE_LIMITED, HubFault.GATED)
+OLD_SUFFIX = ".old"
+
+
+class FetchFault(StrEnum):
+    NO_BUILD = "no_build"  # no build of the release fits (or none for this system)
+    NOT_PINNED = "not_pinned"  # the app holds no SHA-256 for an archive: refused before downloading
+    DOWNLOAD = "download"  # the release server or the network (the sentence says which)
+    DIGEST = "digest"  # the bytes are not the pinned ones
+    ARCHIVE = "archive"  # the archive cannot be unpacked (damaged, truncated) or would write outside its folder
+    INCOMPLETE = "incomplete"  # files the build needs are not there
+    CARD_NOT_LISTED = "card_not_listed"  # --list-devices does not show this card
+    GENERATION = "generation"  # the tiny model did not generate on the card
+    DISK = "disk"  # writing the folder failed
+
+
+@dataclass
+class EngineFetchError(UserError):
+    kind: FetchFault = FetchFault.DOWNLOAD
+
+
+class Phase(StrEnum):
+    DOWNLOAD = "download"
+    UNPACK = "unpack"
+    LIST_DEVICES = "list_devices"
+    GENERATE = "generate"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class FetchProgress:
+    phase: Phase
+    sentence: Text
+    download: DownloadProgress | None = None  # bytes, speed and time left while downloading
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    """What a fetch would do, said before it starts: the build, why, the archives and their size, and whether the
+    app can check them (``refusal``: the sentence when it cannot)."""
+
+    build: ReleaseBuild | None
+    reason: Text
+    urls: tuple[str, ...]
+    total_bytes: int | None
+    refusal: EngineFetchError | None
+    evidence: tuple[str, ...] = ()
+
+
+Progress = Callable[[FetchProgress], None]
+StopFn = Callable[[], StopReason | None]
+
+
+def plan_fetch(card: CardFacts, *, build: BuildKind | None = None, source: ReleaseSource | None = None,
+               key: str | None = None) -> FetchPlan:
+    """The build for ``card`` and what fetching it takes; nothing is downloaded."""
+    source = source or official_source()
+    key = key if key is not None else platform_key()
+    pick = choose_release_build(card, key, wanted=build, tag=source.tag)
+    if pick.chosen is None:
+        error = EngineFetchError(pick.reason, _no_build_step(build), pick.evidence(), kind=FetchFault.NO_BUILD)
+        return FetchPlan(None, pick.reason, (), None, error, pick.evidence())
+    chosen = pick.chosen
+    urls = tuple(source.url(asset) for asset in chosen.assets)
+    missing = [asset for asset in chosen.assets if asset not in source.pins]
+    if missing:
+        return FetchPlan(chosen, pick.reason, urls, None, _not_pinned(chosen, source, missing), pick.evidence())
+    total = sum(source.pins[asset].size for asset in chosen.assets)
+    return FetchPlan(chosen, pick.reason, urls, total, None, pick.evidence())
+
+
+def get_gpu_engine(card: CardFacts, *, build: BuildKind | None = None, source: ReleaseSource | None = None,
+                   key: str | None = None, on_progress: Progress = lambda p: None,
+                   should_stop: StopFn = lambda: None, model: Path | None = None) -> fetched_engines.FetchedEngine:
+    """Fetch, check and list the build for ``card``; EngineFetchError (one sentence and a next step) on any
+    failure, DownloadStopped when ``should_stop`` says pause or cancel. ``model``: the small GGUF to generate with
+    (default: the engine check's Q4_0 model, made once in the cache folder)."""
+    source = source or official_source()
+    plan = plan_fetch(card, build=build, source=source, key=key)
+    if plan.refusal is not None:
+        raise plan.refusal
+    chosen = plan.build
+    assert chosen is not None  # a plan without a refusal has a build
+    downloads = fetched_engines.engines_folder() / "downloads"
+    archives = _download(chosen, source, downloads, on_progress, should_stop)
+    staging = fetched_engines.engines_folder() / (chosen.folder_name + PART_SUFFIX)
+    try:
+        launcher, device = _unpack_and_check(card, chosen, archives, staging, on_progress, should_stop, model)
+        engine = _install(chosen, source, staging, launcher, device)
+    except DownloadStopped as stopped:
+        _discard(staging)
+        if stopped.reason is StopReason.CANCEL:
+            _remove_downloads(chosen, source, downloads)
+        raise
+    except BaseException:  # a refused archive or a failed check: nothing of it is kept
+        _discard(staging)
+        _remove_downloads(chosen, source, downloads)
+        raise
+    _remove_downloads(chosen, source, downloads)
+    on_progress(FetchProgress(Phase.DONE, T("The {label} build of llama.cpp is ready and can use the {card}.",
+                                            "llama.cpp 的 {label} 版本已就绪，可以使用 {card}。", label=chosen.label,
+                                            card=card.name)))
+    return engine
+
+
+# --- download --------------------------------------------------------------------------------------------------
+
+
+def _model(asset: str, build: ReleaseBuild, source: ReleaseSource) -> HubModel:
+    pin = source.pins[asset]
+    return HubModel(f"llama.cpp/{source.tag}", asset, None, (HubFile(asset, pin.size, pin.sha256, source.url(asset)),))
+
+
+def _download(build: ReleaseBuild, source: ReleaseSource, downloads: Path, on_progress: Progress,
+              should_stop: StopFn) -> list[Path]:
+    access = HubAccess(endpoint=source.base_url)
+    archives: list[Path] = []
+    for index, asset in enumerate(build.assets, start=1):
+        def report(progress: DownloadProgress, index: int = index, asset: str = asset) -> None:
+            on_progress(FetchProgress(Phase.DOWNLOAD, T("Downloading {name} ({index} of {count}): {progress}",
+                                                        "正在下载 {name}（第 {index}/{count} 个）：{progress_zh}",
+                                                        name=asset, index=index, count=len(build.assets),
+                                                        progress=progress.sentence().render("en"),
+                                                        progress_zh=progress.sentence().render("zh")), progress))
+        try:
+            archives.append(download_model(_model(asset, build, source), access, folder=downloads,
+                                           on_progress=report, should_stop=should_stop))
+        except DownloadStopped as stopped:
+            if stopped.reason is StopReason.CANCEL:
+                _remove_downloads(build, source, downloads)
+            raise
+        except HubError as error:
+            if error.kind not in KEEP_PARTIAL:
+                _remove_downloads(build, source, downloads)
+            raise _download_error(error, asset, source) from error
+    return archives
+
+
+def _remove_downloads(build: ReleaseBuild, source: ReleaseSource, downloads: Path) -> None:
+    for asset in build.assets:
+        if asset in source.pins:
+            remove_model_files(_model(asset, build, source), downloads)
+
+
+def _download_error(error: HubError, asset: str, source: ReleaseSource) -> EngineFetchError:
+    """The downloader's sentence, re-said where it names the Hub (this is llama.cpp's release server)."""
+    evidence = (*error.evidence, f"url: {source.url(asset)}", f"downloader said: {error.message.render('en')}")
+    if error.evidence and error.evidence[0].startswith("expected "):
+        return EngineFetchError(
+            T("{name} does not match the SHA-256 the app holds for it, so it was not kept; the downloaded part was "
+              "removed.", "{name} 与应用保存的 SHA-256 不一致，因此未保留；已删除下载的部分。", name=asset),
+            T("Try again later; if the same happens, the file on the release server is not the one this app was "
+              "made for: download the build yourself from llama.cpp's release page and choose its llama-server in "
+              "Settings (Advanced).",
+              "请稍后重试；如果仍然如此，说明发布服务器上的文件不是本应用所对应的版本：请自行从 llama.cpp 的发布页下载"
+              "该版本，并在设置（高级）中选择其中的 llama-server。"), evidence, kind=FetchFault.DIGEST)
+    if error.kind is HubFault.BAD_ANSWER:
+        return EngineFetchError(
+            T("{name} did not arrive as the file the app holds a SHA-256 and size for, so it was not kept.",
+              "{name} 下载到的内容与应用保存的 SHA-256 和大小不符，因此未保留。", name=asset),
+            T("Try again later.", "请稍后重试。"), evidence, kind=FetchFault.DIGEST)
+    if error.kind is HubFault.NOT_FOUND:
+        return EngineFetchError(
+            T("llama.cpp's release server has no {name} for release {tag} (404).",
+              "llama.cpp 的发布服务器上没有 {tag} 版的 {name}（404）。", name=asset, tag=source.tag),
+            _manual_step(), evidence, kind=FetchFault.DOWNLOAD)
+    if error.kind in (HubFault.GATED, HubFault.RATE_LIMITED):
+        return EngineFetchError(
+            T("llama.cpp's release server refused {name} ({status}).",
+              "llama.cpp 的发布服务器拒绝了 {name} 的下载（{status}）。", name=asset, status=error.status or "?"),
+            T("Wait a while, then try again; what was downloaded is kept.", "请稍等后重试；已下载的部分会保留。"),
+            evidence, kind=FetchFault.DOWNLOAD)
+    if error.kind is HubFault.UNREACHABLE:
+        return EngineFetchError(error.message, T("Check the internet connection, then try again; what was "
+                                                 "downloaded is kept and the next try continues it.",
+                                                 "请检查网络连接后重试；已下载的部分会保留，下次会接着下载。"),
+                                evidence, kind=FetchFault.DOWNLOAD)
+    if error.kind is HubFault.SERVER and error.status is not None:
+        return EngineFetchError(error.message, T("Try again later.", "请稍后重试。"), evidence,
+                                kind=FetchFault.DOWNLOAD)
+    return EngineFetchError(error.message, error.next_step, evidence, kind=FetchFault.DOWNLOAD)
+
+
+# --- unpack and check --------------------------------------------------------------------------------------------
+
+
+def _unpack_and_check(card: CardFacts, build: ReleaseBuild, archives: Sequence[Path], staging: Path,
+                      on_progress: Progress, should_stop: StopFn, model: Path | None) -> tuple[Path, ListedDevice]:
+    def check_stop() -> None:
+        reason = should_stop()
+        if reason is not None:
+            raise DownloadStopped(reason)
+
+    _discard(staging)
+    on_progress(FetchProgress(Phase.UNPACK, T("Unpacking the {label} build ...", "正在解压 {label} 版本……",
+                                              label=build.label)))
+    for archive in archives:
+        _unpack_one(archive, staging, check_stop)
+    launcher = _checked_folder(build, staging)
+    check_stop()
+    on_progress(FetchProgress(Phase.LIST_DEVICES, T("Asking the {label} build which graphics cards it sees ...",
+                                                    "正在询问 {label} 版本能看到哪些显卡……", label=build.label)))
+    device = _listed_card(card, build, launcher)
+    check_stop()
+    on_progress(FetchProgress(Phase.GENERATE, T("Generating a few words with a small test model on the {card} ...",
+                                                "正在 {card} 上用小型测试模型生成几个词……", card=card.name)))
+    _generates(card, build, launcher, device, should_stop, model)
+    return launcher, device
+
+
+def _unpack_one(archive: Path, staging: Path, check_stop: Callable[[], None]) -> None:
+    try:
+        unpack(archive, staging, check_stop)
+    except UnsafeArchive as error:
+        raise EngineFetchError(
+            T("{name} was not unpacked: its entry {entry} is {why}, which a llama.cpp release never holds.",
+              "{name} 未被解压：其中的条目 {entry} 是{why_zh}，llama.cpp 的发布包中不会有这样的条目。",
+              name=archive.name, entry=error.entry, why=error.why.render("en"), why_zh=error.why.render("zh")),
+            _manual_step(), (str(error),), kind=FetchFault.ARCHIVE) from error
+    except BadArchive as error:
+        raise EngineFetchError(
+            T("{name} cannot be unpacked: the archive is damaged or incomplete ({detail}); nothing was kept.",
+              "无法解压 {name}：压缩包已损坏或不完整（{detail}）；没有保留任何文件。", name=archive.name,
+              detail=str(error)), T("Try again later.", "请稍后重试。"), (str(error),),
+            kind=FetchFault.ARCHIVE) from error
+    except OSError as error:
+        raise EngineFetchError(
+            T("Unpacking {name} into {folder} failed ({detail}); nothing was kept.",
+              "将 {name} 解压到 {folder} 失败（{detail}）；没有保留任何文件。", name=archive.name,
+              folder=str(staging.parent), detail=error.strerror or error_detail(error)),
+            T("Free some space on that disk, or check that the folder can be written, then try again.",
+              "请在该磁盘上腾出空间，或检查该文件夹是否可写，然后重试。"), kind=FetchFault.DISK) from error
+
+
+def _checked_folder(build: ReleaseBuild, staging: Path) -> Path:
+    launcher = find_launcher(staging)
+    if launcher is None:
+        raise EngineFetchError(
+            T("The {label} build's archive holds no llama-server program.",
+              "{label} 版本的压缩包中没有 llama-server 程序。", label=build.label),
+            _manual_step(), tuple(sorted(path.name for path in staging.iterdir())[:20]), kind=FetchFault.INCOMPLETE)
+    folder = check_engine_folder(launcher, search_dirs=[], linker_cache=b"")  # the build must carry its own
+    problem = folder.problem()
+    if problem is not None:
+        raise EngineFetchError(problem, _manual_step(), folder.evidence(), kind=FetchFault.INCOMPLETE)
+    return launcher
+
+
+def _listed_card(card: CardFacts, build: ReleaseBuild, launcher: Path) -> ListedDevice:
+    backend = build.backends[0]
+    listing = list_devices(launcher)
+    devices = listing.devices
+    found = card_device(devices, card.name, backend) if devices is not None else None
+    if found is not None:
+        return found
+    if devices is None:
+        message = T("The downloaded {label} build could not list the graphics cards it can use (exit code {code}).",
+                    "下载的 {label} 版本无法列出它能使用的显卡（退出代码 {code}）。", label=build.label,
+                    code="none" if listing.returncode is None else listing.returncode)
+    elif not devices:
+        message = T("The downloaded {label} build does not see the {card}: it lists no graphics card.",
+                    "下载的 {label} 版本看不到 {card}：它没有列出任何显卡。", label=build.label, card=card.name)
+    else:
+        shown = ", ".join(device.line for device in devices)
+        message = T("The downloaded {label} build does not list the {card}; it lists {shown}.",
+                    "下载的 {label} 版本没有列出 {card}；它列出的是 {shown}。", label=build.label, card=card.name,
+                    shown=shown)
+    raise EngineFetchError(message, _card_step(build), listing.tail, kind=FetchFault.CARD_NOT_LISTED)
+
+
+def _generates(card: CardFacts, build: ReleaseBuild, launcher: Path, device: ListedDevice,
+               should_stop: StopFn, model: Path | None) -> None:
+    from app.core.engine.selftest import selftest_models
+    from app.core.server.gpu_generation import generate_on_device
+
+    model = model or selftest_models(("Q4_0",))["Q4_0"]
+    check = generate_on_device(launcher, device.name, model, should_stop=lambda: should_stop() is not None)
+    if check.failure == "stopped":
+        raise DownloadStopped(should_stop() or StopReason.CANCEL)
+    if check.ok:
+        return
+    if check.failure is None and not check.on_device:
+        message = T("The downloaded {label} build generated text, but on the processor: the {card} ({device}) did "
+                    "not hold the test model.",
+                    "下载的 {label} 版本生成了文字，但是在处理器上：{card}（{device}）没有载入测试模型。",
+                    label=build.label, card=card.name, device=device.name)
+    else:
+        message = T("The downloaded {label} build could not generate with a small test model on the {card} "
+                    "({detail}).", "下载的 {label} 版本无法在 {card} 上用小型测试模型生成文字（{detail}）。",
+                    label=build.label, card=card.name, detail=check.failure or "no tokens")
+    raise EngineFetchError(message, _card_step(build), check.tail, kind=FetchFault.GENERATION)
+
+
+# --- install -----------------------------------------------------------------------------------------------------
+
+
+def _install(build: ReleaseBuild, source: ReleaseSource, staging: Path, launcher: Path,
+             device: ListedDevice) -> fetched_engines.FetchedEngine:
+    """Rename the checked folder into place (an older copy of the same build is replaced only now), then list it."""
+    final = staging.with_name(build.folder_name)
+    old = staging.with_name(build.folder_name + OLD_SUFFIX)
+    try:
+        _discard(old)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(staging, final)
+    except OSError as error:
+        raise EngineFetchError(
+            T("The checked {label} build could not be moved into {folder} ({detail}).",
+              "检查通过的 {label} 版本无法移动到 {folder}（{detail}）。", label=build.label, folder=str(final),
+              detail=error.strerror or error_detail(error)),
+            T("Close programs that use files in that folder, then try again.",
+              "请关闭正在使用该文件夹中文件的程序，然后重试。"), kind=FetchFault.DISK) from error
+    _discard(old)
+    return fetched_engines.register(build.kind.value, build.label, source.tag, final, final / launcher.name,
+                                    device.line)
+
+
+def _discard(folder: Path) -> None:
+    if folder.exists() or folder.is_symlink():
+        shutil.rmtree(folder, ignore_errors=True)
+        if folder.exists():
+            logger.warning("%s could not be removed completely", folder)
+
+
+# --- sentences ---------------------------------------------------------------------------------------------------
+
+
+def _not_pinned(build: ReleaseBuild, source: ReleaseSource, missing: list[str]) -> EngineFetchError:
+    return EngineFetchError(
+        T("The app holds no SHA-256 for {names}, so it does not download the {label} build: an archive it cannot "
+          "check is never unpacked.",
+          "应用没有保存 {names} 的 SHA-256，因此不会下载 {label} 版本：无法校验的压缩包绝不会被解压。",
+          names=", ".join(missing), label=build.label),
+        T("Download the {label} build of llama.cpp {tag} yourself from llama.cpp's release page and choose its "
+          "llama-server in Settings (Advanced).",
+          "请自行从 llama.cpp 的发布页下载 llama.cpp {tag} 的 {label} 版本，并在设置（高级）中选择其中的 "
+          "llama-server。", label=build.label, tag=source.tag),
+        tuple(f"no pinned SHA-256: {source.url(name)}" for name in missing), kind=FetchFault.NOT_PINNED)
+
+
+def _manual_step() -> Text:
+    return T("Download the build yourself from llama.cpp's release page and choose its llama-server in Settings "
+             "(Advanced).", "请自行从 llama.cpp 的发布页下载该版本，并在设置（高级）中选择其中的 llama-server。")
+
+
+def _no_build_step(build: BuildKind | None) -> Text:
+    if build is not None:
+        return T("Let the app choose the build, or update the NVIDIA driver.",
+                 "请让应用自动选择版本，或更新 NVIDIA 驱动。")
+    return T("Use the built-in engine on the processor.", "请使用处理器上的内置引擎。")
+
+
+def _card_step(build: ReleaseBuild) -> Text:
+    if build.kind is BuildKind.VULKAN:
+        return T("Install or update the NVIDIA driver (it brings the card's Vulkan support), then try again.",
+                 "请安装或更新 NVIDIA 驱动（其中包含显卡的 Vulkan 支持），然后重试。")
+    return T("Update the NVIDIA driver and try again, or try the Vulkan build.",
+             "请更新 NVIDIA 驱动后重试，或改用 Vulkan 版本。")

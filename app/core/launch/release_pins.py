@@ -1,0 +1,28 @@
+"""The SHA-256 and size the app holds for each archive of llama.cpp release b11434 it may download (the table
+release_builds.py checks every download against before anything is unpacked).
+
+Empty on purpose: no published digest of b11434's GPU assets could be found from here (the GitHub releases API
+gives each asset a ``digest`` field, "sha256:<hex>"; this session had no network, and no public page or repository
+searched quoted b11434's). A digest is never invented and a download is never trusted on the server's word, so an
+asset missing here is refused with a sentence saying so. Fill the table from the API on a machine with network
+(``scripts/pin_llama_release.py`` prints the entries), and check them in review.
+
+For reference only (other releases, NOT b11434): ``cudart-llama-bin-win-cuda-12.4-x64.zip`` was
+8c79a9b226de4b3cacfd1f83d24f962d0773be79f1e7b75c6af4ded7e32ae1d6 (391,443,627 bytes) at b10840 and b11118, and
+is reported byte-identical across releases since b9297 (SubtitleEdit/subtitleedit#11615, #13041).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What the app holds for one archive: its SHA-256 and size in bytes."""
+
+    sha256: str
+    size: int
+
+
+PINS: dict[str, Pin] = {}

@@ -11,6 +11,7 @@ other devices out, with the way to allow it and a button that keeps the share on
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.launch.ports import masked_key
+from app.core.launch.ports import is_loopback, masked_key
 from app.core.problem import UserError
 from app.core.server.lan_share import (
     ALL_NETWORKS,
@@ -38,13 +39,13 @@ from app.core.server.lan_share import (
     lan_addresses,
     reach_sentence,
 )
-from app.core.server.share_firewall import FirewallCheck, Verdict, applies, ask_ahead, check_share_firewall, is_windows
 from app.ui.i18n import Retranslating
 from app.ui.widgets.problem_view import problem_text, render
 from app.ui.widgets.wheel_guard import guard_wheel
 from app.ui.workers import run_task
 
 if TYPE_CHECKING:
+    from app.core.server.share_firewall import FirewallCheck
     from app.core.server.supervisor import Supervisor
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
 
@@ -77,8 +78,10 @@ class ShareBox(Retranslating, QWidget):
         self._settings: ShareSettings | None = None
         self._supervisor: Supervisor | None = None
         self._lan: list[str] | None = None  # this computer's network addresses, read when the list is first used
-        self.windows = is_windows()  # seams for the tests: the platform and the core's firewall reader
-        self.firewall_check: Callable[[str, int], FirewallCheck] = check_share_firewall
+        # Seams for the tests: the platform, and the core's firewall reader (None: share_firewall's, loaded with the
+        # first share beyond this computer on Windows; the window's first paint does without it).
+        self.windows = sys.platform == "win32"
+        self.firewall_check: Callable[[str, int], FirewallCheck] | None = None
         self.ask_poll_ms = ASK_POLL_MS
         self._firewall: FirewallCheck | None = None  # the verdict on the running share, when one came back
         self._firewall_round = self._polls = 0
@@ -182,9 +185,13 @@ class ShareBox(Retranslating, QWidget):
             self._settings = None
             return
         self.share = share
-        if applies(self._settings.host, windows=self.windows):
+        if self._beyond_firewall(self._settings.host):
             self._polls = 0
             self._read_firewall()
+
+    def _beyond_firewall(self, host: str) -> bool:
+        """Whether Windows Defender Firewall stands between other devices and a share on ``host``."""
+        return self.windows and not is_loopback(host)
 
     def _forget_firewall(self) -> None:
         """A verdict belongs to one share: a later answer for an earlier one is dropped."""
@@ -195,12 +202,18 @@ class ShareBox(Retranslating, QWidget):
         if share is None or self._settings is None:
             return
         port = share.proxy.bound_port or self._settings.port
+        if self.firewall_check is None:
+            from app.core.server.share_firewall import check_share_firewall
+
+            self.firewall_check = check_share_firewall
         run_task(self.firewall_check, self._settings.host, port, owner=self,
                  on_done=lambda check: self._on_firewall(check, round_))
 
     def _on_firewall(self, check: FirewallCheck, round_: int) -> None:
         if round_ != self._firewall_round or self.share is None:
             return
+        from app.core.server.share_firewall import Verdict
+
         self._firewall = check
         if check.verdict is Verdict.ASKS and self._polls < ASK_POLLS:  # read again once the question is answered
             self._polls += 1
@@ -220,8 +233,11 @@ class ShareBox(Retranslating, QWidget):
         self.where.setEnabled(not self.enabled.isChecked())
         self.port.setEnabled(not self.enabled.isChecked())
         host = self._settings.host if self._settings is not None else self.where.currentData() or LOOPBACK
-        ahead = ask_ahead(host, windows=self.windows)  # what Windows may ask, before it does
-        warning = render(reach_sentence(host)) + (" " + render(ahead) if ahead is not None else "")
+        warning = render(reach_sentence(host))
+        if self._beyond_firewall(host):  # what Windows may ask, before it does
+            from app.core.server.share_firewall import ask_ahead
+
+            warning += " " + render(ask_ahead(host, windows=True))
         self.warning.setText(warning)  # never "anyone on the network" for this computer only
         self.warning.setVisible(self.enabled.isChecked() or self.where.currentData() != LOOPBACK)
         self.key.setText(masked_key(self._settings.api_key) if sharing and self._settings else "")  # projectors
@@ -233,7 +249,7 @@ class ShareBox(Retranslating, QWidget):
         told = self._firewall if sharing else None
         self.firewall.setText("\n".join(render(t) for t in (told.message, told.next_step) if t) if told else "")
         self.firewall.setVisible(bool(self.firewall.text()))
-        self.keep_local.setVisible(told is not None and told.verdict is Verdict.BLOCKED)
+        self.keep_local.setVisible(told is not None and told.allow is not None)  # a Block: the other fix applies
 
     def _copy_key(self) -> None:
         if self._settings is not None:

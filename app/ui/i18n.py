@@ -1,10 +1,12 @@
 """Language switching: core sentences (``app.core.text``) and Qt translations (.qm) move together.
 
-The .qm files are read once, at start-up (``preload``), so switching later touches no disk.
+The .qm files are read once, at start-up (``preload``), so switching later touches no disk. A read that failed is
+not kept: the next switch to Chinese tries that file again, so one transient error does not mean English all run.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
@@ -14,8 +16,10 @@ from app.core import text
 TRANSLATIONS_DIR = Path(__file__).resolve().parents[2] / "resources" / "translations"
 QM_NAME = "gguf_launcher_zh_CN.qm"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
+OURS, QT_OWN = "ours", "qt"  # our Chinese strings; Qt's own (its dialogs' buttons)
 
-_loaded: list[QTranslator] | None = None  # ours + Qt's own Chinese strings, loaded once
+log = logging.getLogger(__name__)
+_loaded: dict[str, QTranslator] = {}  # the translations read so far, by OURS / QT_OWN; a failed read is not kept
 _installed: list[QTranslator] = []
 
 
@@ -34,23 +38,32 @@ def startup_language(saved: str | None) -> str:
     return explicit if explicit in LANGUAGES else resolve_language(saved)
 
 
+def _read(name: str) -> QTranslator | None:
+    """One translation file read into a translator owned by the application, or None when it cannot be read."""
+    translator = QTranslator()
+    if name == OURS:
+        ok = translator.load(str(qm_path()))
+    else:
+        ok = translator.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
+    if not ok:
+        log.warning("could not read the Chinese translation (%s); it is tried again at the next switch", name)
+        return None
+    translator.setParent(QCoreApplication.instance())
+    return translator
+
+
 def preload() -> list[QTranslator]:
-    """Read the Chinese translations (call before the event loop runs)."""
-    global _loaded
-    if _loaded is None:
-        app = QCoreApplication.instance()
-        ours, qt_own = QTranslator(app), QTranslator(app)
-        _loaded = [t for t, ok in (
-            (ours, ours.load(str(qm_path()))),
-            (qt_own, qt_own.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))),
-        ) if ok]
-    return _loaded
+    """Read the Chinese translations not read yet (call before the event loop runs): those read, ours first."""
+    for name in (OURS, QT_OWN):
+        if name not in _loaded and (translator := _read(name)) is not None:
+            _loaded[name] = translator
+    return [_loaded[name] for name in (OURS, QT_OWN) if name in _loaded]
 
 
 def apply_language(lang: str) -> bool:
     """Switch the whole app; Qt then sends LanguageChange to every widget (they retranslate).
 
-    Returns False when Chinese was asked for but its translation file could not be read.
+    Returns False when Chinese was asked for but our translation file could not be read.
     """
     text.set_language(lang)
     for translator in _installed:
@@ -63,7 +76,7 @@ def apply_language(lang: str) -> bool:
     for translator in preload():
         QCoreApplication.installTranslator(translator)
         _installed.append(translator)
-    return bool(_installed)
+    return OURS in _loaded
 
 
 class Retranslating:

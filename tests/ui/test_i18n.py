@@ -57,3 +57,25 @@ def test_a_widget_that_forgets_retranslate_fails_loudly(qtbot):
     qtbot.addWidget(widget)
     with pytest.raises(NotImplementedError):
         widget.retranslate()
+
+
+def test_a_failed_read_of_our_translation_is_tried_again_at_the_next_switch(qapp, tmp_path, monkeypatch):
+    """A read error at start-up (the file briefly unreadable) is not kept for the whole run: the next switch to
+    Chinese reads the file again, and only a failed read of our own file is reported as one."""
+    from app.ui import i18n
+
+    readable = i18n.qm_path()
+    monkeypatch.setattr(i18n, "_loaded", {})  # this test's own start-up: nothing read yet
+    monkeypatch.setattr(i18n, "_installed", [])
+    monkeypatch.setattr(i18n, "qm_path", lambda: tmp_path / "not-there-yet.qm")
+    try:
+        i18n.preload()
+        assert not i18n.apply_language("zh")  # Qt's own strings load, ours did not: that is a failure
+        assert QCoreApplication.translate("MainWindow", "Machine") == "Machine"
+        monkeypatch.setattr(i18n, "qm_path", lambda: readable)  # the file can be read again
+        assert i18n.apply_language("en")
+        assert i18n.apply_language("zh")
+        assert QCoreApplication.translate("MainWindow", "Machine") == "本机"
+    finally:
+        i18n.apply_language("en")
+    assert QCoreApplication.translate("MainWindow", "Machine") == "Machine"

@@ -266,8 +266,8 @@ def _unpack_one(archive: Path, staging: Path, check_stop: Callable[[], None]) ->
         unpack(archive, staging, check_stop)
     except UnsafeArchive as error:
         raise EngineFetchError(
-            T("{name} was not unpacked: its entry {entry} is {why}, which a llama.cpp release never holds.",
-              "{name} 未被解压：其中的条目 {entry} 是{why_zh}，llama.cpp 的发布包中不会有这样的条目。",
+            T("{name} was not unpacked: its entry {entry} is {why}, and the app unpacks no such entry.",
+              "{name} 未被解压：其中的条目 {entry} 是{why_zh}，应用不会解压这样的条目。",
               name=archive.name, entry=error.entry, why=error.why.render("en"), why_zh=error.why.render("zh")),
             _manual_step(), (str(error),), kind=FetchFault.ARCHIVE) from error
     except BadArchive as error:
@@ -289,8 +289,10 @@ def _checked_folder(build: ReleaseBuild, staging: Path) -> Path:
     launcher = find_launcher(staging)
     if launcher is None:
         raise EngineFetchError(
-            T("The {label} build's archive holds no llama-server program.",
-              "{label} 版本的压缩包中没有 llama-server 程序。", label=build.label),
+            T("After unpacking the {label} build, its llama-server program is not there: the archive holds none, or "
+              "an antivirus program removed it at once.",
+              "解压 {label} 版本后找不到其中的 llama-server 程序：压缩包中没有它，或者它被杀毒软件立即删除了。",
+              label=build.label),
             _manual_step(), tuple(sorted(path.name for path in staging.iterdir())[:20]), kind=FetchFault.INCOMPLETE)
     folder = check_engine_folder(launcher, search_dirs=[], linker_cache=b"")  # the build must carry its own
     problem = folder.problem()

@@ -139,7 +139,7 @@ def test_a_zip_slip_entry_is_refused(release, tmp_path):
         get_gpu_engine(CARD, source=pinned(release), key=WINDOWS_X64, build=BuildKind.VULKAN)
     assert caught.value.kind is FetchFault.ARCHIVE
     assert caught.value.message.render("en") == (f"{name} was not unpacked: its entry ../../evil.dll is a path that "
-                                                 "leads out of the folder, which a llama.cpp release never holds.")
+                                                 "leads out of the folder, and the app unpacks no such entry.")
     assert left_behind() == [] and not list(tmp_path.rglob("evil.dll"))
 
 
@@ -230,3 +230,11 @@ def test_an_old_card_or_driver_gets_the_cuda_12_or_vulkan_build(release):
     assert old_driver.reason.render("en") == (
         "The Vulkan build fits the NVIDIA GeForce RTX 3070: the CUDA 13.4 build needs NVIDIA driver 580 or newer, "
         "and this one is 470.256.02 (it supports CUDA up to 11.4).")
+
+
+def test_an_archive_without_llama_server_is_refused(release):
+    release.assets = {ENGINE: tar_gz({"llama-b11434/llama-cli": (b"#!/bin/sh\n", 0o755)}),
+                      RUNTIME: tar_gz({"x/libcudart.so.13": b"x"})}
+    error = fails(release, FetchFault.INCOMPLETE)
+    assert error.message.render("en") == ("After unpacking the CUDA 13.4 build, its llama-server program is not there: "
+                                          "the archive holds none, or an antivirus program removed it at once.")

@@ -18,3 +18,12 @@ def use_a_port_of_its_own(qtbot, window) -> int:
     window.settings_panel.advanced.port.setValue(port)
     qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.port == port, timeout=LONG)
     return port
+
+
+def save_a_port_of_its_own(window, model) -> int:
+    """For a model the test opens later, while a server runs (the model switch restarts on that model's settings):
+    its saved settings name a port the OS says is free now."""
+    port = find_free_port()
+    saved = window.store.settings.profile(model).get("launch_config") or {}
+    window.store.settings.update_profile(str(model), launch_config={**saved, "port": port})
+    return port

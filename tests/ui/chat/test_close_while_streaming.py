@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 pytestmark = pytest.mark.slow  # every test here starts a real server from the window
 SERVER = 180_000
@@ -18,6 +19,7 @@ def test_close_while_streaming_asks_and_a_no_keeps_everything_running(qtbot, win
     wait_for_plan(qtbot, window)
     window.settings_panel.ctx.setValue(2048)
     qtbot.waitUntil(lambda: window.chat_tab.pane is not None and window.settings_panel.wait_idle(), timeout=LONG)
+    use_a_port_of_its_own(qtbot, window)  # a port of its own, not 8080 another test process may hold
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     pid = window.bridge.supervisor.pid

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 pytestmark = pytest.mark.slow  # a real server starts from the window
 SERVER = 180_000
@@ -17,6 +18,7 @@ def test_text_completion_line_goes_when_the_base_models_server_stops(qtbot, wind
     open_and_wait(qtbot, window, base)
     wait_for_plan(qtbot, window)
     qtbot.waitUntil(lambda: window.chat_tab.pane is not None, timeout=LONG)
+    use_a_port_of_its_own(qtbot, window)  # a port of its own, not 8080 another test process may hold
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     note = window.chat_tab.pane.mode_note

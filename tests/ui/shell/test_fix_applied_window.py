@@ -20,6 +20,7 @@ from app.ui.steps.server.crash_card import APPLIED
 from tests.integration.chat.test_harness import ASCII_ONLY
 from tests.integration.probe.test_probe_cpu import KV_PER_TOKEN, KV_SPEC, load_once
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 SERVER = 180_000  # ms: model loads on 2 busy cores
 START_CTX = 8192
@@ -43,6 +44,7 @@ def test_after_the_fix_the_card_status_bar_and_meter_speak_of_the_running_server
     wait_for_plan(qtbot, window)
     panel.apply_changes({"backend": "llama-server", "server_bin": llama_server_bin, "ctx": START_CTX, "threads": 1,
                          "batch": 128, "ubatch": 128})
+    use_a_port_of_its_own(qtbot, window)  # the restart with the fix keeps the port: another test may take 8080
     config = panel.config()
     assert config.ctx == START_CTX and config.backend == "llama-server"
     ok, vm_data = load_once(config.with_changes(ctx=1024), None)  # what this server needs at 1024 tokens

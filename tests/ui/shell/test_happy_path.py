@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from app.core.problem import Status
 from app.ui.widgets.job_row import JobState
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 from tests.ui.stall_meter import StallMeter
 
 SERVER = 180_000  # ms for a model load / probe on 2 busy cores
@@ -57,6 +58,7 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     assert " -c 4096 " in panel.command.text() and str(model) in panel.command.text()
     panel.ctx.setValue(1024)
     qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.ctx == 1024 and panel.wait_idle(), timeout=LONG)
+    use_a_port_of_its_own(qtbot, window)  # the restarts below keep the port: another test process may take 8080
 
     # Find safe settings: a real probe on the CPU, attempts listed, recommendation applied and remembered
     _click(qtbot, panel.probe.run_button)

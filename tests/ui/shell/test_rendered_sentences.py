@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from app.ui.widgets.job_row import JobState
 from tests.ui.clipping import clipped
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 from tests.ui.sentences import shown_sentences
 from tests.unit.test_no_flags_in_sentences import Sentence, problems
 
@@ -77,6 +78,7 @@ def test_every_shown_sentence_of_the_main_flows_reads_well(qtbot, window, tiny_m
     panel = window.settings_panel
     panel.ctx.setValue(512)
     qtbot.waitUntil(lambda: panel.plan is not None and panel.plan.ctx == 512 and panel.wait_idle(), timeout=LONG)
+    use_a_port_of_its_own(qtbot, window)  # the restart after the kill keeps the port: another test may take 8080
     _click(qtbot, panel.probe.run_button)
     qtbot.waitUntil(lambda: panel.probe.result is not None or panel.probe.job.state is JobState.FAILED, timeout=SERVER)
     assert panel.probe.result is not None, panel.probe.status.text()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.ui.conftest import open_and_wait, wait_for_plan
+from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import save_a_port_of_its_own, use_a_port_of_its_own
 from tests.ui.shell.session_counts import SessionCounts, config_holders
 
 SERVER = 180_000
@@ -44,6 +45,10 @@ def test_counts_one_engine_look_up_and_one_plan_per_config(qtbot, counts, window
     assert probe.result is not None and probe.result.recommendation is not None, probe.status.text()
     wait_for_plan(qtbot, window)  # the measured settings were applied: one plan for them
     attempts = len(probe.result.attempts)
+    counts.phase = "port"  # not counted: a port of its own, not 8080 another test process may hold
+    use_a_port_of_its_own(qtbot, window)
+    wait_for_plan(qtbot, window)
+    qtbot.waitUntil(lambda: window.store.idle, timeout=LONG)  # its settings saved: nothing of it in "start"
     counts.phase = "start"
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
@@ -69,8 +74,10 @@ def test_restart_chosen_before_the_checks_runs_the_new_model_with_its_own_settin
     main_window.py and the switch stopped the server instead: the config was not there yet)."""
     other = make_model("second.gguf", n_layers=3)
     window.store.settings.update_profile(str(other), launch_config={"ctx": 1536})  # its own saved settings
+    save_a_port_of_its_own(window, other)  # and a port of its own, not 8080 another test process may hold
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
+    use_a_port_of_its_own(qtbot, window)
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     first = window.bridge.supervisor

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import save_a_port_of_its_own, use_a_port_of_its_own
 
 pytestmark = pytest.mark.slow  # every test here starts a real server from the window
 SERVER = 180_000
@@ -21,8 +22,10 @@ def _gone(pid: int) -> bool:
 
 def test_restart_after_opening_another_model_switches_servers(qtbot, window, tiny_model, make_model):
     other = make_model("second.gguf", n_layers=3)
+    save_a_port_of_its_own(window, other)  # the switch starts its server on its saved settings' port, not 8080
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
+    use_a_port_of_its_own(qtbot, window)  # a port of its own, not 8080 another test process may hold
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     first = window.bridge.supervisor

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 SERVER = 180_000
 
@@ -15,6 +16,7 @@ SERVER = 180_000
 def test_title_follows_the_model_step_once_the_server_is_stopped(qtbot, window, tiny_model, make_model):
     open_and_wait(qtbot, window, tiny_model)
     wait_for_plan(qtbot, window)
+    use_a_port_of_its_own(qtbot, window)  # a port of its own, not 8080 another test process may hold
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     assert window.windowTitle() == "tiny.gguf — Ready — GGUF Launcher"

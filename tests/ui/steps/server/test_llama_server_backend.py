@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
+from tests.ui.own_port import use_a_port_of_its_own
 
 SERVER = 180_000
 
@@ -22,6 +23,7 @@ def test_llama_server_backend_from_the_advanced_settings(qtbot, window, tiny_mod
     command = panel.command.text()
     assert f"-m {tiny_model}" in command or f"--model {tiny_model}" in command
     assert "-c 1024" in command or "--ctx-size 1024" in command
+    use_a_port_of_its_own(qtbot, window)  # a port of its own, not 8080 another test process may hold
     qtbot.mouseClick(window.server.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.server.state == "ready", timeout=SERVER)
     assert window.bridge.supervisor.backend.kind == "llama-server"

@@ -408,7 +408,9 @@ def _no_build_step(build: BuildKind | None) -> Text:
 
 def _card_step(build: ReleaseBuild) -> Text:
     if build.kind is BuildKind.VULKAN:
-        return T("Install or update the NVIDIA driver (it brings the card's Vulkan support), then try again.",
-                 "请安装或更新 NVIDIA 驱动（其中包含显卡的 Vulkan 支持），然后重试。")
+        return T("Install or update the NVIDIA driver (it brings the card's Vulkan support; Linux also needs the "
+                 "Vulkan loader, libvulkan1), then try again.",
+                 "请安装或更新 NVIDIA 驱动（其中包含显卡的 Vulkan 支持；Linux 还需要 Vulkan 加载器 libvulkan1），"
+                 "然后重试。")
     return T("Update the NVIDIA driver and try again, or try the Vulkan build.",
              "请更新 NVIDIA 驱动后重试，或改用 Vulkan 版本。")

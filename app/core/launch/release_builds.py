@@ -17,7 +17,6 @@ Asset names, from llama.cpp's release workflow and its published releases:
   ``llama-<tag>-bin-ubuntu-cuda-12.8-x64.tar.gz`` + ``cudart-llama-<tag>-bin-ubuntu-cuda-12.8-x64.tar.gz`` and
   ``llama-<tag>-bin-ubuntu-cuda-13.4-x64.tar.gz`` + ``cudart-llama-<tag>-bin-ubuntu-cuda-13.4-x64.tar.gz`` (the
   Linux runtime archive carries the build number), beside the Windows ``cuda-12.4`` / ``cuda-13.4`` zips.
-  b11491 (2026-10-08) still offers Windows cpu, cuda-12.4, cuda-13.4 and vulkan builds.
 The b11434 names below follow that pattern; no listing of b11434's own assets was available here, so a name that
 moved would answer 404, said as such (never another file).
 

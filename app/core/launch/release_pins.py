@@ -7,9 +7,10 @@ searched quoted b11434's). A digest is never invented and a download is never tr
 asset missing here is refused with a sentence saying so. Fill the table from the API on a machine with network
 (``scripts/pin_llama_release.py`` prints the entries), and check them in review.
 
-For reference only (other releases, NOT b11434): ``cudart-llama-bin-win-cuda-12.4-x64.zip`` was
-8c79a9b226de4b3cacfd1f83d24f962d0773be79f1e7b75c6af4ded7e32ae1d6 (391,443,627 bytes) at b10840 and b11118, and
-is reported byte-identical across releases since b9297 (SubtitleEdit/subtitleedit#11615, #13041).
+For reference only (NOT a b11434 digest): SubtitleEdit/subtitleedit's LlamaCppDownloadServiceTests pin
+``cudart-llama-bin-win-cuda-12.4-x64.zip`` as 8c79a9b226de4b3cacfd1f83d24f962d0773be79f1e7b75c6af4ded7e32ae1d6, and
+its pull requests (#11615, #13041) report that archive byte-identical across releases since b9297; the script's
+``--download`` shows whether b11434's is the same.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ Looked for where people and other apps usually keep them:
   (Jan's ``get_backend_exe_path``; the data folder is ``~/.local/share/Jan/data`` on Linux,
   ``~/Library/Application Support/Jan/data`` on macOS, ``%APPDATA%\\Jan\\data`` on Windows; older ``~/jan``);
 - LM Studio's: ``~/.lmstudio/extensions/backends/llama.cpp-<platform>-<gpu>-<version>/llama-server``;
-- PATH and the places ``discovery.common_locations`` knows.
+- PATH and the places ``discovery.common_locations`` knows;
+- the release builds the app downloaded and checked on this card (launch/fetched_engines.py), first.
 
 Only programs whose own ``--version`` names a GPU backend (or that ship a GPU backend library next to them) are
 kept; each is run (``--version``, ``--help``) once per file identity through ``discovery.inspect_llama_server``.
@@ -74,7 +75,9 @@ def candidate_files(home: Path | None = None) -> list[Path]:
     """Every llama-server file in the usual places, PATH first; not yet run."""
     home = home or Path.home()
     exe = discovery.EXE_NAME
-    found: list[Path] = []
+    from app.core.launch.fetched_engines import fetched_launchers
+
+    found: list[Path] = fetched_launchers()  # builds the app downloaded and checked on this card (hub/engine_fetch)
     on_path = shutil.which(exe)
     if on_path:
         found.append(Path(on_path))

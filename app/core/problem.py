@@ -37,6 +37,7 @@ class Fix(StrEnum):
     LARGER_CONTEXT = "larger_context"  # params: needed_tokens
     WAIT_LONGER = "wait_longer"  # params: read_timeout_s
     CHOOSE_SERVER_BIN = "choose_server_bin"  # no params: choose the llama-server program or use the built-in engine
+    GET_GPU_ENGINE = "get_gpu_engine"  # params: build (a release build kind, "cuda-13" ...; absent: the fitting one)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from app.ui.widgets.problem_view import problem_text
 from app.ui.workers import run_task
@@ -96,6 +96,7 @@ class DiagnosticsReport(QObject):
 
     def open_folder(self, path: Path) -> bool:
         """The report's folder in the file manager; without one, its path is copied and the status bar says so."""
+        from PySide6.QtCore import QUrl  # with its 5 enums: made when first used, not before the first paint
         from PySide6.QtGui import QDesktopServices, QGuiApplication
 
         if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent))):

@@ -74,6 +74,12 @@ def standard_import_after_pyside() -> None:
         builtins.__import__ = original
 
 
+def _plain_tooltips(app) -> None:
+    from app.ui.widgets import plain_tooltips  # loaded with its filter, after the first paint
+
+    plain_tooltips.install(app)
+
+
 def run_gui(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
@@ -85,7 +91,6 @@ def run_gui(argv: list[str] | None = None) -> int:
     from app.ui.shell import crash_hook
     from app.ui.shell.app_icon import DESKTOP_FILE_NAME, app_icon
     from app.ui.shell.main_window import MainWindow
-    from app.ui.widgets import plain_tooltips
 
     configure_app_log("gui")
     install_crash_hook("gui")  # from here an uncaught error goes to the app log, not as a traceback to the terminal
@@ -112,7 +117,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     # every event before it (thousands while the window is built, each a call into Python) would pass through it,
     # and the first event of one of Qt's private classes it is handed (a queued call's event) makes PySide create
     # every QtCore class and enum it had left for later (89 enums, about 20 ms), all before the window appeared
-    after_first_paint(window, lambda: plain_tooltips.install(app))
+    after_first_paint(window, lambda: _plain_tooltips(app))
     try:
         return app.exec()
     finally:

@@ -27,7 +27,6 @@ from app.core.problem import Problem
 from app.core.server.events import ACTIVE_STATES, IDLE_STATES, State, StateChanged
 from app.core.server.memory_values import Level, MemoryReading, VramGrab
 from app.core.server.policy import CRASH_LOOP, NOT_RESTARTABLE
-from app.core.server.watchdog import level_sentence
 from app.ui.i18n import Retranslating
 from app.ui.steps.server.crash_card import CrashCard
 from app.ui.steps.server.local_access import LocalAccessBox
@@ -39,6 +38,14 @@ if TYPE_CHECKING:
     from app.core.server.supervisor import Supervisor
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
     from app.ui.steps.server.supervisor_bridge import SupervisorBridge
+
+
+def _level_sentence(level: Level, reading: MemoryReading) -> str:
+    """The watchdog's sentence for a reading (the watchdog, with its memory readers, loads with the first one)."""
+    from app.core.server.watchdog import level_sentence
+
+    return level_sentence(level, reading).render()
+
 
 STATE_COLOURS = {
     State.STOPPED: "#757575",
@@ -278,7 +285,7 @@ class ServerPanel(Retranslating, QWidget):
         self._render_memory()
 
     def _render_memory(self) -> None:
-        parts = [level_sentence(*self._memory).render() if self._memory is not None else "",
+        parts = [_level_sentence(*self._memory) if self._memory is not None else "",
                  self._vram_grab.sentence().render() if self._vram_grab is not None else ""]
         text = "\n".join(part for part in parts if part)
         self.memory_label.setText(text)

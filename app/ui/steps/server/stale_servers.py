@@ -6,16 +6,22 @@ Finding and stopping them are core calls (app.core.process.registry), run off th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
-from app.core.process.registry import StaleChild, find_stale_children, kill_stale_child
 from app.ui import workers
 from app.ui.i18n import Retranslating
 from app.ui.widgets.banner import Banner
 
+if TYPE_CHECKING:
+    from app.core.process.registry import StaleChild
+
 
 def stop_all(children: list[StaleChild]) -> int:
     """Stop each stale server (pid, start time and command line verified first); returns how many stopped."""
+    from app.core.process.registry import kill_stale_child
+
     return sum(1 for child in children if kill_stale_child(child))
 
 
@@ -33,6 +39,8 @@ class StaleServersBanner(Retranslating, Banner):
         self.retranslate()
 
     def look_for_stale_servers(self) -> None:
+        from app.core.process.registry import find_stale_children  # after the window's first paint (start)
+
         workers.run_task(find_stale_children, on_done=self.show_children, on_error=lambda _exc: None, owner=self)
 
     def show_children(self, children: list[StaleChild]) -> None:

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.plan.placement import Placement
 from app.core.problem import UserError
 from app.core.session import ModelSession
 from app.core.text import human_bytes
@@ -263,6 +262,8 @@ class ProbeBox(Retranslating, QWidget):
     def attempt_text(self, attempt: Attempt) -> str:
         blocks = self._block_count()
         if attempt.n_cpu_moe > 0 and blocks:  # a model with experts: where they went, in words
+            from app.core.plan.placement import Placement  # with a probe's first row, not before the first paint
+
             where = Placement(blocks, attempt.gpu_layers, attempt.n_cpu_moe).describe().render()
             head = self.tr("{where}, {ctx} tokens").format(where=where, ctx=attempt.ctx)
         else:

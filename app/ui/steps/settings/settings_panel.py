@@ -25,8 +25,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.launch.config import BACKEND_LLAMA_SERVER, ConfigChanges, LaunchConfig
-from app.core.plan.experts import expert_split
-from app.core.plan.placement import Placement
 from app.core.session import ModelSession
 from app.ui.i18n import Retranslating
 from app.ui.steps.machine.gpu_notice import GpuEngineNotice
@@ -355,6 +353,8 @@ class SettingsPanel(Retranslating, QWidget):
         text = self.tr("all {n}").format(n=top) if value == top else self.tr("{n} of {top}").format(n=value, top=top)
         experts = self.advanced.values()["n_cpu_moe"]
         if experts and self.info is not None:  # a model with experts, some in RAM: say where everything goes
+            from app.core.plan.placement import Placement
+
             text = Placement(int(self.info.block_count or 0), value, experts).describe().render()
         self.gpu_layers_label.setText(text)
 
@@ -411,4 +411,6 @@ class SettingsPanel(Retranslating, QWidget):
 
 def _experts_layers(info: ModelInfo | None) -> int | None:
     """The layer count of a model with experts (what the experts row goes up to); None for a dense model."""
+    from app.core.plan.experts import expert_split  # with the first model, not before the window's first paint
+
     return int(info.block_count or 0) if info is not None and expert_split(info).is_moe else None

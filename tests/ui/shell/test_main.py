@@ -134,3 +134,63 @@ def test_qt_classes_made_first_paint_are_real(first_paint: dict[str, list[str]])
 @pytest.mark.parametrize("name", sorted(LATER_QT))
 def test_qt_class_made_only_when_used(name: str, first_paint: dict[str, list[str]]) -> None:
     assert name not in first_paint["qt_classes"], f"{name} at start-up: {LATER_QT[name]}"
+
+
+_COLLECTOR_CHILD = """
+import gc, os, sys
+
+class _AtFirstPaint:
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, text):
+        if text.strip() == "painted":  # inside the window's first Paint event (the app's own hook)
+            from PySide6.QtCore import QTimer
+            at_paint = gc.isenabled()
+
+            def after():  # queued behind what the window runs after its first paint, before it closes
+                self.out.write(f"{at_paint} {gc.isenabled()}\\n")
+                self.out.flush()
+                os._exit(0)
+
+            QTimer.singleShot(0, after)
+            return len(text)
+        return self.out.write(text)
+
+    def flush(self):
+        self.out.flush()
+
+sys.stdout = _AtFirstPaint(sys.stdout)
+from app.__main__ import main
+main()
+"""
+
+
+def test_the_garbage_collector_is_off_until_the_first_paint_then_on(tmp_path) -> None:
+    """run_gui pauses Python's cyclic collector while the window loads (about 60 runs that free next to nothing)
+    and turns it back on once the window has painted: a long session collects as any Python program does."""
+    env = dict(os.environ, GGUF_LAUNCHER_HOME=str(tmp_path), GGUF_LAUNCHER_QUIT_AFTER_PAINT="1",
+               QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", _COLLECTOR_CHILD], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and lines, f"the window did not paint (exit {done.returncode}): {done.stderr[-2000:]}"
+    assert lines[-1] == "False True"  # off at the first paint; on again right after it
+
+
+def test_pausing_the_collector_leaves_one_that_was_off_off() -> None:
+    """A collector someone else turned off (a debugger, a profiler) stays off when the window's start is done."""
+    import gc
+
+    from app.ui.shell.main import pause_collector
+
+    assert gc.isenabled()
+    resume = pause_collector()
+    assert not gc.isenabled()
+    inner = pause_collector()
+    inner()
+    assert not gc.isenabled()  # the inner pause found it off: it does not turn it on
+    resume()
+    resume()  # twice is harmless
+    assert gc.isenabled()

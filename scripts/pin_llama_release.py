@@ -7,23 +7,26 @@ Run on a machine with network, review, paste into release_pins.py:
 
 The API gives each asset ``size`` and ``digest`` ("sha256:<hex>"); --download checks that the bytes served are the
 ones the digest names (about 1.5 GB for all of them). An asset the release does not have is reported, never
-guessed. Exit 1 when an asset is missing, has no digest, or its bytes differ.
+guessed. Exit 1 when the listing cannot be read, or an asset is missing, has no digest, or its bytes differ.
+
+The listing is read as the app reads it when it holds no pin (app/core/hub/github_release.py, through the app's
+HTTP client: --proxy, else the system's proxy).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.launch.release_builds import LINUX_X64, RELEASE_TAG, WINDOWS_X64, official_source, release_builds
+from app.core.hub.github_release import ListingUnavailable, ReleaseListing, parse_release, read_release
+from app.core.hub.source import HubAccess
+from app.core.launch.release_builds import LINUX_X64, WINDOWS_X64, official_source, release_builds
 
-API = f"https://api.github.com/repos/ggml-org/llama.cpp/releases/tags/{RELEASE_TAG}"
+API = official_source().api_url or ""
 
 
 def wanted_assets() -> list[str]:
@@ -31,26 +34,34 @@ def wanted_assets() -> list[str]:
 
 
 def pins_from_release(release: dict, names: list[str]) -> tuple[dict[str, tuple[str, int]], list[str]]:
-    """(name -> (sha256, size)) for the ``names`` the release lists with a sha256 digest, and the problems."""
-    assets = {asset.get("name"): asset for asset in release.get("assets", [])}
+    """(name -> (sha256, size)) for the ``names`` the release lists with a sha256 digest, and the problems
+    (ValueError when ``release`` is not a release listing)."""
+    return pins_from_listing(parse_release(release, API), names)
+
+
+def pins_from_listing(listing: ReleaseListing, names: list[str]) -> tuple[dict[str, tuple[str, int]], list[str]]:
     pins: dict[str, tuple[str, int]] = {}
     problems: list[str] = []
     for name in names:
-        asset = assets.get(name)
-        digest = (asset or {}).get("digest") or ""
+        asset = listing.assets.get(name)
         if asset is None:
-            problems.append(f"{name}: not in release {release.get('tag_name')}")
-        elif not digest.startswith("sha256:") or len(digest) != len("sha256:") + 64:
-            problems.append(f"{name}: no sha256 digest ({digest or 'none'})")
+            alike = listing.look_alike(name)
+            problems.append(f"{name}: not in release {listing.tag}" + (f" (look alike: {', '.join(alike)})"
+                                                                       if alike else ""))
+        elif asset.sha256 is None:
+            problems.append(f"{name}: no sha256 digest ({asset.digest or 'none'})")
         else:
-            pins[name] = (digest.removeprefix("sha256:"), int(asset["size"]))
+            pins[name] = (asset.sha256, asset.size)
     return pins, problems
 
 
-def _downloaded_sha256(url: str) -> str:
+def _downloaded_sha256(url: str, access: HubAccess) -> str:
+    from app.core.hub.http import client
+
     digest = hashlib.sha256()
-    with urllib.request.urlopen(url, timeout=60) as response:
-        while block := response.read(1 << 20):
+    with client(access).stream("GET", url, timeout=60) as response:
+        response.raise_for_status()
+        for block in response.iter_bytes():
             digest.update(block)
     return digest.hexdigest()
 
@@ -58,13 +69,18 @@ def _downloaded_sha256(url: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--download", action="store_true", help="download every archive and hash it here too")
+    parser.add_argument("--proxy", metavar="URL", help="send every request through this proxy")
     args = parser.parse_args()
-    with urllib.request.urlopen(API, timeout=30) as response:
-        release = json.load(response)
-    pins, problems = pins_from_release(release, wanted_assets())
+    source = official_source()
+    try:
+        listing = read_release(API, HubAccess(endpoint=source.api_base, proxy=args.proxy))
+    except ListingUnavailable as error:
+        print(f"problem: the listing {API} could not be read: {error.why.render('en')}", file=sys.stderr)
+        return 1
+    pins, problems = pins_from_listing(listing, wanted_assets())
     if args.download:
         for name, (sha256, _) in pins.items():
-            got = _downloaded_sha256(official_source().url(name))
+            got = _downloaded_sha256(source.url(name), HubAccess(endpoint=source.base_url, proxy=args.proxy))
             if got != sha256:
                 problems.append(f"{name}: the API says {sha256}, the bytes hash to {got}")
     print(f"# from {API} ({'downloaded and hashed here too' if args.download else 'API digests only'})")

@@ -1,14 +1,16 @@
 """`gguf-launcher gpu-engine`: get llama.cpp's official GPU build for this NVIDIA card (the app's release, b11434),
 checked on the card before it is offered; list or remove the ones it got.
 
-  plan    which build fits the card and driver, and why; what would be downloaded (nothing is)
-  get     download it (verified against the SHA-256 the app holds), unpack it into the app's data folder, check that
-          it lists the card and generates on it, then keep it; prints its llama-server's path on stdout
+  plan    which build fits the card and driver, and why; what would be downloaded and the SHA-256 each archive is
+          checked against (the one the app holds, else the one GitHub publishes in the release's listing, read here)
+  get     download it (verified against those SHA-256 before anything is unpacked), unpack it into the app's data
+          folder, check that it lists the card and generates on it, then keep it; prints its llama-server's path
   list    the builds kept
   remove  delete a kept build (--build) or all of them
 
-Ctrl+C during `get` pauses: the partial download is kept and the same command continues it. Exit 0 on success, 1 on
-an error or a refused build, 2 for usage errors, 130 when paused.
+Requests go through the proxy saved in Settings, else the system's (HTTP(S)_PROXY). Ctrl+C during `get` pauses: the
+partial download is kept and the same command continues it. Exit 0 on success, 1 on an error or a refused build, 2
+for usage errors, 130 when paused.
 """
 
 from __future__ import annotations
@@ -60,6 +62,22 @@ def _wanted(args):
     return BuildKind(args.build) if args.build else None
 
 
+def _proxy() -> str | None:
+    """The proxy saved in Settings (None: the system's), as the Hub commands use it."""
+    from app.cli._settings import load_settings_saying_why
+
+    return load_settings_saying_why().get("hub_proxy") or None
+
+
+def _archives_json(plan) -> dict:
+    """Each archive's expected SHA-256 and size and whose they are ("app": release_pins.py, "github": the release's
+    listing), and the sentence that says it."""
+    sources = {check.source.value for check in plan.archives}
+    return {"archives": [check.to_dict() for check in plan.archives],
+            "digest_source": sources.pop() if len(sources) == 1 else ("mixed" if sources else None),
+            "checked_against": plan.checked_against.render() if plan.checked_against is not None else None}
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "list":
@@ -77,11 +95,12 @@ def run(args: argparse.Namespace) -> int:
 def _plan(card, args) -> int:
     from app.core.hub.engine_fetch import plan_fetch
 
-    plan = plan_fetch(card, build=_wanted(args))
+    plan = plan_fetch(card, build=_wanted(args), proxy=_proxy())
     if args.json:
         print_json({"card": card.name, "build": plan.build.kind.value if plan.build else None,
                     "label": plan.build.label if plan.build else None, "reason": plan.reason.render(),
-                    "urls": list(plan.urls), "total_bytes": plan.total_bytes, "evidence": list(plan.evidence),
+                    "urls": list(plan.urls), "total_bytes": plan.total_bytes, **_archives_json(plan),
+                    "evidence": list(plan.evidence),
                     "refusal": None if plan.refusal is None else {
                         "kind": plan.refusal.kind.value, "message": plan.refusal.message.render(),
                         "fix": plan.refusal.next_step.render() if plan.refusal.next_step else None}})
@@ -89,6 +108,8 @@ def _plan(card, args) -> int:
         print(plan.reason)
         for url in plan.urls:
             print(f"  {inert(url)}")
+        if plan.checked_against is not None:
+            print(plan.checked_against)
         if plan.refusal is not None:
             print(f"{T('error', '错误')}: {plan.refusal.message}", file=sys.stderr)
             if plan.refusal.next_step is not None:
@@ -101,10 +122,13 @@ def _get(card, args) -> int:
     from app.core.hub.download_progress import DownloadStopped
     from app.core.hub.engine_fetch import FetchProgress, Phase, get_gpu_engine, plan_fetch
 
-    plan = plan_fetch(card, build=_wanted(args))
+    proxy = _proxy()
+    plan = plan_fetch(card, build=_wanted(args), proxy=proxy)
     if plan.refusal is not None:
         raise plan.refusal
     _say(plan.reason)
+    if plan.checked_against is not None:
+        _say(plan.checked_against)
     shown: dict[str, Phase | None] = {"phase": None}
 
     def progress(step: FetchProgress) -> None:
@@ -118,13 +142,14 @@ def _get(card, args) -> int:
 
     with _Pause() as pause:
         try:
-            engine = get_gpu_engine(card, build=_wanted(args), on_progress=progress, should_stop=pause)
+            engine = get_gpu_engine(card, build=_wanted(args), on_progress=progress, should_stop=pause, proxy=proxy,
+                                    plan=plan)
         except DownloadStopped:
             _say(T("Paused: the part downloaded so far is kept; run the same command to continue.",
                    "已暂停：已下载的部分已保留；再次运行同一命令即可继续。"))
             return PAUSED_EXIT
     if args.json:
-        print_json({"engine": engine.to_dict()})
+        print_json({"engine": engine.to_dict(), **_archives_json(plan)})
     else:
         print(engine.launcher)
     return 0

@@ -1,8 +1,14 @@
-"""A loopback stand-in for llama.cpp's GitHub release downloads, and archives of the release's layouts built here.
+"""A loopback stand-in for llama.cpp's GitHub release downloads and its release listing, and archives of the
+release's layouts built here.
 
 The server is a real threaded HTTP server on 127.0.0.1: ``GET /download/<tag>/<asset>`` answers the asset's bytes
 (200 with Content-Length, or 206 with Content-Range for ``Range: bytes=a-``, as GitHub's asset storage does), 404
 for an asset it does not hold; ``cut_after`` ends a body early (the connection closed after that many bytes).
+``GET /repos/ggml-org/llama.cpp/releases/tags/<tag>`` answers the release's listing as GitHub's REST API does ("Get
+a release by tag name": ``tag_name`` and ``assets``, each with ``name``, ``size``, ``browser_download_url`` and
+``digest: "sha256:<hex>"`` of the bytes served; app/core/hub/github_release.py cites the docs): ``published``
+replaces an asset's digest field (None: ``null``, as for an asset uploaded before GitHub computed digests), and
+``api_status``/``api_headers`` make it answer an error instead (a 403 with ``x-ratelimit-remaining: 0``).
 
 The archives follow llama.cpp's release workflow (app/core/launch/release_builds.py cites it): the Ubuntu tarballs
 put every file under ``llama-<tag>/`` (``--transform "s,^\\.,llama-<tag>,"``), the CUDA runtime tarball under its
@@ -16,7 +22,9 @@ processor), the registration; never that a card works.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import re
 import stat
 import tarfile
@@ -25,7 +33,7 @@ import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from app.core.launch.release_builds import RELEASE_TAG
+from app.core.launch.release_builds import LLAMA_REPO, RELEASE_TAG, ReleaseSource
 
 DEVICE_BUFFER_LINE = "load_tensors:        CUDA0 model buffer size =     0.37 MiB"
 
@@ -103,18 +111,50 @@ def linux_cuda_archives(script: str, tag: str = RELEASE_TAG, cuda: str = "13.4")
 
 @dataclass
 class FakeRelease:
-    """The assets served and what happened: the paths asked for and the Range headers sent."""
+    """The assets served, their listing, and what happened: the paths asked for and the Range headers sent."""
 
     tag: str = RELEASE_TAG
     assets: dict[str, bytes] = field(default_factory=dict)
     cut_after: dict[str, int] = field(default_factory=dict)  # asset -> bytes of its body sent before closing
+    published: dict[str, str | None] = field(default_factory=dict)  # asset -> its listing's digest field instead
+    api_status: int | None = None  # the listing answers this error instead
+    api_headers: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)
+    listing_headers: list[dict[str, str]] = field(default_factory=list)  # the headers of each listing request
     server: ThreadingHTTPServer | None = None
 
     @property
-    def base_url(self) -> str:
+    def root(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/download/{self.tag}"
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/download/{self.tag}"
+
+    @property
+    def api_base(self) -> str:
+        return self.root
+
+    @property
+    def api_path(self) -> str:
+        return f"/repos/{LLAMA_REPO}/releases/tags/{self.tag}"
+
+    def source(self, pins=None, *, listing: bool = True) -> ReleaseSource:
+        """A ReleaseSource for this stand-in: ``pins`` the app holds (none by default), its listing read or not."""
+        return ReleaseSource(self.base_url, self.tag, pins or {}, self.api_base if listing else None)
+
+    def downloads_asked(self) -> list[str]:
+        return [path for path, _ in self.requests if path.startswith("/download/")]
+
+    def listing(self) -> dict:
+        """The release as GitHub's API lists it."""
+        return {"tag_name": self.tag, "name": self.tag, "draft": False, "prerelease": False,
+                "assets": [{"name": name, "size": len(data), "state": "uploaded",
+                            "content_type": "application/octet-stream",
+                            "digest": self.published.get(name, "sha256:" + hashlib.sha256(data).hexdigest()),
+                            "browser_download_url": f"{self.base_url}/{name}"}
+                           for name, data in self.assets.items()]}
 
     def start(self) -> FakeRelease:
         release = self
@@ -125,6 +165,9 @@ class FakeRelease:
 
             def do_GET(self):
                 release.requests.append((self.path, self.headers.get("Range")))
+                if self.path == release.api_path:
+                    release.answer_listing(self)
+                    return
                 prefix = f"/download/{release.tag}/"
                 name = self.path[len(prefix):] if self.path.startswith(prefix) else None
                 if name is None or name not in release.assets:
@@ -139,6 +182,18 @@ class FakeRelease:
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
+
+    def answer_listing(self, handler: BaseHTTPRequestHandler) -> None:
+        self.listing_headers.append({name.lower(): value for name, value in handler.headers.items()})
+        status = self.api_status or 200
+        body = json.dumps(self.listing() if status == 200 else {"message": "stand-in error"}).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json; charset=utf-8")
+        for name, value in self.api_headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
 
     def serve(self, handler: BaseHTTPRequestHandler, name: str) -> None:
         data = self.assets[name]

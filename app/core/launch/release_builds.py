@@ -21,8 +21,9 @@ The b11434 names below follow that pattern; no listing of b11434's own assets wa
 moved would answer 404, said as such (never another file).
 
 The choice uses gpu_choice's rules (cuda_facts: CUDA 13 needs compute capability 7.5, a CUDA build a driver that
-supports its CUDA major): CUDA 13, then CUDA 12, then Vulkan. An archive is downloaded only against a SHA-256 the
-app holds (release_pins.py); none is trusted on the server's word.
+supports its CUDA major): CUDA 13, then CUDA 12, then Vulkan. An archive is unpacked only after its bytes matched a
+SHA-256 the app holds (release_pins.py) or, for an archive it holds none for, the one GitHub publishes for it in the
+release's listing (app/core/hub/github_release.py); when both exist and differ, it is not downloaded at all.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from app.core.launch.release_pins import PINS, Pin
 from app.core.text import T, Text
 
 RELEASE_TAG = "b11434"
-OFFICIAL_BASE_URL = f"https://github.com/ggml-org/llama.cpp/releases/download/{RELEASE_TAG}"
+LLAMA_REPO = "ggml-org/llama.cpp"
+OFFICIAL_BASE_URL = f"https://github.com/{LLAMA_REPO}/releases/download/{RELEASE_TAG}"
+OFFICIAL_API_BASE = "https://api.github.com"  # GitHub's REST API: the release's listing with each asset's digest
 WINDOWS_X64 = "windows-x64"
 LINUX_X64 = "linux-x64"
 
@@ -68,18 +71,29 @@ class ReleaseBuild:
 
 @dataclass(frozen=True)
 class ReleaseSource:
-    """Where the archives come from and the digests they are checked against (tests: a loopback stand-in)."""
+    """Where the archives come from and the digests they are checked against (tests: a loopback stand-in): the
+    download address, the tag, the digests the app holds, and the API whose release listing publishes a digest
+    per asset (``api_base``; None: no listing is read, only ``pins`` count)."""
 
     base_url: str
     tag: str
     pins: Mapping[str, Pin] = field(default_factory=dict)
+    api_base: str | None = None
+    repo: str = LLAMA_REPO
 
     def url(self, asset: str) -> str:
         return f"{self.base_url.rstrip('/')}/{asset}"
 
+    @property
+    def api_url(self) -> str | None:
+        """The release's listing: GitHub's "Get a release by tag name" (app/core/hub/github_release.py)."""
+        if self.api_base is None:
+            return None
+        return f"{self.api_base.rstrip('/')}/repos/{self.repo}/releases/tags/{self.tag}"
+
 
 def official_source() -> ReleaseSource:
-    return ReleaseSource(OFFICIAL_BASE_URL, RELEASE_TAG, PINS)
+    return ReleaseSource(OFFICIAL_BASE_URL, RELEASE_TAG, PINS, OFFICIAL_API_BASE)
 
 
 def platform_key() -> str | None:

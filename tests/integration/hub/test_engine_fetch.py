@@ -1,24 +1,28 @@
 """Getting a GPU engine against a loopback stand-in of llama.cpp's release server (tests/hub/fake_release.py).
 
-What this proves: the whole path the app takes (pinned digests, the model downloader with Range and cancel, safe
-unpacking of the release's Ubuntu layout with its library links, the engine-folder check, the reading of a recorded
-``--list-devices`` output, a real generation by llama.cpp b11434, registration and removal) and that every refusal
-leaves no folder, no download and no entry behind. What it cannot prove: that a real CUDA or Vulkan build sees a real
-card, or that the real archives' digests are the ones pinned (no card and no network here): the stand-in's
-llama-server prints a recorded device list and the card's buffer line, then generates on the processor.
+What this proves: the whole path the app takes (pinned digests, or the ones the release's listing publishes as
+GitHub's API does, and every refusal about them before a byte of an archive is fetched; the model downloader with
+Range and cancel, safe unpacking of the release's Ubuntu layout with its library links, the engine-folder check, the
+reading of a recorded ``--list-devices`` output, a real generation by llama.cpp b11434, registration and removal)
+and that every refusal leaves no folder, no download and no entry behind. What it cannot prove: that a real CUDA or
+Vulkan build sees a real card, that the real archives' digests are the ones pinned, or that api.github.com answers
+as its documentation and the stand-in say (no card and no network here): the stand-in's llama-server prints a
+recorded device list and the card's buffer line, then generates on the processor.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from app.core.hub.download_progress import DownloadStopped, StopReason
-from app.core.hub.engine_fetch import EngineFetchError, FetchFault, Phase, get_gpu_engine, plan_fetch
+from app.core.hub.engine_fetch import DigestSource, EngineFetchError, FetchFault, Phase, get_gpu_engine, plan_fetch
 from app.core.launch import fetched_engines
 from app.core.launch.cuda_facts import CardFacts
 from app.core.launch.release_builds import LINUX_X64, WINDOWS_X64, BuildKind, ReleaseSource
@@ -50,6 +54,14 @@ def pinned(release: FakeRelease, **overrides: Pin) -> ReleaseSource:
     return ReleaseSource(release.base_url, release.tag, pins_of(release.assets) | overrides)
 
 
+def closed_port_url() -> str:
+    """An address on this computer where nothing listens (the port was free a moment ago): connections are refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
 def left_behind() -> list[str]:
     """Everything under the engines folder but the (possibly empty) downloads folder and the registry."""
     root = fetched_engines.engines_folder()
@@ -67,13 +79,24 @@ def fails(release: FakeRelease, kind: FetchFault, **kwargs) -> EngineFetchError:
     return caught.value
 
 
-@pytest.mark.slow
-def test_a_checked_build_is_registered_and_removable(release, llama_server_bin, tiny_model):
-    release.assets = linux_cuda_archives(stand_in_server_script(llama_server_bin, CUDA_LISTING))
-    phases: list[Phase] = []
+READY = "The CUDA 13.4 build of llama.cpp is ready and can use the NVIDIA GeForce RTX 3080 Ti; every archive matched "
 
-    engine = get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64, model=tiny_model,
-                            on_progress=lambda p: phases.append(p.phase))
+
+@pytest.mark.slow
+@pytest.mark.parametrize("whose", [DigestSource.GITHUB, DigestSource.APP])
+def test_a_checked_build_is_registered_and_removable(release, llama_server_bin, tiny_model, whose):
+    """GITHUB: the app holds no digest (as for b11434 today) and checks the bytes against the release listing's;
+    APP: it holds them (the same as the listing's) and they decide."""
+    release.assets = linux_cuda_archives(stand_in_server_script(llama_server_bin, CUDA_LISTING))
+    source = release.source(pins_of(release.assets) if whose is DigestSource.APP else None)
+    phases: list[Phase] = []
+    said: list[str] = []
+
+    def progress(step) -> None:
+        phases.append(step.phase)
+        said.append(step.sentence.render("en"))
+
+    engine = get_gpu_engine(CARD, source=source, key=LINUX_X64, model=tiny_model, on_progress=progress)
 
     folder = Path(engine.folder)
     assert folder.name == "llama-b11434-ubuntu-cuda-13.4-x64" and folder.parent == fetched_engines.engines_folder()
@@ -85,6 +108,9 @@ def test_a_checked_build_is_registered_and_removable(release, llama_server_bin, 
     assert left_behind() == sorted([folder.name, *(str(p.relative_to(folder.parent)) for p in folder.rglob("*"))])
     assert [p for p in dict.fromkeys(phases)] == [Phase.DOWNLOAD, Phase.UNPACK, Phase.LIST_DEVICES, Phase.GENERATE,
                                                   Phase.DONE]
+    assert said[-1] == READY + ("the SHA-256 GitHub publishes for it in llama.cpp's release b11434."
+                                if whose is DigestSource.GITHUB else "the SHA-256 the app holds for it.")
+    assert [path for path, _ in release.requests].count(release.api_path) == 1
 
     removed = fetched_engines.remove_engine(BuildKind.CUDA13.value)
     assert removed == [engine] and not folder.exists() and fetched_engines.registered_engines() == []
@@ -238,3 +264,115 @@ def test_an_archive_without_llama_server_is_refused(release):
     error = fails(release, FetchFault.INCOMPLETE)
     assert error.message.render("en") == ("After unpacking the CUDA 13.4 build, its llama-server program is not there: "
                                           "the archive holds none, or an antivirus program removed it at once.")
+
+
+# --- the digests GitHub publishes in the release's listing ------------------------------------------------------
+
+
+def test_the_plan_says_which_digests_the_archives_are_checked_against(release):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    plan = plan_fetch(CARD, source=release.source(), key=LINUX_X64)
+    assert plan.refusal is None and plan.total_bytes == len(b"engine bytes") + len(b"runtime bytes")
+    assert [(a.name, a.sha256, a.source) for a in plan.archives] == [
+        (ENGINE, hashlib.sha256(b"engine bytes").hexdigest(), DigestSource.GITHUB),
+        (RUNTIME, hashlib.sha256(b"runtime bytes").hexdigest(), DigestSource.GITHUB)]
+    assert plan.checked_against is not None and plan.checked_against.render("en") == (
+        "Each archive is checked against the SHA-256 GitHub publishes for it in llama.cpp's release b11434 before "
+        "it is unpacked.")
+    assert release.downloads_asked() == []
+
+
+def test_pins_decide_when_the_listing_cannot_be_read(release):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    source = ReleaseSource(release.base_url, release.tag, pins_of(release.assets), closed_port_url())
+    plan = plan_fetch(CARD, source=source, key=LINUX_X64)
+    assert plan.refusal is None and {a.source for a in plan.archives} == {DigestSource.APP}
+    assert plan.checked_against is not None and plan.checked_against.render("en") == (
+        "Each archive is checked against the SHA-256 the app holds for it before it is unpacked.")
+    assert any(line.startswith("release listing not read: 127.0.0.1:") for line in plan.evidence)
+
+
+@pytest.mark.parametrize("answer", ["refused", "503", "rate-limited"])
+def test_no_listing_means_no_download(release, answer):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    source = release.source()
+    if answer == "refused":
+        source = ReleaseSource(release.base_url, release.tag, {}, closed_port_url())
+    elif answer == "503":
+        release.api_status = 503
+    else:
+        release.api_status = 403
+        release.api_headers = {"x-ratelimit-limit": "60", "x-ratelimit-remaining": "0",
+                               "x-ratelimit-reset": str(int(time.time()) + 600)}
+    error = fails(release, FetchFault.NOT_PINNED, source=source)
+    host = source.api_base.removeprefix("http://") if source.api_base else ""
+    why = {"refused": f"{host} could not be reached: ",
+           "503": f"{host} answered with an error (503)",
+           "rate-limited": "GitHub has answered as many requests from this address as it allows in an hour (60) and "
+                           "asks to wait (403)"}[answer]
+    assert error.message.render("en").startswith(
+        f"The app holds no SHA-256 for {ENGINE}, {RUNTIME} and could not read the one GitHub publishes for each in "
+        f"llama.cpp's release b11434 ({why}")
+    assert error.message.render("en").endswith("), so it does not download the CUDA 13.4 build: an archive it cannot "
+                                               "check is never unpacked.")
+    assert error.next_step is not None
+    step = error.next_step.render("en")
+    assert step.startswith("Try again in 10 min. Or download" if answer == "rate-limited" else
+                           "Check the internet connection, then try again. Or download" if answer == "refused" else
+                           "Try again later. Or download")
+    assert release.downloads_asked() == []
+    assert "Traceback" not in error.message.render("en") + step
+
+
+def test_an_archive_without_a_published_digest_is_refused(release):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    release.published[RUNTIME] = None  # an asset uploaded before GitHub computed digests
+    error = fails(release, FetchFault.NOT_PINNED, source=release.source())
+    assert error.message.render("en") == (
+        f"GitHub publishes no SHA-256 for {RUNTIME} in llama.cpp's release b11434, and the app holds none, so it does "
+        "not download the CUDA 13.4 build: an archive it cannot check is never unpacked.")
+    assert error.message.render("zh").startswith(f"GitHub 没有在 llama.cpp b11434 版发布中公布 {RUNTIME} 的 SHA-256")
+    assert release.downloads_asked() == []
+
+
+def test_bytes_that_differ_from_the_published_digest_keep_nothing(release):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    release.published[ENGINE] = "sha256:" + "0" * 64
+    error = fails(release, FetchFault.DIGEST, source=release.source())
+    assert error.message.render("en") == (
+        f"{ENGINE} does not match the SHA-256 GitHub publishes for it in llama.cpp's release b11434, so it was not "
+        "kept; the downloaded part was removed.")
+    assert release.downloads_asked() == [f"/download/b11434/{ENGINE}"]
+
+
+@pytest.mark.parametrize("differs", ["SHA-256", "size"])
+def test_a_pin_and_a_different_published_digest_refuse(release, differs):
+    """The pin decides what the bytes must be; when GitHub publishes something else for the same asset, one of the
+    two is wrong and the app cannot tell which, so nothing is downloaded."""
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    pins = pins_of(release.assets)
+    if differs == "SHA-256":
+        release.published[ENGINE] = "sha256:" + "1" * 64
+    else:
+        pins[ENGINE] = Pin(pins[ENGINE].sha256, pins[ENGINE].size + 1)
+    error = fails(release, FetchFault.DIGESTS_DIFFER, source=release.source(pins))
+    assert error.message.render("en") == (
+        f"The {differs} GitHub publishes for {ENGINE} in llama.cpp's release b11434 differs from the one the app "
+        "holds, so it does not download the CUDA 13.4 build: when the two disagree, neither is trusted.")
+    assert release.downloads_asked() == []
+
+
+def test_a_renamed_archive_is_said_before_any_download(release):
+    moved = {ENGINE.replace("13.4", "13.5"): b"engine", RUNTIME.replace("13.4", "13.5"): b"runtime",
+             "llama-b11434-bin-ubuntu-vulkan-x64.tar.gz": b"vulkan", "llama-b11434-bin-win-cpu-x64.zip": b"cpu"}
+    release.assets = dict(moved)
+    error = fails(release, FetchFault.NOT_IN_RELEASE, source=release.source())
+    assert error.message.render("en") == (
+        f"llama.cpp's release b11434 on GitHub has no {ENGINE}, {RUNTIME}, so the CUDA 13.4 build cannot be "
+        f"downloaded; names it has that look alike: {ENGINE.replace('13.4', '13.5')}, "
+        f"{RUNTIME.replace('13.4', '13.5')}.")
+    assert release.downloads_asked() == []
+
+    release.assets = {"llama-b11434-bin-win-cpu-x64.zip": b"cpu"}
+    error = fails(release, FetchFault.NOT_IN_RELEASE, source=release.source())
+    assert error.message.render("en").endswith("and no file of the release has a name like it.")

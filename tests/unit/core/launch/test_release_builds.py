@@ -41,6 +41,8 @@ def test_asset_names():
         ("llama-b11434-bin-ubuntu-vulkan-x64.tar.gz",)]
     assert release_builds(None) == []
     assert official_source().url("x.zip") == "https://github.com/ggml-org/llama.cpp/releases/download/b11434/x.zip"
+    # the listing whose digests count for an archive the app holds none for (GitHub's "Get a release by tag name")
+    assert official_source().api_url == "https://api.github.com/repos/ggml-org/llama.cpp/releases/tags/b11434"
 
 
 @pytest.mark.parametrize(("card", "kind"), [(TURING_NEW, BuildKind.CUDA13), (PASCAL, BuildKind.CUDA12),

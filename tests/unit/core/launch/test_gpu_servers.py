@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.launch import discovery, gpu_servers
+from app.core.launch import discovery, fetched_engines, gpu_servers
 from tests.fakes.planted_servers import CPU_VERSION, CUDA_VERSION, VULKAN_VERSION, plant
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the planted programs are POSIX shell scripts")
@@ -65,3 +65,20 @@ def test_path_comes_first_and_a_file_is_listed_once(home, tmp_path, monkeypatch)
 
 def test_an_empty_home_finds_nothing(home):
     assert gpu_servers.find_gpu_servers() == []
+
+
+def test_a_build_the_app_fetched_and_checked_comes_first(home, tmp_path, monkeypatch):
+    """The launcher of a build listed in engines.json (hub/engine_fetch.py) is offered before PATH and Downloads."""
+    on_path = plant(tmp_path / "bin" / "llama-server", VULKAN_VERSION)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(on_path.parent), "/usr/bin", "/bin"]))
+    downloaded = plant(home / "Downloads" / "llama-b6500-bin-ubuntu-cuda-x64" / "llama-server", CUDA_VERSION)
+    folder = fetched_engines.engines_folder() / "llama-b11434-ubuntu-cuda-13.4-x64"
+    fetched = plant(folder / "llama-server", CUDA_VERSION)
+    fetched_engines.register("cuda-13", "CUDA 13.4", "b11434", folder, fetched,
+                             "CUDA0: NVIDIA GeForce RTX 3080 Ti (11909 MiB, 11650 MiB free)")
+
+    assert gpu_servers.candidate_files() == [fetched, on_path, downloaded]
+    assert [server.path for server in gpu_servers.find_gpu_servers()] == [str(fetched), str(on_path), str(downloaded)]
+
+    fetched_engines.remove_engine("cuda-13")  # removed: no longer offered
+    assert gpu_servers.candidate_files() == [on_path, downloaded]

@@ -7,7 +7,8 @@ for an asset it does not hold; ``cut_after`` ends a body early (the connection c
 ``GET /repos/ggml-org/llama.cpp/releases/tags/<tag>`` answers the release's listing as GitHub's REST API does ("Get
 a release by tag name": ``tag_name`` and ``assets``, each with ``name``, ``size``, ``browser_download_url`` and
 ``digest: "sha256:<hex>"`` of the bytes served; app/core/hub/github_release.py cites the docs): ``published``
-replaces an asset's digest field (None: ``null``, as for an asset uploaded before GitHub computed digests), and
+replaces an asset's digest field (None: ``null``, as for an asset uploaded before GitHub computed digests),
+``listed_size`` its size, and
 ``api_status``/``api_headers`` make it answer an error instead (a 403 with ``x-ratelimit-remaining: 0``).
 
 The archives follow llama.cpp's release workflow (app/core/launch/release_builds.py cites it): the Ubuntu tarballs
@@ -117,6 +118,7 @@ class FakeRelease:
     assets: dict[str, bytes] = field(default_factory=dict)
     cut_after: dict[str, int] = field(default_factory=dict)  # asset -> bytes of its body sent before closing
     published: dict[str, str | None] = field(default_factory=dict)  # asset -> its listing's digest field instead
+    listed_size: dict[str, int] = field(default_factory=dict)  # asset -> its listing's size instead
     api_status: int | None = None  # the listing answers this error instead
     api_headers: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)
@@ -150,7 +152,7 @@ class FakeRelease:
     def listing(self) -> dict:
         """The release as GitHub's API lists it."""
         return {"tag_name": self.tag, "name": self.tag, "draft": False, "prerelease": False,
-                "assets": [{"name": name, "size": len(data), "state": "uploaded",
+                "assets": [{"name": name, "size": self.listed_size.get(name, len(data)), "state": "uploaded",
                             "content_type": "application/octet-stream",
                             "digest": self.published.get(name, "sha256:" + hashlib.sha256(data).hexdigest()),
                             "browser_download_url": f"{self.base_url}/{name}"}

@@ -345,6 +345,15 @@ def test_bytes_that_differ_from_the_published_digest_keep_nothing(release):
     assert release.downloads_asked() == [f"/download/b11434/{ENGINE}"]
 
 
+def test_bytes_of_another_size_than_the_published_one_keep_nothing(release):
+    release.assets = {ENGINE: b"engine bytes", RUNTIME: b"runtime bytes"}
+    release.listed_size[RUNTIME] = len(b"runtime bytes") + 5
+    error = fails(release, FetchFault.DIGEST, source=release.source())
+    assert error.message.render("en") == (
+        f"{RUNTIME} did not arrive as the file GitHub lists in llama.cpp's release b11434 (its size and SHA-256), so "
+        "it was not kept.")
+
+
 @pytest.mark.parametrize("differs", ["SHA-256", "size"])
 def test_a_pin_and_a_different_published_digest_refuse(release, differs):
     """The pin decides what the bytes must be; when GitHub publishes something else for the same asset, one of the

@@ -805,6 +805,125 @@
     </message>
 </context>
 <context>
+    <name>GpuFetchBox</name>
+    <message>
+        <source>A GPU engine for this card</source>
+        <translation>适合这张显卡的 GPU 引擎</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Keep it</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Look again</source>
+        <translation>重新查找</translation>
+    </message>
+    <message>
+        <source>Removing the {label} build…</source>
+        <translation>正在删除 {label} 版本…</translation>
+    </message>
+    <message>
+        <source>Starting to get the {label} build…</source>
+        <translation>正在开始获取 {label} 版本…</translation>
+    </message>
+    <message>
+        <source>Pausing…</source>
+        <translation>正在暂停…</translation>
+    </message>
+    <message>
+        <source>Paused; what was downloaded is kept. Resume continues from there.</source>
+        <translation>已暂停；已下载的部分会保留。点“继续”会从那里接着下载。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Cancelled; nothing of the {label} build was kept.</source>
+        <translation>已取消；{label} 版本的文件一个也没有保留。</translation>
+    </message>
+    <message>
+        <source>The {label} build could not be removed.</source>
+        <translation>无法删除 {label} 版本。</translation>
+    </message>
+    <message>
+        <source>Getting the {label} build stopped.</source>
+        <translation>获取 {label} 版本已停止。</translation>
+    </message>
+    <message>
+        <source>The {label} build was removed and its folder deleted.</source>
+        <translation>{label} 版本已删除，其文件夹也已删除。</translation>
+    </message>
+    <message>
+        <source>The {label} build is ready.</source>
+        <translation>{label} 版本已就绪。</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Get the GPU engine for this card ({label}, {size})</source>
+        <translation>获取适合这张显卡的 GPU 引擎（{label}，{size}）</translation>
+    </message>
+    <message>
+        <source>Get the GPU engine for this card ({label})</source>
+        <translation>获取适合这张显卡的 GPU 引擎（{label}）</translation>
+    </message>
+    <message>
+        <source>Finding the llama.cpp build that fits this card…</source>
+        <translation>正在查找适合这张显卡的 llama.cpp 版本…</translation>
+    </message>
+    <message>
+        <source>It downloads {size} from {host}.</source>
+        <translation>需要从 {host} 下载 {size}。</translation>
+    </message>
+    <message>
+        <source>It downloads from {host}.</source>
+        <translation>需要从 {host} 下载。</translation>
+    </message>
+    <message>
+        <source>The build is tested on the card before the app uses it.</source>
+        <translation>应用使用该版本之前，会先在显卡上测试它。</translation>
+    </message>
+    <message>
+        <source>The {label} build of llama.cpp {tag}, fetched by this app and checked on {device}.</source>
+        <translation>llama.cpp {tag} 的 {label} 版本，由本应用下载，并已在 {device} 上检查。</translation>
+    </message>
+    <message>
+        <source>The app uses it now.</source>
+        <translation>应用当前正在使用它。</translation>
+    </message>
+    <message>
+        <source>Use it</source>
+        <translation>使用它</translation>
+    </message>
+    <message>
+        <source>Remove…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Remove the {label} build? Its folder is deleted: {folder}</source>
+        <translation>要删除 {label} 版本吗？其文件夹将被删除：{folder}</translation>
+    </message>
+    <message>
+        <source>The app uses it now; after the removal it uses the built-in engine.</source>
+        <translation>应用当前正在使用它；删除后将改用内置引擎。</translation>
+    </message>
+    <message>
+        <source>What was checked ({count})</source>
+        <translation>检查了哪些内容（{count}）</translation>
+    </message>
+</context>
+<context>
     <name>HashRow</name>
     <message>
         <source>Expected SHA-256:</source>

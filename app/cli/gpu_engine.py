@@ -47,11 +47,11 @@ def _card():
 
     gpus, why = nvidia_gpus()
     if not gpus:
-        detail = f" ({why})" if why is not None else ""
-        raise UserError(T("No NVIDIA graphics card was found on this computer{detail}, so there is no GPU build to "
-                          "get.", "这台电脑上没有找到 NVIDIA 显卡{detail}，因此没有可获取的显卡版本。", detail=detail),
-                        T("Install the NVIDIA driver if the computer has such a card, or use the built-in engine.",
-                          "如果电脑有 NVIDIA 显卡，请安装 NVIDIA 驱动；否则请使用内置引擎。"))
+        # NVML's own sentence (no driver, no permission, ...) is the next step: it says what to do about the card
+        raise UserError(T("No NVIDIA graphics card can be used on this computer, so there is no GPU build to get.",
+                          "这台电脑上没有可用的 NVIDIA 显卡，因此没有可获取的显卡版本。"),
+                        why or T("Install the NVIDIA driver if the computer has such a card, or use the built-in "
+                                 "engine.", "如果电脑有 NVIDIA 显卡，请安装 NVIDIA 驱动；否则请使用内置引擎。"))
     gpu = gpus[0]
     return CardFacts(gpu.name, gpu.compute_capability, gpu.driver_version, gpu.cuda_driver_version)
 

@@ -15,6 +15,7 @@ from app.core.hardware.gpu import GpuInfo
 from app.core.hub import engine_fetch
 from app.core.launch import fetched_engines
 from app.core.launch.release_builds import platform_key, release_builds
+from app.core.text import T
 from tests.hub.fake_release import FakeRelease
 
 
@@ -46,8 +47,20 @@ def test_no_nvidia_card_is_one_sentence(capsys, monkeypatch, action):
     monkeypatch.setattr(hardware_gpu, "nvidia_gpus", lambda *a, **k: ([], None))
     assert main(["gpu-engine", action]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: No NVIDIA graphics card was found on this computer, so there is no GPU build to get.")
+    assert err.startswith(
+        "error: No NVIDIA graphics card can be used on this computer, so there is no GPU build to get.")
     assert "Traceback" not in err
+
+
+def test_no_nvidia_card_says_what_the_driver_said(capsys, monkeypatch):
+    """NVML's reason is the next step once, not folded into the sentence in one language."""
+    reason = T("No NVIDIA GPU usable: this user may not access the NVIDIA driver.",
+               "无法使用 NVIDIA 显卡：当前用户无权访问 NVIDIA 驱动。")
+    monkeypatch.setattr(hardware_gpu, "nvidia_gpus", lambda *a, **k: ([], reason))
+    assert main(["gpu-engine", "plan"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("may not access the NVIDIA driver") == 1
+    assert "next step: No NVIDIA GPU usable: this user may not access the NVIDIA driver." in err
 
 
 def test_plan_says_which_build_and_why_and_what_it_is_checked_against(capsys, monkeypatch, stand_in):

@@ -48,6 +48,7 @@ class GpuEngineNotice(Retranslating, QFrame):
 
     useServerRequested = Signal(str)  # the llama-server file to use
     rebuildRequested = Signal(str)  # "cuda" | "vulkan", when no EngineRebuild is followed
+    warningChanged = Signal(object)  # the GpuEngineWarning shown, or None (the Machine step's "get the GPU engine")
 
     def __init__(self, parent: QWidget | None = None, *, show_progress: bool = False) -> None:
         """``show_progress``: the notice shows the rebuild's progress itself (where no other box does)."""
@@ -138,6 +139,7 @@ class GpuEngineNotice(Retranslating, QFrame):
         self.warning = warning
         self.setVisible(warning is not None)
         self.retranslate()
+        self.warningChanged.emit(warning)
 
     def retranslate(self) -> None:
         warning = self.warning

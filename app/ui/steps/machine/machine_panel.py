@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from app.core.engine.selftest import EngineCheck
     from app.core.hardware.gpu import GpuInfo
     from app.core.hardware.report import HardwareReport
+    from app.core.launch.gpu_engine import GpuEngineWarning
     from app.ui.steps.machine.engine_rebuild import EngineRebuild
+    from app.ui.steps.machine.gpu_fetch_box import GpuFetchBox
 
 REFRESH_MS = 1000
 
@@ -141,6 +143,10 @@ class MachinePanel(Retranslating, QWidget):
         self.rebuild_box.hide()
         self.gpu_notice = GpuEngineNotice(self)  # an NVIDIA GPU, but an engine without GPU support
         self.gpu_notice.useServerRequested.connect(self.useServerRequested)
+        self.gpu_notice.warningChanged.connect(self._on_gpu_warning)
+        self.gpu_warning: GpuEngineWarning | None = None
+        self.gpu_fetch: GpuFetchBox | None = None  # "get the GPU engine for this card": built after the scan
+        self.hub_proxy: str | None = None  # the user's own proxy for downloads ("Get a model"'s; None: the system's)
         self.ram_label = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.ram_bar = MemoryBar(self)
         self.gpu_box = GpuCards(self)
@@ -157,6 +163,7 @@ class MachinePanel(Retranslating, QWidget):
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh_live)
         self._live = live
+        self._layout = layout
         self.retranslate()
 
     # --- data ------------------------------------------------------------------------------------
@@ -176,6 +183,7 @@ class MachinePanel(Retranslating, QWidget):
         self.report = report
         self.last_sample = LiveSample(report.effective_ram_total_bytes, report.usable_ram_bytes(), list(report.gpus))
         self._render()
+        self.fetch_box().set_report(report)
         if self.engine is not None:
             self.gpu_notice.look_up(report, *self.engine)
         self.hardwareScanned.emit(report)
@@ -208,9 +216,39 @@ class MachinePanel(Retranslating, QWidget):
             return
         self.engine = key
         self.gpu_notice.look_up(self.report, *key)
+        if self.gpu_fetch is not None:
+            self.gpu_fetch.set_engine(*key)
         if self._engine_task is None:
             self._look_up_engine()
         # else: the running look-up sees that the engine changed and looks again for this one
+
+    def fetch_box(self) -> GpuFetchBox:
+        """The "get the GPU engine for this card" box, built on first use (its module loads after the first
+        paint), under the GPU notice."""
+        if self.gpu_fetch is None:
+            from app.ui.steps.machine.gpu_fetch_box import GpuFetchBox
+
+            box = self.gpu_fetch = GpuFetchBox(self)
+            box.hide()
+            self._layout.insertWidget(self._layout.indexOf(self.gpu_notice) + 1, box)
+            box.proxy = self.hub_proxy
+            box.useRequested.connect(self.useServerRequested)
+            box.builtInRequested.connect(lambda: self.switchEngineRequested.emit(REBUILT_ENGINE))
+            if self.engine is not None:
+                box.set_engine(*self.engine)
+            box.set_warning(self.gpu_warning)
+        return self.gpu_fetch
+
+    def set_hub_proxy(self, proxy: str | None) -> None:
+        """The proxy the user set for downloads: the GPU engine's plan and download go through it too."""
+        self.hub_proxy = proxy or None
+        if self.gpu_fetch is not None:
+            self.gpu_fetch.set_proxy(self.hub_proxy)
+
+    def _on_gpu_warning(self, warning: GpuEngineWarning | None) -> None:
+        self.gpu_warning = warning
+        if self.gpu_fetch is not None or warning is not None:
+            self.fetch_box().set_warning(warning)
 
     def test_engine_again(self) -> None:
         if self.engine is not None and self._engine_task is None:
@@ -316,6 +354,8 @@ class MachinePanel(Retranslating, QWidget):
             self.switchEngineRequested.emit(str(action.get("engine") or other_engine(current)))
         elif kind is Fix.TEST_ENGINE:
             self.test_engine_again()
+        elif action is not None and kind is Fix.GET_GPU_ENGINE:
+            self.fetch_box().apply(action)
 
     def _render_engine(self) -> None:
         testing = self.engine_state == "testing"

@@ -300,3 +300,20 @@ def cut_in(qtbot, window, box: GpuFetchBox) -> list[str]:
         found += [f"{lang}: {line}" for line in clipped(window) if any(line.startswith(name) for name in ours)]
     window.set_language("en")
     return found
+
+
+def test_a_fetched_build_not_in_use_offers_use_instead_of_get(qtbot, monkeypatch, release):
+    use_release(monkeypatch, release, pins={})
+    folder = fetched_engines.engines_folder() / "llama-b11434-ubuntu-vulkan-x64"
+    folder.mkdir()
+    launcher = folder / "llama-server"
+    launcher.write_text("#!/bin/sh\n")
+    engine = fetched_engines.register("vulkan", "Vulkan", "b11434", folder, launcher, "Vulkan0: NVIDIA GeForce RTX "
+                                      "3080 Ti (NVIDIA) | uma: 0 | fp16: 1")
+    panel, box = panel_with_card(qtbot)  # the engine in use is the CPU-only built-in one
+    used = recorded(panel.useServerRequested)
+    qtbot.waitUntil(lambda: bool(box.rows) and box.rows[0].use_button.isVisible(), timeout=LONG)
+    assert not box.get_button.isVisible() and not box.refusal.isVisible(), "a GPU engine is here already"
+    assert not box.rows[0].label.text().endswith("The app uses it now.")
+    click(qtbot, box.rows[0].use_button)
+    assert used == [(engine.launcher,)]

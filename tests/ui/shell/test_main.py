@@ -35,8 +35,9 @@ class _AtFirstPaint:
             import linecache
             qt_classes = sorted(f"{mod}.{name}" for mod in ("QtCore", "QtGui", "QtWidgets")
                                 for name in vars(sys.modules["PySide6." + mod]) if name.startswith("Q"))
+            tasks = sys.modules["app.ui.workers"].active_count()
             self.out.write(json.dumps({"modules": sorted(sys.modules), "sources_read": sorted(linecache.cache),
-                                       "qt_classes": qt_classes}) + "\\n")
+                                       "qt_classes": qt_classes, "tasks": tasks}) + "\\n")
             self.out.flush()
             os._exit(0)
         return self.out.write(text)
@@ -85,7 +86,7 @@ LATER_QT = {
 }
 
 @pytest.fixture(scope="module")
-def first_paint(tmp_path_factory) -> dict[str, list[str]]:
+def first_paint(tmp_path_factory) -> dict:
     """What the child had at the window's first paint: ``modules`` loaded, ``sources_read`` (linecache's files)."""
     env = dict(os.environ, GGUF_LAUNCHER_HOME=str(tmp_path_factory.mktemp("home")), GGUF_LAUNCHER_QUIT_AFTER_PAINT="1",
                QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
@@ -97,8 +98,14 @@ def first_paint(tmp_path_factory) -> dict[str, list[str]]:
     return json.loads(lines[-1])
 
 
+def test_no_worker_runs_before_the_first_paint(first_paint: dict) -> None:
+    """The hardware scan, the chat pane, the stale-server look and the "On this computer" list start once the
+    window has painted: a worker started before competes with that paint for the processor (and the GIL)."""
+    assert first_paint["tasks"] == 0
+
+
 @pytest.fixture(scope="module")
-def loaded_at_first_paint(first_paint: dict[str, list[str]]) -> set[str]:
+def loaded_at_first_paint(first_paint: dict) -> set[str]:
     return set(first_paint["modules"])
 
 
@@ -116,7 +123,7 @@ def test_loaded_only_when_used(name: str, loaded_at_first_paint: set[str]) -> No
     assert not _loaded(name, loaded_at_first_paint), f"{name} at start-up: {LATER[name]}"
 
 
-def test_no_source_file_is_read_before_the_first_paint(first_paint: dict[str, list[str]]) -> None:
+def test_no_source_file_is_read_before_the_first_paint(first_paint: dict) -> None:
     """PySide6's ``__feature__`` import hook reads the whole source of every module imported after Qt (to look for
     "PySide6" in it); run_gui puts Python's own import back first (app/ui/shell/main.py), as nothing in the app
     uses ``__feature__``. An app module's source in linecache before the first paint is that hook back, or a
@@ -126,13 +133,13 @@ def test_no_source_file_is_read_before_the_first_paint(first_paint: dict[str, li
     assert not read, f"{len(read)} of the app's source files read at start-up, e.g. {read[:3]}"
 
 
-def test_qt_classes_made_first_paint_are_real(first_paint: dict[str, list[str]]) -> None:
+def test_qt_classes_made_first_paint_are_real(first_paint: dict) -> None:
     """The check below means something: classes the window uses are listed as made."""
     assert {"QtCore.Qt", "QtWidgets.QMainWindow", "QtWidgets.QLabel"} <= set(first_paint["qt_classes"])
 
 
 @pytest.mark.parametrize("name", sorted(LATER_QT))
-def test_qt_class_made_only_when_used(name: str, first_paint: dict[str, list[str]]) -> None:
+def test_qt_class_made_only_when_used(name: str, first_paint: dict) -> None:
     assert name not in first_paint["qt_classes"], f"{name} at start-up: {LATER_QT[name]}"
 
 

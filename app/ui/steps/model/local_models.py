@@ -52,6 +52,7 @@ class LocalModels(Retranslating, QWidget):
         self.scan_options: dict[str, Any] = {}
         self.scanned = False
         self._task: Task | None = None
+        self._scan_after_paint = False  # shown, not painted yet: the first look waits for the paint
         self._build()
         self.retranslate()
 
@@ -156,6 +157,15 @@ class LocalModels(Retranslating, QWidget):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self.scanned and self._task is None:
+            self._scan_after_paint = True
+            self.update()
+
+    def paintEvent(self, event) -> None:
+        """The first look starts once the list has been painted (with the window's first paint, when the window
+        opens): a worker started before that paint would compete with it for the processor."""
+        super().paintEvent(event)
+        if self._scan_after_paint:
+            self._scan_after_paint = False
             QTimer.singleShot(0, self._first_scan)  # after the window's start-up has set the folders
 
     def _first_scan(self) -> None:

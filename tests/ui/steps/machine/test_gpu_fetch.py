@@ -59,6 +59,7 @@ class GatedRelease(FakeRelease):
     hold: set[str] = dataclasses.field(default_factory=set)
     gate: threading.Event = dataclasses.field(default_factory=threading.Event)
     half_sent: threading.Event = dataclasses.field(default_factory=threading.Event)
+    drop_rest: bool = False  # once the gate opens, the connection ends without the second half
 
     def serve(self, handler, name: str) -> None:
         if name not in self.hold:
@@ -73,7 +74,8 @@ class GatedRelease(FakeRelease):
         handler.wfile.flush()
         self.half_sent.set()
         self.gate.wait(LONG / 1000)
-        handler.wfile.write(data[half:])
+        if not self.drop_rest:
+            handler.wfile.write(data[half:])
 
 
 def pins_of(assets: dict[str, bytes]) -> dict[str, Pin]:
@@ -317,3 +319,37 @@ def test_a_fetched_build_not_in_use_offers_use_instead_of_get(qtbot, monkeypatch
     assert not box.rows[0].label.text().endswith("The app uses it now.")
     click(qtbot, box.rows[0].use_button)
     assert used == [(engine.launcher,)]
+
+
+def test_resume_continues_the_kept_download_and_a_failed_check_keeps_nothing(qtbot, monkeypatch, release, tmp_path):
+    """Pause while half of the archive is here (the connection then ends: the downloader's retry sees the pause);
+    Resume asks for the rest with Range, then core's phases follow with their sentences until its check fails (the
+    stand-in cannot generate): core's problem, nothing kept, nothing chosen."""
+    release.assets = linux_cuda_archives(stand_in_server_script("/bin/false", CUDA_LISTING))
+    release.hold, release.drop_rest = {ENGINE}, True
+    use_release(monkeypatch, release, model=tmp_path / "never-read.gguf")  # the launcher fails before reading it
+    panel, box = panel_with_card(qtbot)
+    used = recorded(panel.useServerRequested)
+    qtbot.waitUntil(lambda: box.get_button.isVisible(), timeout=LONG)
+    click(qtbot, box.get_button)
+    qtbot.waitUntil(lambda: release.half_sent.is_set() and box.progress is not None, timeout=LONG)
+    click(qtbot, box.job.action_button)  # Pause
+    release.gate.set()
+    qtbot.waitUntil(lambda: box.task is None, timeout=LONG)
+    assert box.job.state is JobState.PAUSED and box.job.action_button.text() == "Resume"
+    release.hold = set()
+    sentences: list[str] = []
+    on_progress = box._on_progress
+    monkeypatch.setattr(box, "_on_progress", lambda value: (on_progress(value), sentences.append(
+        box.job.status.text())))
+    click(qtbot, box.job.action_button)  # Resume
+    qtbot.waitUntil(lambda: box.job.state.finished, timeout=LONG)
+    assert box.job.state is JobState.FAILED, box.job.status.text()
+    assert (f"/download/b11434/{ENGINE}", f"bytes={len(release.assets[ENGINE]) // 2}-") in release.requests
+    assert "Unpacking the CUDA 13.4 build ..." in sentences, sentences
+    assert "Asking the CUDA 13.4 build which graphics cards it sees ..." in sentences, sentences
+    message = box.failure.message.text()
+    assert message.startswith("The downloaded CUDA 13.4 build could not generate with a small test model on the "
+                              "NVIDIA GeForce RTX 3080 Ti"), message
+    assert box.failure.next_step.text() == "Update the NVIDIA driver and try again, or try the Vulkan build."
+    assert fetched_engines.registered_engines() == [] and archives_left() == [] and used == []

@@ -93,10 +93,12 @@ def report_with_card():
     return dataclasses.replace(scan_hardware(), gpus=[CARD], nvidia_note=None)
 
 
-def panel_with_card(qtbot) -> tuple[MachinePanel, GpuFetchBox]:
-    """The Machine step after a scan that found the card, with core's warning for the CPU-only built-in engine."""
+def panel_with_card(qtbot, proxy: str | None = None) -> tuple[MachinePanel, GpuFetchBox]:
+    """The Machine step after a scan that found the card, with core's warning for the CPU-only built-in engine;
+    ``proxy``: the user's own for downloads, as the window passes "Get a model"'s."""
     panel = MachinePanel(live=False)
     qtbot.addWidget(panel)
+    panel.set_hub_proxy(proxy)
     panel.resize(1024, 700)
     panel.show()
     report = report_with_card()
@@ -353,3 +355,31 @@ def test_resume_continues_the_kept_download_and_a_failed_check_keeps_nothing(qtb
                               "NVIDIA GeForce RTX 3080 Ti"), message
     assert box.failure.next_step.text() == "Update the NVIDIA driver and try again, or try the Vulkan build."
     assert fetched_engines.registered_engines() == [] and archives_left() == [] and used == []
+
+
+def test_the_published_digests_are_read_through_the_users_proxy_and_read_again_after_a_rate_limit(qtbot,
+                                                                                                 monkeypatch,
+                                                                                                 release):
+    """The path users get (the app holds no pin: GitHub's listing gives each archive's SHA-256): GitHub first asks
+    to wait, which is said with no Get button but Look again; once it answers, the plan says whose SHA-256 each
+    archive is checked against. The listing is read through the user's proxy, and no archive is asked for."""
+    import time
+
+    from tests.hub.fake_proxy import FakeProxy
+
+    release.assets = linux_cuda_archives(stand_in_server_script("/bin/false", CUDA_LISTING))
+    release.api_status = 403
+    release.api_headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()) + 1500)}
+    monkeypatch.setattr(gpu_fetch_work, "SETUP", gpu_fetch_work.FetchSetup(release.source(), LINUX_X64))
+    with FakeProxy() as proxy:
+        _panel, box = panel_with_card(qtbot, proxy.url)
+        qtbot.waitUntil(lambda: box.refusal.isVisible(), timeout=LONG)
+        assert "GitHub has answered as many requests from this address as it allows" in box.refusal.message.text()
+        assert not box.get_button.isVisible() and box.plan_button.isVisible()
+        release.api_status, release.api_headers = None, {}
+        click(qtbot, box.plan_button)
+        qtbot.waitUntil(lambda: box.get_button.isVisible(), timeout=LONG)
+        assert ("Each archive is checked against the SHA-256 GitHub publishes for it in llama.cpp's release b11434 "
+                "before it is unpacked.") in box.reason.text(), box.reason.text()
+        assert len(proxy.urls) == 2 and all(url.endswith(release.api_path) for url in proxy.urls), proxy.urls
+    assert release.downloads_asked() == []

@@ -152,7 +152,12 @@ class GpuFetchBox(Retranslating, QFrame):
             self.plan_again()
 
     def set_warning(self, warning: GpuEngineWarning | None) -> None:
+        """The GPU notice's warning; once the offer is gone (the engine can use the card), a failed or cancelled
+        get's outcome goes with it."""
         self.warning = warning
+        if not self.offered and self.job.state in (JobState.FAILED, JobState.CANCELLED):
+            self.error = None
+            self.job.reset()
         self._want_plan()
         self._render()
 

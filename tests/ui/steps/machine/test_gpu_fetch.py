@@ -168,6 +168,8 @@ def test_a_wrong_digest_says_so_and_leaves_the_engine_unchanged(qtbot, monkeypat
     assert fetched_engines.registered_engines() == [] and archives_left() == []
     assert used == [] and built_in == [], "the engine stays as it was"
     assert box.get_button.isVisible(), "it can be tried again"
+    panel.gpu_notice.set_warning(None)  # another engine that can use the card was chosen meanwhile
+    assert not box.isVisible(), "the failure of an offer no longer made stays on screen"
 
 
 def test_cancel_while_downloading_keeps_nothing(qtbot, monkeypatch, release):

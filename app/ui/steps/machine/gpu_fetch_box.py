@@ -402,7 +402,7 @@ class GpuFetchBox(Retranslating, QFrame):
         plan, offered = self.plan, self.offered and not busy
         refusal = self.plan_error or (plan.refusal if plan is not None else None)
         can_get = offered and plan is not None and refusal is None and plan.build is not None
-        self.title.setVisible(offered or bool(self.engines))
+        self.title.setVisible(self.offered or busy or bool(self.engines) or self.job.has_content)
         self.reason.setVisible(offered and refusal is None)
         self.reason.setText(self._reason_text(plan))
         self.get_button.setVisible(can_get)

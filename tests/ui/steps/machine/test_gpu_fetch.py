@@ -184,6 +184,7 @@ def test_cancel_while_downloading_keeps_nothing(qtbot, monkeypatch, release):
                     and box.progress.download is not None, timeout=LONG)
     assert box.job.status.text().startswith(f"Downloading {ENGINE} (1 of 2): "), box.job.status.text()
     assert not box.get_button.isVisible(), "one get at a time"
+    assert box.title.isVisible() and box.job.action_button.text() == "Pause"
     click(qtbot, box.job.cancel_button)
     assert box.job.state is JobState.CANCELLING
     release.gate.set()  # the rest arrives; the download's next look at Cancel stops it

@@ -174,7 +174,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.model.hubSourceChanged.connect(  # where "Get a model" searches (the token is never saved)
             lambda source: (self.store.settings.set("hub_source", source), self.store.save_soon()))
         self.model.hubProxyChanged.connect(  # the proxy it goes through (None: the system's); never logged
-            lambda proxy: (self.store.settings.set("hub_proxy", proxy or None), self.store.save_soon()))
+            lambda proxy: (self.store.settings.set("hub_proxy", proxy or None), self.store.save_soon(),
+                           self.machine.set_hub_proxy(proxy)))  # the GPU engine's download goes through it too
         self.control.attach(self.server)  # the panel's buttons run in the control (also its rebuild's follower)
         self.chat_tab.paneReady.connect(self._on_chat_ready)
         self.bridge.stateChanged.connect(self._on_server_state)
@@ -213,6 +214,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.model.local_models.set_folders(self.store.settings.model_folders)
         self.model.hub_source = self.store.settings.get("hub_source")
         self.model.hub_proxy = self.store.settings.get("hub_proxy")
+        self.machine.set_hub_proxy(self.store.settings.get("hub_proxy"))
         self.zoom.apply(self.store.settings.zoom_percent)
         self.menus.check_language(i18n.resolve_language(self.store.settings.language))
         notice = self.store.settings.notice

@@ -67,6 +67,8 @@ LATER = {
     "app.core.gguf.validate": "the GGUF validator: with the first model (app/core/gguf/__init__.py re-exports nothing)",
     "app.core.demo.fetch": "the demo fetcher: with Try the demo model (app/core/demo/__init__.py re-exports nothing)",
     "app.core.engine.rebuild": "the engine builder: with a rebuild",
+    "app.ui.steps.machine.gpu_fetch_box": "Get the GPU engine for this card: built after the hardware scan",
+    "app.core.launch.fetched_engines": "the GPU engines the app fetched: read after the hardware scan",
     "app.core.engine.cpu_isa": "the instruction-set probe: with a diagnosis or an engine test (the engine check's "
                                "cache needs only the processor's key)",
     "psutil": "process and memory readings: with the first scan, reading or share (the share box's network "

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from app.core.hub.archive_unpack import BadArchive, UnsafeArchive, unpack
+from app.core.hub.archive_unpack import ArchiveRefused, BadArchive, UnsafeArchive, unpack
 from app.core.hub.download import download_model, remove_model_files
 from app.core.hub.download_progress import DownloadProgress, DownloadStopped, StopReason
 from app.core.hub.errors import HubError, HubFault
@@ -394,6 +394,8 @@ def _unpack_one(archive: Path, staging: Path, check_stop: Callable[[], None]) ->
               "{name} 未被解压：其中的条目 {entry} 是{why_zh}，应用不会解压这样的条目。",
               name=archive.name, entry=error.entry, why=error.why.render("en"), why_zh=error.why.render("zh")),
             _manual_step(), (str(error),), kind=FetchFault.ARCHIVE) from error
+    except ArchiveRefused as error:
+        raise _refused_archive(archive, error) from error
     except BadArchive as error:
         raise EngineFetchError(
             T("{name} cannot be unpacked: the archive is damaged or incomplete ({detail}); nothing was kept.",
@@ -407,6 +409,15 @@ def _unpack_one(archive: Path, staging: Path, check_stop: Callable[[], None]) ->
               folder=str(staging.parent), detail=error.strerror or error_detail(error)),
             T("Free some space on that disk, or check that the folder can be written, then try again.",
               "请在该磁盘上腾出空间，或检查该文件夹是否可写，然后重试。"), kind=FetchFault.DISK) from error
+
+
+def _refused_archive(archive: Path, error: ArchiveRefused) -> EngineFetchError:
+    message = T("{name} was not unpacked: {why}; nothing was kept.", "{name} 未被解压：{why_zh}；没有保留任何文件。",
+                name=archive.name, why=error.why.render("en"), why_zh=error.why.render("zh"))
+    if error.disk:
+        return EngineFetchError(message, T("Free some space on that disk, then try again.",
+                                           "请在该磁盘上腾出空间，然后重试。"), (str(error),), kind=FetchFault.DISK)
+    return EngineFetchError(message, _manual_step(), (str(error),), kind=FetchFault.ARCHIVE)
 
 
 def _checked_folder(build: ReleaseBuild, staging: Path) -> Path:

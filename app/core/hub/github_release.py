@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from app.core.hub.source import HubAccess, redacted
 from app.core.problem import error_detail
@@ -36,6 +36,11 @@ logger = logging.getLogger(__name__)
 GITHUB_API = "https://api.github.com"
 API_VERSION = "2022-11-28"
 MAX_ANSWER_BYTES = 8 << 20  # a release's listing is tens of kB (its notes and ~40 assets); never read without end
+# the whole answer must arrive within this (each read may wait READ_TIMEOUT_S besides): a server that drips a byte now
+# and then never reaches the per-read limit, so without it the user would wait as long as the server likes
+ANSWER_DEADLINE_S = 30.0
+MAX_ASSET_BYTES = 64 << 30  # an asset listed as larger is not a llama.cpp archive (the largest are ~1 GB)
+MAX_REDIRECTS = 5
 _SHA256 = re.compile(r"sha256:([0-9a-f]{64})")
 
 
@@ -88,9 +93,13 @@ def parse_release(data: Any, api_url: str) -> ReleaseListing:
     for item in data["assets"]:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise ValueError("an asset of the release has no name")
+        if item["name"] in assets:
+            raise ValueError(f"the release lists {shown_name(item['name'])} twice")
         size = item.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise ValueError(f"the asset {item['name']} has no size")
+            raise ValueError(f"the asset {shown_name(item['name'])} has no size")
+        if size > MAX_ASSET_BYTES:
+            raise ValueError(f"the asset {shown_name(item['name'])} is listed as larger than a release file can be")
         digest = item.get("digest")
         digest = digest if isinstance(digest, str) else None
         match = _SHA256.fullmatch(digest) if digest else None
@@ -101,23 +110,49 @@ def parse_release(data: Any, api_url: str) -> ReleaseListing:
     return ReleaseListing(api_url, tag if isinstance(tag, str) else "", assets)
 
 
-def read_release(api_url: str, access: HubAccess) -> ReleaseListing:
+def shown_name(name: str, limit: int = 120) -> str:
+    """A name a server or an archive chose, fit for a sentence: control characters escaped, cut to ``limit``."""
+    escaped = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in name)
+    return escaped if len(escaped) <= limit else escaped[:limit] + "…"
+
+
+def read_release(api_url: str, access: HubAccess, *, deadline_s: float = ANSWER_DEADLINE_S) -> ReleaseListing:
     """GitHub's listing of one release (``api_url``: ReleaseSource.api_url), through the app's HTTP client with
-    ``access``'s proxy and time limits; ListingUnavailable, with the clause that says why, when it cannot be read."""
+    ``access``'s proxy and time limits; ListingUnavailable, with the clause that says why, when it cannot be read.
+    A redirect is followed only to the same scheme and host (never to another host, to plain HTTP or to a file),
+    and the whole answer must arrive within ``deadline_s``."""
+    status, headers, body = _fetch(api_url, access, time.monotonic() + deadline_s, deadline_s)
+    if status != 200:
+        raise _refused(api_url, status, headers)
+    return _parsed(body, api_url)
+
+
+def _fetch(api_url: str, access: HubAccess, deadline: float, deadline_s: float) -> tuple[int, Any, bytes]:
     import httpx2
 
     from app.core.hub.http import client, timeout
 
+    url = api_url
     try:
-        with client(access).stream("GET", api_url, headers=_headers(), timeout=timeout(access)) as response:
-            body = _body(response, api_url)
-            status, headers = response.status_code, response.headers
+        for _ in range(MAX_REDIRECTS + 1):
+            with client(access).stream("GET", url, headers=_headers(), timeout=timeout(access),
+                                       follow_redirects=False) as response:
+                if not response.is_redirect:
+                    return response.status_code, response.headers, _body(response, api_url, deadline, deadline_s)
+                url = _redirect_target(api_url, url, response.headers.get("location") or "")
+        raise ListingUnavailable(T("{host} sent the request on more than {count} times",
+                                   "{host} 将请求转发了超过 {count} 次", host=_host(api_url), count=MAX_REDIRECTS),
+                                 _retry_step(), (f"url: {api_url}",))
     except ListingUnavailable:
         raise
     except (httpx2.ReadTimeout, httpx2.WriteTimeout, httpx2.PoolTimeout) as error:
         logger.info("release listing %s: %r", api_url, error)
         raise ListingUnavailable(T("{host} did not answer within {s:g} s", "{host} 在 {s:g} 秒内没有应答",
                                    host=_host(api_url), s=access.read_timeout_s), _retry_step()) from error
+    except httpx2.RemoteProtocolError as error:  # it answered, then broke off (or its answer is not HTTP)
+        logger.info("release listing %s: %r", api_url, error)
+        raise ListingUnavailable(T("{host} broke off its answer", "{host} 的应答中途断开", host=_host(api_url)),
+                                 _retry_step(), (f"url: {api_url}", error_detail(error))) from error
     except httpx2.HTTPError as error:
         logger.info("release listing %s: %r", api_url, error)
         raise _unreachable(api_url, access, error) from error
@@ -126,16 +161,41 @@ def read_release(api_url: str, access: HubAccess) -> ReleaseListing:
         message = getattr(error, "message", None)
         why = message if isinstance(message, Text) else T("{detail}", "{detail}", detail=error_detail(error))
         raise ListingUnavailable(why, _retry_step()) from error
-    if status != 200:
-        raise _refused(api_url, status, headers)
-    try:
-        import json
 
-        return parse_release(json.loads(body), api_url)
-    except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise ListingUnavailable(T("the answer of {host} is not a release listing: {detail}",
-                                   "{host} 的应答不是发布信息：{detail}", host=_host(api_url), detail=str(error)),
-                                 _retry_step(), (f"url: {api_url}",)) from error
+
+def _redirect_target(api_url: str, url: str, location: str) -> str:
+    """The address a redirect names, when it keeps the scheme and host of ``api_url``; else ListingUnavailable (a
+    listing read elsewhere, or over plain HTTP, could carry any digest)."""
+    target = urljoin(url, location)
+    first, then = urlsplit(api_url), urlsplit(target)
+    if (then.scheme, then.hostname, then.port) == (first.scheme, first.hostname, first.port):
+        return target
+    shown = f"{then.scheme}://{then.hostname or ''}" + (f":{then.port}" if then.port else "")
+    raise ListingUnavailable(T("{host} sent the request on to {target}, another address, which the app does not "
+                               "read digests from", "{host} 将请求转发到另一个地址 {target}，应用不会从那里读取摘要",
+                               host=_host(api_url), target=shown), _retry_step(),
+                             (f"url: {api_url}", f"redirected to: {shown}"))
+
+
+def _parsed(body: bytes, api_url: str) -> ReleaseListing:
+    import json
+
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, nested deeper than Python's parser goes
+        logger.info("release listing %s is not JSON: %s", api_url, type(error).__name__)
+        raise _not_a_listing(api_url, T("it is not JSON", "它不是 JSON")) from None
+    try:
+        return parse_release(data, api_url)
+    except ValueError as error:
+        raise _not_a_listing(api_url, T("{detail}", "{detail}", detail=str(error))) from error
+
+
+def _not_a_listing(api_url: str, detail: Text) -> ListingUnavailable:
+    return ListingUnavailable(T("the answer of {host} is not a release listing: {detail}",
+                                "{host} 的应答不是发布信息：{detail_zh}", host=_host(api_url),
+                                detail=detail.render("en"), detail_zh=detail.render("zh")),
+                              _retry_step(), (f"url: {api_url}",))
 
 
 def _headers() -> dict[str, str]:
@@ -145,10 +205,14 @@ def _headers() -> dict[str, str]:
             "User-Agent": f"gguf-launcher/{__version__}"}
 
 
-def _body(response: Any, api_url: str) -> bytes:
+def _body(response: Any, api_url: str, deadline: float, deadline_s: float) -> bytes:
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
+        if time.monotonic() > deadline:
+            raise ListingUnavailable(T("{host} did not send its whole answer within {s:g} s",
+                                       "{host} 没有在 {s:g} 秒内发完应答", host=_host(api_url), s=deadline_s),
+                                     _retry_step(), (f"url: {api_url}", f"received: {size} bytes"))
         size += len(chunk)
         if size > MAX_ANSWER_BYTES:
             raise ListingUnavailable(T("the answer of {host} is larger than a release listing can be",

@@ -1,0 +1,313 @@
+"""The GPU engine fetch (issue 28) against a hostile or broken release server, API answer, archive, llama-server
+and registry: each answer gets a clear sentence, nothing half-written stays, no process is left running, and a
+proxy's password shows nowhere.
+
+The servers are real HTTP servers on 127.0.0.1 (a raw one answering whatever a test says, and the release stand-in
+tests/hub/fake_release.py); the archives are built here; the llama-servers are shell scripts. Free disk space is
+the one reading given to the code (its ``free`` seam), as a tmpfs cannot be mounted here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from app.core.hub import archive_unpack
+from app.core.hub.archive_unpack import ArchiveRefused, UnsafeArchive, unpack
+from app.core.hub.engine_fetch import FetchFault, plan_fetch
+from app.core.hub.github_release import ListingUnavailable, read_release
+from app.core.hub.source import HubAccess
+from app.core.launch.cuda_facts import CardFacts
+from app.core.launch.release_builds import LINUX_X64, ReleaseSource
+from tests.hub.fake_release import tar_gz, zip_bytes
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in llama-servers are POSIX shell scripts")
+
+CARD = CardFacts("NVIDIA GeForce RTX 3080 Ti", "8.6", "580.82.07", "13.0")
+API_PATH = "/repos/ggml-org/llama.cpp/releases/tags/b11434"
+SECRET = "s3cret-pa55"
+Answer = Callable[[BaseHTTPRequestHandler], None]
+
+
+class Hostile:
+    """A loopback HTTP server whose every GET is answered by ``answer``; ``stop`` ends its drips."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.done = threading.Event()
+        hostile = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format, *args):
+                pass
+
+            def do_GET(self):
+                hostile.answer(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.done.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hostile():
+    servers: list[Hostile] = []
+
+    def start(answer: Answer) -> Hostile:
+        servers.append(Hostile(answer))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def answers(body: bytes, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> Answer:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        for name, value in headers:
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer
+
+
+def listing_fails(server: Hostile, **kwargs) -> str:
+    access = HubAccess(endpoint=server.root, connect_timeout_s=2.0, read_timeout_s=2.0)
+    with pytest.raises(ListingUnavailable) as caught:
+        read_release(server.root + API_PATH, access, **kwargs)
+    return caught.value.why.render("en")
+
+
+def asset(name: object, size: object = 10, digest: object = "sha256:" + "ab" * 32) -> dict:
+    return {"name": name, "size": size, "digest": digest}
+
+
+# --- the API's answer ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000, b'{"a":' * 100_000], ids=["array", "object"])
+def test_json_nested_deeper_than_python_parses_is_not_a_listing(hostile, body):
+    """Before: RecursionError out of plan_fetch (a traceback)."""
+    server = hostile(answers(body))
+    host = server.root.removeprefix("http://")
+    assert listing_fails(server) == f"the answer of {host} is not a release listing: it is not JSON"
+
+
+@pytest.mark.parametrize("listing, said", [
+    ({"assets": [asset("a.zip"), asset("a.zip", digest="sha256:" + "cd" * 32)]}, "the release lists a.zip twice"),
+    ({"assets": [asset("a.zip", size=10**30)]}, "the asset a.zip is listed as larger than a release file can be"),
+    ({"assets": [asset("a\x1b[31m\n.zip", size=-1)]}, "the asset a\\x1b[31m\\n.zip has no size"),
+    ({"assets": {"a.zip": 1}}, "the answer is not a release: it has no list of assets"),
+    ({"assets": [asset(["a.zip"])]}, "an asset of the release has no name"),
+], ids=["duplicate", "huge", "control-characters", "assets-not-a-list", "name-not-a-string"])
+def test_a_listing_of_the_wrong_shape_is_said(hostile, listing, said):
+    """Before: a duplicate name kept the last digest silently, a size of 10^30 bytes was planned, a name's control
+    characters went into the sentence as they were."""
+    server = hostile(answers(json.dumps(listing).encode()))
+    assert listing_fails(server).endswith(f"is not a release listing: {said}")
+
+
+def test_a_digit_bomb_is_not_json_and_names_no_python_setting(hostile):
+    server = hostile(answers(b'{"assets": [{"name": "a.zip", "size": ' + b"9" * 5000 + b"}]}"))
+    why = listing_fails(server)
+    assert why.endswith("is not a release listing: it is not JSON") and "sys." not in why
+
+
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "http://127.0.0.1:1/elsewhere",
+                                      "https://127.0.0.1/upgrade-is-another-address"])
+def test_a_redirect_to_another_address_is_not_followed(hostile, location):
+    """Before: followed (to another host: its digests would have been trusted; to file://: 'could not be
+    reached: Request URL has an unsupported protocol')."""
+    server = hostile(answers(b"", 302, (("Location", location),)))
+    why = listing_fails(server)
+    assert "sent the request on to" in why and "another address, which the app does not read digests from" in why
+
+
+def test_a_redirect_on_the_same_host_is_followed(hostile):
+    listing = json.dumps({"tag_name": "b11434", "assets": [asset("a.zip")]}).encode()
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        if handler.path == API_PATH:
+            answers(b"", 301, (("Location", "/moved"),))(handler)
+        else:
+            answers(listing)(handler)
+
+    server = hostile(answer)
+    access = HubAccess(endpoint=server.root, connect_timeout_s=2.0, read_timeout_s=2.0)
+    assert list(read_release(server.root + API_PATH, access).assets) == ["a.zip"]
+
+
+def test_a_redirect_loop_ends(hostile):
+    server = hostile(answers(b"", 302, (("Location", API_PATH),)))
+    assert listing_fails(server).endswith("sent the request on more than 5 times")
+
+
+def test_a_slow_drip_is_bounded_by_the_whole_answers_deadline(hostile):
+    """A byte every 0.2 s never trips the 2 s per-read limit. Before: read until the server stopped (here 60 s)."""
+    def drip(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", "100000")
+        handler.end_headers()
+        while not server.done.wait(0.2):
+            try:
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+            except OSError:
+                return
+
+    server = hostile(drip)
+    started = time.monotonic()
+    why = listing_fails(server, deadline_s=1.0)
+    assert time.monotonic() - started < 1.0 + 2.0 + 1.5  # the deadline, one read's limit, slack for a loaded machine
+    assert why.endswith("did not send its whole answer within 1 s")
+
+
+def test_a_content_length_that_lies_is_a_broken_answer(hostile):
+    server = hostile(lambda handler: (handler.send_response(200), handler.send_header("Content-Length", "100000"),
+                                      handler.end_headers(), handler.wfile.write(b'{"assets": []}')))
+    assert listing_fails(server).endswith("broke off its answer")  # before: "could not be reached"
+
+
+def test_a_hostile_listing_refuses_the_plan_with_a_sentence(hostile):
+    """plan_fetch as the window and CLI call it: a refusal (NOT_PINNED), never an exception."""
+    server = hostile(answers(b"[" * 100_000))
+    source = ReleaseSource(server.root + "/download/b11434", "b11434", {}, server.root)
+    plan = plan_fetch(CARD, source=source, key=LINUX_X64)
+    assert plan.refusal is not None and plan.refusal.kind is FetchFault.NOT_PINNED
+    assert "is not a release listing: it is not JSON" in plan.refusal.message.render("en")
+
+
+# --- the archive -----------------------------------------------------------------------------------------------
+
+
+def zeros_zip(size: int, name: str = "llama-server") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        with bundle.open(name, "w") as entry:
+            for _ in range(size >> 20):
+                entry.write(bytes(1 << 20))
+    return buffer.getvalue()
+
+
+def written(folder: Path) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*")) if folder.exists() else []
+
+
+def test_a_zip_bomb_larger_than_the_free_space_writes_nothing(tmp_path):
+    """A 32 MiB entry in a ~32 kB zip, with 64 MiB free (a 100 MiB margin is kept). Before: unpacked until the
+    disk was full."""
+    archive = tmp_path / "bomb.zip"
+    archive.write_bytes(zeros_zip(32 << 20))
+    assert archive.stat().st_size < 1 << 20
+    with pytest.raises(ArchiveRefused) as caught:
+        unpack(archive, tmp_path / "out", free=lambda folder: 64 << 20)
+    assert caught.value.disk and written(tmp_path / "out") == []
+    assert caught.value.why.render("en") == f"it unpacks to 32.0 MiB and the disk of {tmp_path} has 64.0 MiB free"
+
+
+def test_a_zip_bomb_larger_than_any_build_writes_nothing(tmp_path, monkeypatch):
+    """Before: 1 MiB written, then 'damaged or incomplete'."""
+    monkeypatch.setattr(archive_unpack, "MAX_UNPACKED_BYTES", 1 << 20)
+    archive = tmp_path / "bomb.zip"
+    archive.write_bytes(zeros_zip(4 << 20))
+    with pytest.raises(ArchiveRefused) as caught:
+        unpack(archive, tmp_path / "out", free=lambda folder: 1 << 40)
+    assert not caught.value.disk and written(tmp_path / "out") == []
+    assert caught.value.why.render("en") == "it would unpack to more than 1.0 MiB, more than a llama.cpp build can be"
+
+
+def test_a_tar_bomb_is_refused_from_its_first_header(tmp_path):
+    """A header that declares 20 GiB (its bytes never come): refused before anything is inflated or written.
+    Before: 'damaged or incomplete' after reading to the end."""
+    info = tarfile.TarInfo("llama-b11434/llama-server")
+    info.size = 20 << 30
+    raw = io.BytesIO()
+    raw.write(info.tobuf(format=tarfile.GNU_FORMAT) + bytes(1 << 16))
+    archive = tmp_path / "bomb.tar.gz"
+    import gzip
+
+    archive.write_bytes(gzip.compress(raw.getvalue()))
+    with pytest.raises(ArchiveRefused) as caught:
+        unpack(archive, tmp_path / "out", free=lambda folder: 1 << 50)
+    assert "more than 16.0 GiB" in caught.value.why.render("en") and written(tmp_path / "out") == []
+
+
+def test_very_many_entries_are_refused_before_any_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(archive_unpack, "MAX_ENTRIES", 50)
+    archive = tmp_path / "many.zip"
+    archive.write_bytes(zip_bytes({f"f{n}": b"" for n in range(60)}))
+    with pytest.raises(ArchiveRefused) as caught:
+        unpack(archive, tmp_path / "out", free=lambda folder: 1 << 40)
+    assert caught.value.why.render("en") == "it holds more than 50 entries, more than a llama.cpp build has"
+    assert written(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("..\\..\\evil.dll", "..\\..\\evil.dll"), ("C:\\evil.dll", "C:\\evil.dll"), ("C:evil.dll", "C:evil.dll"),
+    ("\\\\server\\share\\evil.dll", "\\\\server\\share\\evil.dll"), ("/etc/evil", "/etc/evil"),
+    ("llama-server.exe:stream", "llama-server.exe:stream"), ("evil\x1b[2J\r.dll", "evil\\x1b[2J\\r.dll"),
+])
+def test_windows_absolute_and_odd_names_are_refused_and_said_escaped(tmp_path, name, shown):
+    """Before: a colon (an alternate data stream on Windows) and control characters were unpacked."""
+    archive = tmp_path / "odd.zip"
+    archive.write_bytes(zip_bytes({"llama-server.exe": b"MZ", name: b"MZ"}))
+    with pytest.raises(UnsafeArchive) as caught:
+        unpack(archive, tmp_path / "out")
+    assert caught.value.entry == shown
+    assert not (tmp_path / "evil.dll").exists() and not list(tmp_path.parent.glob("evil*"))
+
+
+def special(name: str, kind: bytes, linkname: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, linkname
+    return info
+
+
+@pytest.mark.parametrize("entry", [special("llama-b11434/fifo", tarfile.FIFOTYPE),
+                                   special("llama-b11434/dev", tarfile.BLKTYPE),
+                                   special("llama-b11434/hard", tarfile.LNKTYPE, "/etc/passwd"),
+                                   special("llama-b11434/hard", tarfile.LNKTYPE, "llama-b11434/llama-server")],
+                         ids=["fifo", "block-device", "hard-link-out", "hard-link-by-path"])
+def test_pipes_devices_and_hard_links_by_path_are_refused(tmp_path, entry):
+    archive = tmp_path / "special.tar.gz"
+    archive.write_bytes(tar_gz({"llama-b11434/llama-server": (b"#!/bin/sh\n", 0o755)}, raw=[entry]))
+    with pytest.raises(UnsafeArchive):
+        unpack(archive, tmp_path / "out")
+    assert not any(path.is_fifo() or path.is_block_device() for path in (tmp_path / "out").rglob("*"))
+
+
+def test_a_later_archive_never_writes_through_an_earlier_archives_link(tmp_path):
+    """The engine tarball links libcudart.so.13 to its launcher; the runtime tarball then holds a file of that name.
+    Before: the runtime's bytes were written through the link, over the launcher."""
+    out = tmp_path / "out"
+    first, second = tmp_path / "engine.tar.gz", tmp_path / "runtime.tar.gz"
+    first.write_bytes(tar_gz({"llama-b11434/llama-server": (b"#!/bin/sh\necho launcher\n", 0o755),
+                              "llama-b11434/LICENSE": b"MIT"},
+                             links={"llama-b11434/libcudart.so.13": "llama-server"}))
+    second.write_bytes(tar_gz({"cudart/libcudart.so.13": b"runtime bytes", "cudart/x": b""}))
+    unpack(first, out)
+    unpack(second, out)
+    assert (out / "llama-server").read_bytes() == b"#!/bin/sh\necho launcher\n"
+    assert not (out / "libcudart.so.13").is_symlink() and (out / "libcudart.so.13").read_bytes() == b"runtime bytes"

@@ -9,8 +9,10 @@ the one reading given to the code (its ``free`` seam), as a tmpfs cannot be moun
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import random
 import sys
 import tarfile
 import threading
@@ -20,16 +22,20 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import psutil
 import pytest
 
 from app.core.hub import archive_unpack
 from app.core.hub.archive_unpack import ArchiveRefused, UnsafeArchive, unpack
-from app.core.hub.engine_fetch import FetchFault, plan_fetch
+from app.core.hub.engine_fetch import EngineFetchError, FetchFault, get_gpu_engine, plan_fetch
 from app.core.hub.github_release import ListingUnavailable, read_release
 from app.core.hub.source import HubAccess
+from app.core.launch import device_list, fetched_engines
 from app.core.launch.cuda_facts import CardFacts
+from app.core.launch.device_list import list_devices
 from app.core.launch.release_builds import LINUX_X64, ReleaseSource
-from tests.hub.fake_release import tar_gz, zip_bytes
+from app.core.launch.release_pins import Pin
+from tests.hub.fake_release import FakeRelease, linux_cuda_archives, tar_gz, zip_bytes
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in llama-servers are POSIX shell scripts")
 
@@ -311,3 +317,120 @@ def test_a_later_archive_never_writes_through_an_earlier_archives_link(tmp_path)
     unpack(second, out)
     assert (out / "llama-server").read_bytes() == b"#!/bin/sh\necho launcher\n"
     assert not (out / "libcudart.so.13").is_symlink() and (out / "libcudart.so.13").read_bytes() == b"runtime bytes"
+
+
+# --- the llama-server in the archive ------------------------------------------------------------------------------
+
+LISTING = "Available devices:\n  CUDA0: NVIDIA GeForce RTX 3080 Ti (11909 MiB, 11650 MiB free)\n"
+
+
+def marker() -> str:
+    """A sleep length no other process uses: ``sleep <marker>`` is found by it afterwards."""
+    return f"{random.randint(5000, 9000)}.{random.randint(1000, 9999)}"
+
+
+def sleepers(mark: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if mark in (process.info.get("cmdline") or []):
+            found.append(process)
+    return found
+
+
+def no_sleepers_left(mark: str) -> bool:
+    deadline = time.monotonic() + 5.0  # a killed process may take a moment to be reaped on a loaded machine
+    while time.monotonic() < deadline:
+        left = [process for process in sleepers(mark) if process.status() != psutil.STATUS_ZOMBIE]
+        if not left:
+            return True
+        time.sleep(0.05)
+    for process in sleepers(mark):  # do not leave them to the next test
+        process.kill()
+    return False
+
+
+def script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "llama-server"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+@posix_only
+def test_a_build_that_hangs_is_stopped_at_the_deadline_with_what_it_started(tmp_path):
+    """Before: the shell was killed at the deadline, its child kept running (an orphan)."""
+    mark = marker()
+    launcher = script(tmp_path, f"sleep {mark}\n")
+    started = time.monotonic()
+    listing = list_devices(launcher, timeout_s=1.0)
+    assert time.monotonic() - started < 1.0 + 4.0
+    assert listing.devices is None and listing.ended == "timeout"
+    assert listing.tail[-1] == f"{launcher} --list-devices did not answer within 1 s"
+    assert no_sleepers_left(mark)
+
+
+@posix_only
+def test_a_helper_left_running_is_killed_and_does_not_hold_the_answer(tmp_path):
+    """The list is printed, but a helper it started keeps the output pipe open. Before: the run waited for the
+    pipe until the deadline (60 s; here 20), then said there was no list, and the helper ran on."""
+    mark = marker()
+    launcher = script(tmp_path, f"sleep {mark} &\ncat <<'LIST'\n{LISTING}LIST\n")
+    started = time.monotonic()
+    listing = list_devices(launcher, timeout_s=20.0)
+    assert time.monotonic() - started < 10.0
+    assert listing.devices is not None and [device.name for device in listing.devices] == ["CUDA0"]
+    assert listing.returncode == 0 and listing.ended is None
+    assert no_sleepers_left(mark)
+
+
+@posix_only
+def test_output_of_hundreds_of_megabytes_is_not_kept(tmp_path):
+    """300 MB of zeros on stdout (no line break). Before: all of it held in memory, then parsed."""
+    launcher = script(tmp_path, "head -c 300000000 /dev/zero\n")
+    listing = list_devices(launcher, timeout_s=20.0)
+    assert listing.devices is None and listing.ended == "output"
+    assert listing.tail[-1].endswith(f"wrote more than {device_list.MAX_OUTPUT_BYTES} bytes; it was stopped")
+    assert all(len(line) <= 300 for line in listing.tail)
+
+
+@posix_only
+def test_a_stop_asked_for_ends_the_listing(tmp_path):
+    mark = marker()
+    asked = time.monotonic() + 0.3
+    listing = list_devices(script(tmp_path, f"sleep {mark}\n"), timeout_s=30.0,
+                           should_stop=lambda: time.monotonic() > asked)
+    assert listing.ended == "stopped" and no_sleepers_left(mark)
+
+
+@pytest.fixture
+def release():
+    served = FakeRelease().start()
+    yield served
+    served.stop()
+
+
+def pinned(release: FakeRelease) -> ReleaseSource:
+    pins = {name: Pin(hashlib.sha256(data).hexdigest(), len(data)) for name, data in release.assets.items()}
+    return ReleaseSource(release.base_url, release.tag, pins)
+
+
+def left_behind() -> list[str]:
+    root = fetched_engines.engines_folder()
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*")
+                  if not (path.is_dir() and path.name in ("downloads", "llama.cpp", "b11434"))
+                  and path.name != fetched_engines.REGISTRY_NAME)
+
+
+@posix_only
+def test_a_fetched_build_that_hangs_when_asked_for_its_cards_keeps_nothing(release, monkeypatch):
+    """Through get_gpu_engine: the sentence says it did not answer; no folder, no entry, no process left."""
+    monkeypatch.setattr(device_list, "LIST_TIMEOUT_S", 1.0)
+    mark = marker()
+    release.assets = linux_cuda_archives(f"#!/bin/sh\nsleep {mark}\n")
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64)
+    assert caught.value.kind is FetchFault.CARD_NOT_LISTED
+    assert caught.value.message.render("en") == ("The downloaded CUDA 13.4 build did not say within 1 s which "
+                                                 "graphics cards it can use, so it was stopped.")
+    assert left_behind() == [] and fetched_engines.registered_engines() == []
+    assert no_sleepers_left(mark)

@@ -38,7 +38,7 @@ from app.core.hub.errors import HubError, HubFault
 from app.core.hub.files import HubFile, HubModel
 from app.core.hub.github_release import ListingUnavailable, ReleaseListing, read_release
 from app.core.hub.source import HubAccess
-from app.core.launch import fetched_engines
+from app.core.launch import device_list, fetched_engines
 from app.core.launch.cuda_facts import CardFacts
 from app.core.launch.device_list import ListedDevice, card_device, list_devices
 from app.core.launch.engine_folder import check_engine_folder, find_launcher
@@ -377,7 +377,7 @@ def _unpack_and_check(card: CardFacts, build: ReleaseBuild, archives: Sequence[P
     check_stop()
     on_progress(FetchProgress(Phase.LIST_DEVICES, T("Asking the {label} build which graphics cards it sees ...",
                                                     "正在询问 {label} 版本能看到哪些显卡……", label=build.label)))
-    device = _listed_card(card, build, launcher)
+    device = _listed_card(card, build, launcher, should_stop)
     check_stop()
     on_progress(FetchProgress(Phase.GENERATE, T("Generating a few words with a small test model on the {card} ...",
                                                 "正在 {card} 上用小型测试模型生成几个词……", card=card.name)))
@@ -436,14 +436,25 @@ def _checked_folder(build: ReleaseBuild, staging: Path) -> Path:
     return launcher
 
 
-def _listed_card(card: CardFacts, build: ReleaseBuild, launcher: Path) -> ListedDevice:
+def _listed_card(card: CardFacts, build: ReleaseBuild, launcher: Path, should_stop: StopFn) -> ListedDevice:
     backend = build.backends[0]
-    listing = list_devices(launcher)
+    listing = list_devices(launcher, should_stop=lambda: should_stop() is not None)
+    reason = should_stop()
+    if reason is not None:
+        raise DownloadStopped(reason)
     devices = listing.devices
     found = card_device(devices, card.name, backend) if devices is not None else None
     if found is not None:
         return found
-    if devices is None:
+    if listing.ended == "timeout":
+        message = T("The downloaded {label} build did not say within {s:.0f} s which graphics cards it can use, so it "
+                    "was stopped.", "下载的 {label} 版本在 {s:.0f} 秒内没有说明它能使用哪些显卡，因此已将其停止。",
+                    label=build.label, s=device_list.LIST_TIMEOUT_S)
+    elif listing.ended == "output":
+        message = T("Asked which graphics cards it can use, the downloaded {label} build wrote far more than such a "
+                    "list, so it was stopped.", "询问下载的 {label} 版本能使用哪些显卡时，它输出的内容远超这样的列表，"
+                    "因此已将其停止。", label=build.label)
+    elif devices is None:
         message = T("The downloaded {label} build could not list the graphics cards it can use (exit code {code}).",
                     "下载的 {label} 版本无法列出它能使用的显卡（退出代码 {code}）。", label=build.label,
                     code="none" if listing.returncode is None else listing.returncode)

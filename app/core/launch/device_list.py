@@ -14,14 +14,23 @@ tests/data/list_devices/. CUDA and Vulkan describe an NVIDIA card by the name NV
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
 import subprocess
-from dataclasses import dataclass
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 LIST_TIMEOUT_S = 60.0  # a CUDA build initialises the card (and may compile kernels) before it answers
+MAX_OUTPUT_BYTES = 1 << 20  # per stream: a device list is a few hundred bytes, the log before it a few kB
+POLL_S = 0.1  # how often a run looks at its deadline, its output and a stop while waiting
+READER_JOIN_S = 2.0
 HEADER = "Available devices:"
 _DEVICE = re.compile(r"^\s+(?P<name>\S+): (?P<description>.*?) \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\)\s*$")
 
@@ -41,11 +50,12 @@ class ListedDevice:
 @dataclass(frozen=True)
 class DeviceListing:
     """One run of ``--list-devices``: the devices (None when the output has no device list at all), the exit
-    code (None: it did not finish) and the output's last lines as evidence."""
+    code (None: it did not finish) and the output's last lines as evidence; ``ended``: why it was killed."""
 
     devices: tuple[ListedDevice, ...] | None
     returncode: int | None
     tail: tuple[str, ...]
+    ended: str | None = None  # killed: "timeout" (no answer in time), "output" (too much output) or "stopped"
 
 
 def parse_device_list(text: str) -> tuple[ListedDevice, ...] | None:
@@ -81,19 +91,112 @@ def card_device(devices: tuple[ListedDevice, ...], card_name: str, backend: str)
     return None
 
 
-def list_devices(launcher: Path, timeout_s: float = LIST_TIMEOUT_S) -> DeviceListing:
-    """Run ``launcher --list-devices`` (``llama serve --list-devices`` for the single program)."""
+def list_devices(launcher: Path, timeout_s: float | None = None, *,
+                 should_stop: Callable[[], bool] = lambda: False) -> DeviceListing:
+    """Run ``launcher --list-devices`` (``llama serve --list-devices`` for the single program): at most
+    ``timeout_s``, MAX_OUTPUT_BYTES of each stream kept (more ends it: no device list is that long), and whatever it
+    started in its process group killed when it ends (a build that hangs or leaves a helper running leaves nothing).
+    ``timeout_s`` None: LIST_TIMEOUT_S."""
     from app.core.launch.discovery import server_argv_prefix
 
+    timeout_s = LIST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
-        done = subprocess.run([*server_argv_prefix(launcher), "--list-devices"], stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        return DeviceListing(None, None, (f"{launcher} --list-devices did not answer within {timeout_s:.0f} s",))
+        run = _run_bounded([*server_argv_prefix(launcher), "--list-devices"], timeout_s, should_stop)
     except OSError as error:
         logger.info("%s --list-devices could not run: %s", launcher, error)
         return DeviceListing(None, None, (f"{launcher}: {error}",))
-    stdout = done.stdout.decode("utf-8", errors="replace")
-    stderr = done.stderr.decode("utf-8", errors="replace")
-    tail = tuple((stderr + "\n" + stdout).strip().splitlines()[-20:])
-    return DeviceListing(parse_device_list(stdout), done.returncode, tail)
+    stdout = bytes(run.stdout).decode("utf-8", errors="replace")
+    stderr = bytes(run.stderr).decode("utf-8", errors="replace")
+    tail = tuple(line[:300] for line in (stderr[-8000:] + "\n" + stdout[-8000:]).strip().splitlines()[-20:])
+    if run.ended is not None:
+        note = {"timeout": f"{launcher} --list-devices did not answer within {timeout_s:.0f} s",
+                "output": f"{launcher} --list-devices wrote more than {MAX_OUTPUT_BYTES} bytes; it was stopped",
+                "stopped": f"{launcher} --list-devices was stopped"}[run.ended]
+        return DeviceListing(None, None, (*tail[-19:], note), run.ended)
+    return DeviceListing(parse_device_list(stdout), run.returncode, tail)
+
+
+@dataclass
+class _Run:
+    returncode: int | None = None
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    ended: str | None = None  # "timeout", "output" or "stopped" when it was killed
+
+
+def _run_bounded(argv: list[str], timeout_s: float, should_stop: Callable[[], bool]) -> _Run:
+    popen, job = _start(argv)
+    run, too_much = _Run(), threading.Event()
+    readers = [threading.Thread(target=_drain, args=(pipe, kept, too_much), daemon=True)
+               for pipe, kept in ((popen.stdout, run.stdout), (popen.stderr, run.stderr))]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while run.ended is None:
+            try:
+                run.returncode = popen.wait(timeout=POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                run.ended = ("output" if too_much.is_set() else "stopped" if should_stop()
+                             else "timeout" if time.monotonic() > deadline else None)
+    finally:
+        _kill_group(popen, job)
+    for reader in readers:
+        reader.join(READER_JOIN_S)
+    if run.ended is not None:
+        run.returncode = None
+    return run
+
+
+def _start(argv: list[str]) -> tuple[subprocess.Popen, object | None]:
+    kwargs: dict = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    if sys.platform == "win32":
+        popen = subprocess.Popen(argv, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW,
+                                 **kwargs)
+        from app.core.process.windows import put_in_kill_on_close_job
+
+        try:
+            return popen, put_in_kill_on_close_job(popen)
+        except OSError:
+            logger.warning("pid %s could not be put in a job; only it is killed at the end", popen.pid, exc_info=True)
+            return popen, None
+    return subprocess.Popen(argv, start_new_session=True, **kwargs), None
+
+
+def _drain(pipe, kept: bytearray, too_much: threading.Event) -> None:
+    """Read ``pipe`` to its end, keeping its first MAX_OUTPUT_BYTES (the rest is read and dropped)."""
+    fd = pipe.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        room = MAX_OUTPUT_BYTES - len(kept)
+        if len(chunk) > room:
+            too_much.set()
+        kept += chunk[:max(0, room)]
+    pipe.close()
+
+
+def _kill_group(popen: subprocess.Popen, job: object | None) -> None:
+    """Kill the child and everything in its process group (Windows: its job, which holds what it started)."""
+    if sys.platform == "win32":
+        close = getattr(job, "close", None)
+        if close is not None:
+            close()  # a kill-on-close job: every process in it ends
+        elif popen.poll() is None:
+            popen.kill()
+    else:
+        try:
+            os.killpg(popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it and its group are gone
+        except OSError:
+            logger.warning("the group of pid %s could not be killed", popen.pid, exc_info=True)
+    try:
+        popen.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        logger.warning("pid %s did not end after it was killed", popen.pid)

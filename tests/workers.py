@@ -9,8 +9,10 @@ that is not also running other tests. An explicit ``-n``/``-p no:xdist``, or a m
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import sys
 
 FAST_LANE = "not slow"
 MAX_WORKERS = 4
@@ -43,3 +45,18 @@ def pytest_load_initial_conftests(early_config, parser, args: list[str]) -> None
     workers = fast_lane_workers(args, os.cpu_count())
     if workers:
         args[:] = [*args, "-n", str(workers)]
+
+
+def pytest_configure(config) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        atexit.register(_exit_without_teardown)
+
+
+def _exit_without_teardown() -> None:
+    """A worker's last act: its results went to the controller with its session's end, and the controller waits
+    for the process to end. Python's own teardown of a worker (its Qt application and the objects ~1,100 tests left)
+    took 1.3-2 s of that wait: the worker ends here instead, once the other exit handlers ran (registered after this
+    one, they run before it) and its output is flushed."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)

@@ -54,6 +54,7 @@ def test_a_crash_without_the_guard_names_how_it_ended(tmp_path):
     assert _run(script, tmp_path).failure == "killed by SIGKILL: oops"
 
 
+@pytest.mark.slow  # waits out the real 1 s time limit
 def test_a_benchmark_past_its_limit_is_stopped_and_reported(tmp_path):
     script = _script(tmp_path, "import time\ntime.sleep(60)\n")
     outcome = _run(script, tmp_path, limit_s=1)

@@ -60,6 +60,7 @@ def test_connections_without_a_head_do_not_turn_a_keyed_request_away(proxy):
             sock.close()
 
 
+@pytest.mark.slow  # waits out a real 1 s deadline, a line every 0.3 s
 def test_a_head_sent_a_line_at_a_time_has_a_deadline(proxy, monkeypatch):
     monkeypatch.setattr(share_proxy, "HEAD_DEADLINE_S", 1.0)
     with socket.create_connection(("127.0.0.1", proxy.bound_port), timeout=30) as sock:

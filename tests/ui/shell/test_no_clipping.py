@@ -29,6 +29,7 @@ def _check(qtbot, window, state: str, problems: list[str]) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.slow  # 1.7 s for each size: four states in two languages, each let settle
 def test_no_text_is_clipped(qtbot, window, tiny_model, size):
     window.resize(*size)
     _settle(qtbot)

@@ -84,6 +84,7 @@ def test_machine_step_shows_memory_and_a_kind_sentence_without_gpu(qtbot, window
     assert machine.last_sample.ram_total == read_memory().total_bytes
 
 
+@pytest.mark.slow  # about 2 s (1.9 s of CPU) on the 2-core VM
 def test_machine_step_renders_gpus_their_other_processes_and_driver(qtbot, window):
     """A GPU report as NVML would give it (this machine may have none): bars, holders, driver, CUDA."""
     import dataclasses
@@ -106,6 +107,7 @@ def test_machine_step_renders_gpus_their_other_processes_and_driver(qtbot, windo
     machine.stop()
 
 
+@pytest.mark.slow  # the whole app in a child process, which closes its window after 1.5 s
 def test_run_gui_opens_the_window_and_returns_0(tmp_path):
     import os
     import subprocess

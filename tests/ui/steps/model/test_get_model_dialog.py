@@ -186,6 +186,7 @@ def test_the_suggested_list_marks_the_pick_for_this_computer(qtbot, fake_hub):
         assert dialog.list_note.text().startswith(f"★ {pick.title}: the suggested size for this computer's memory.")
 
 
+@pytest.mark.slow  # a search the fake hub answers after 1 s
 def test_a_failure_of_a_search_the_user_left_is_not_shown(qtbot, fake_hub):
     from app.ui import workers
 

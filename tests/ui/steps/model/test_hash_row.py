@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from app.core.problem import Status
@@ -34,6 +35,7 @@ def test_sha256_matches_and_mismatches_are_rows(qtbot, window, tiny_model):
     assert "does not match" in panel.job.status.text()
 
 
+@pytest.mark.slow  # an 80 MB model written and checked, 1.5 s
 def test_sha256_cancel_keeps_the_report(qtbot, window, make_model):
     # big enough that hashing takes a moment: 2 x 40 MB of f32 embeddings
     model = make_model("big.gguf", n_layers=1, n_embd=1024, n_ff=256, n_extra_tokens=10000)

@@ -4,6 +4,7 @@ server; the copied key is the one the server wants."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from PySide6.QtGui import QGuiApplication
 
 from app.core.launch.config import LaunchConfig
@@ -23,6 +24,7 @@ def _texts(widget) -> str:
     return " ".join(w.text() for kind in (QLabel, QLineEdit) for w in widget.findChildren(kind))
 
 
+@pytest.mark.slow  # a real embedded server
 def test_the_ready_server_shows_its_address_and_a_masked_key_to_copy(qtbot, tiny_model):
     supervisor = Supervisor(LaunchConfig(model=str(tiny_model), backend="embedded", ctx=256, threads=1,
                                          port=find_free_port()))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 
 
+@pytest.mark.slow  # 1.2 s: plans of a wide model at 32768 tokens
 def test_plan_bar_turns_red_when_memory_is_short_and_the_recommendation_applies(qtbot, window, make_model):
     model = make_model("wide.gguf", n_layers=4, n_embd=256, n_ff=512, ctx_train=32768)
     open_and_wait(qtbot, window, model)

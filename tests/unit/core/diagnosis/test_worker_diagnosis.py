@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.diagnosis import CAUSES, diagnose
 from app.core.launch.config import LaunchConfig
 from app.core.launch.ports import find_free_port as closed_port
@@ -34,6 +36,7 @@ def test_a_worker_that_cannot_be_reached_at_start():
     assert diagnosis.action.changes == {"rpc_workers": ["192.0.2.7:50052"]}
 
 
+@pytest.mark.slow  # the diagnosis waits out a 1 s connect to an unroutable worker
 def test_another_protocol_version_is_not_fixed_by_a_restart():
     lines = ["RPC server version mismatch: 6.1.0", "ggml-rpc.cpp:550: RPC handshake failed for 192.0.2.7:50052"]
     diagnosis = diagnose(-6, lines, _config("192.0.2.7:50052"))

@@ -156,6 +156,7 @@ def test_a_crash_in_the_child_is_reported_and_the_caller_lives(tmp_path, tiny_mo
     assert not (tmp_path / "out.gguf").exists()
 
 
+@pytest.mark.slow  # waits out the real 1 s time limit
 def test_a_hanging_child_is_stopped(tmp_path, tiny_model):
     python = _fake_python(tmp_path, "exec sleep 60")
     with pytest.raises(QuantizeError) as caught:

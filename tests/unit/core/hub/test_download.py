@@ -196,6 +196,7 @@ def test_a_file_gone_since_the_listing_is_404(fake_hub, models):
     assert files_under(models) == []
 
 
+@pytest.mark.slow  # waits out a real 1 s Retry-After
 def test_429_waits_a_short_retry_after_and_refuses_a_long_one(fake_hub, models):
     model = model_named(fake_hub, "tiny-llama-F16.gguf")
     access = HubAccess(endpoint=fake_hub.url)
@@ -221,6 +222,7 @@ def test_a_mirror_that_does_not_answer_is_one_sentence(fake_hub, models):
     assert files_under(models) == []
 
 
+@pytest.mark.slow  # a download throttled to 200 kB/s, 1.2 s
 def test_a_slow_mirror_reports_speed_and_time_left(fake_hub, hub_files, models):
     model = model_named(fake_hub, "tiny-llama-F16.gguf")
     fake_hub.fault(r"^/cdn/", bytes_per_s=200_000)

@@ -44,6 +44,7 @@ def _server_log(model, *extra: str) -> str:
     return "".join(lines)
 
 
+@pytest.mark.slow  # two real embedded servers, 1.4 s
 def test_sliding_window_layers_hold_the_window_and_flash_attention_is_auto(tmp_path):
     model = write_model("gemma3", tmp_path / "gemma3.gguf", GEMMA3_SPEC)  # window 128 on 2 of 3 layers
     log = _server_log(model)

@@ -134,7 +134,8 @@ def probe_sim(info, device, vram, **kw):
                      backend=CUDA_BACKEND, runner=device, **kw)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"L{s[0]}" for s in SHAPES])
+@pytest.mark.parametrize("shape", [pytest.param(s, id=f"L{s[0]}", marks=[pytest.mark.slow] if s[0] >= 80 else [])
+                                   for s in SHAPES])  # 80 layers: 1.6 s of CPU, in the slow lane
 def test_layer_search_on_many_shapes_and_budgets(tmp_path, shape):
     info = shaped(tmp_path, *shape)
     config = LaunchConfig(model=info.path, backend="llama-server", ctx=4096, flash_attn=True)

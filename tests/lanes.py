@@ -3,7 +3,8 @@ fetch or load real models are marked slow here by what they use, so nobody has t
 
 Marked slow automatically: everything under tests/integration, and every test that uses one of SLOW_FIXTURES.
 Where nothing a test asks for says it (a click on Start in the real window, the whole app in a child process, the
-real engine self-test), the test says so itself with ``@pytest.mark.slow``, or its module with
+real engine self-test, a real time limit of a second or more waited out, any test of about a second or more on the
+2-core VM), the test says so itself with ``@pytest.mark.slow``, or its module with
 ``pytestmark = pytest.mark.slow`` when the whole module is about real servers or pip."""
 
 from __future__ import annotations

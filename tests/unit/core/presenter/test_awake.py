@@ -33,6 +33,8 @@ def test_an_inhibitor_that_ends_at_once_is_said_in_plain_words(monkeypatch, capl
     checklist says what that means and what to do, in both languages; the system's words go to the log only."""
     raw = "Failed to connect to bus: No such file or directory"
     monkeypatch.setattr(awake, "inhibit_command", lambda: [sys.executable, "-c", f"import sys; sys.exit({raw!r})"])
+    monkeypatch.setattr(awake, "STARTUP_S", 60.0)  # the stand-in is a Python child whose own start took more than
+    # 0.5 s on a loaded machine (then it looked like a held lock); it ends at once, and the wait with it
     screen = ScreenAwake()
     with caplog.at_level("INFO", logger=awake.__name__):
         assert not screen.start() and not screen.active
@@ -47,6 +49,8 @@ def test_an_inhibitor_that_ends_at_once_is_said_in_plain_words(monkeypatch, capl
 
 def test_any_other_refusal_is_said_without_the_systems_words(monkeypatch):
     monkeypatch.setattr(awake, "inhibit_command", lambda: [sys.executable, "-c", "import sys; sys.exit('EPERM 0x1f')"])
+    monkeypatch.setattr(awake, "STARTUP_S", 60.0)  # the stand-in is a Python child whose own start took more than
+    # 0.5 s on a loaded machine (then it looked like a held lock); it ends at once, and the wait with it
     screen = ScreenAwake()
     assert not screen.start()
     for lang in ("en", "zh"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import random
 import sys
 import tarfile
@@ -434,3 +435,172 @@ def test_a_fetched_build_that_hangs_when_asked_for_its_cards_keeps_nothing(relea
                                                  "graphics cards it can use, so it was stopped.")
     assert left_behind() == [] and fetched_engines.registered_engines() == []
     assert no_sleepers_left(mark)
+
+
+# --- the folder the build would go to, and the list of builds ------------------------------------------------------
+
+
+def write_registry(entries: object) -> Path:
+    registry = fetched_engines.engines_folder() / fetched_engines.REGISTRY_NAME
+    registry.write_text(json.dumps({"version": 1, "engines": entries}))
+    return registry
+
+
+def engine_entry(folder: Path, launcher: Path, kind: str = "cuda-12") -> dict:
+    return {"kind": kind, "label": "CUDA 12.4", "tag": "b11434", "folder": str(folder), "launcher": str(launcher),
+            "device": "CUDA0: NVIDIA GeForce RTX 3080 Ti (11909 MiB, 11650 MiB free)", "checked_at": 1.0}
+
+
+@posix_only
+def test_a_registry_entry_pointing_elsewhere_is_never_offered(tmp_path):
+    """A program outside the data folder, one that climbs out of its folder, a link out, a number for a path, an
+    entry that is not an object: none is offered (so none is run); the good entry still is. Before: the outside
+    program was offered first to gpu_servers, a number for a path raised TypeError, one bad entry dropped all."""
+    ran = tmp_path / "ran"
+    evil = tmp_path / "evil-server"
+    evil.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    evil.chmod(0o755)
+    root = fetched_engines.engines_folder()
+    good = root / "llama-b11434-bin-ubuntu-cuda-12.4-x64"
+    good.mkdir()
+    (good / "llama-server").write_text("#!/bin/sh\n")
+    linked = root / "linked"
+    linked.mkdir()
+    (linked / "llama-server").symlink_to(evil)
+    write_registry([engine_entry(tmp_path, evil, "vulkan"), engine_entry(good, good / ".." / ".." / ".." / evil.name),
+                    engine_entry(linked, linked / "llama-server"), {**engine_entry(good, good), "launcher": 5},
+                    "llama-server", engine_entry(good, good / "llama-server")])
+    assert [engine.launcher for engine in fetched_engines.registered_engines()] == [str(good / "llama-server")]
+    from app.core.launch import gpu_servers
+
+    assert str(evil) not in map(str, gpu_servers.candidate_files()) and not ran.exists()
+
+
+@pytest.mark.parametrize("content", [b"[" * 100_000, b"not json", b'{"engines": "abc"}', b'{"engines": {"a": 1}}',
+                                     b"\xff\xfe"], ids=["deep", "text", "string", "object", "bytes"])
+def test_a_damaged_registry_is_an_empty_list_and_a_get_or_remove_still_works(content):
+    (fetched_engines.engines_folder() / fetched_engines.REGISTRY_NAME).write_bytes(content)
+    assert fetched_engines.registered_engines() == [] and fetched_engines.remove_engine() == []
+
+
+def unusable_data_folder(tmp_path: Path, monkeypatch) -> None:
+    """The app's home under a file: every folder in it fails to be made (a read-only or vanished data folder;
+    the tests run as root here, so permissions cannot refuse)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("GGUF_LAUNCHER_HOME", str(blocker / "home"))
+
+
+def test_a_data_folder_that_cannot_be_made_is_a_sentence_before_any_download(tmp_path, monkeypatch, release):
+    """Before: NotADirectoryError out of get_gpu_engine (a traceback in the CLI)."""
+    release.assets = {name: b"x" for name in linux_cuda_archives("#!/bin/sh\n")}
+    source = pinned(release)
+    unusable_data_folder(tmp_path, monkeypatch)
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=source, key=LINUX_X64)
+    assert caught.value.kind is FetchFault.DISK
+    assert caught.value.message.render("en") == (f"The app's data folder cannot hold a GPU build (Not a directory: "
+                                                 f"{tmp_path / 'a-file' / 'home' / 'data'}), so nothing was "
+                                                 "downloaded.")
+    assert release.downloads_asked() == []
+    assert fetched_engines.registered_engines() == [] and fetched_engines.remove_engine() == []
+
+
+def test_the_cli_lists_and_removes_without_a_traceback_when_the_data_folder_cannot_be_made(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """gpu_engine.run itself (app.cli.main's own clean-up of child records fails first there: see the report)."""
+    from argparse import Namespace
+
+    from app.cli.gpu_engine import run
+
+    unusable_data_folder(tmp_path, monkeypatch)
+    assert run(Namespace(action="list", json=True, build=None)) == 0
+    assert json.loads(capsys.readouterr().out) == {"engines": []}
+    assert run(Namespace(action="remove", json=False, build=None)) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+
+
+@posix_only
+def test_a_build_that_cannot_be_listed_is_not_kept_and_the_earlier_copy_stays(release, llama_server_bin, tiny_model):
+    """The list of builds cannot be written (it is a folder). Before: OSError out of get_gpu_engine, the new folder
+    left in place unlisted and the earlier copy of the same build already deleted."""
+    from tests.hub.fake_release import stand_in_server_script
+
+    listing = LISTING
+    release.assets = linux_cuda_archives(stand_in_server_script(llama_server_bin, listing))
+    root = fetched_engines.engines_folder()
+    earlier = root / "llama-b11434-ubuntu-cuda-13.4-x64"
+    earlier.mkdir()
+    (earlier / "earlier-copy").write_text("kept")
+    (root / fetched_engines.REGISTRY_NAME).mkdir()
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64, model=tiny_model)
+    assert caught.value.kind is FetchFault.DISK
+    assert caught.value.message.render("en").startswith("The checked CUDA 13.4 build could not be added to the list "
+                                                        "of downloaded builds (")
+    assert sorted(path.name for path in root.iterdir()) == sorted([earlier.name, "downloads",
+                                                                   fetched_engines.REGISTRY_NAME])
+    assert [path.name for path in earlier.iterdir()] == ["earlier-copy"]
+
+
+@posix_only
+def test_an_engine_folder_renamed_mid_check_is_a_sentence(release, tiny_model):
+    """Something (an antivirus program, the user) moves the folder while the build is being checked: a failed
+    check with a sentence, nothing listed; the moved folder is not the app's to delete."""
+    release.assets = linux_cuda_archives(
+        "#!/bin/sh\nhere=$(dirname \"$0\")\nmv \"$here\" \"$here.moved\"\n"
+        f"cat <<'LIST'\n{LISTING}LIST\n")
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64, model=tiny_model)
+    assert caught.value.kind is FetchFault.GENERATION
+    assert caught.value.message.render("en").startswith("The downloaded CUDA 13.4 build could not generate with a "
+                                                        "small test model on the NVIDIA GeForce RTX 3080 Ti (the "
+                                                        "server could not start: ")
+    assert fetched_engines.registered_engines() == []
+    assert [path.name for path in fetched_engines.engines_folder().iterdir() if path.name != "downloads"] == [
+        "llama-b11434-ubuntu-cuda-13.4-x64.part.moved"]
+
+
+# --- a proxy's password ------------------------------------------------------------------------------------------
+
+
+def proxy_refusing(status: int) -> Answer:
+    return answers(b"", status, (("Proxy-Authenticate", 'Basic realm="x"'),) if status == 407 else ())
+
+
+@pytest.mark.parametrize("proxy_status", [407, None], ids=["proxy-answers-407", "proxy-not-listening"])
+def test_a_proxy_password_shows_in_no_sentence_json_or_log(hostile, monkeypatch, capsys, caplog, proxy_status):
+    """plan and get through a proxy with a user and password, as Settings may hold it: the CLI's --json, its
+    sentences and every log record (DEBUG, every logger) are searched for the password."""
+    from app.cli import gpu_engine as cli
+    from app.core.hardware import gpu as hardware_gpu
+    from app.core.hardware.gpu import GpuInfo
+    from app.core.hub import engine_fetch
+
+    server = hostile(proxy_refusing(proxy_status or 407))
+    proxy_port = server.server.server_address[1]
+    if proxy_status is None:
+        server.stop()  # nothing listens there any more
+    proxy = f"http://gpu-user:{SECRET}@127.0.0.1:{proxy_port}"
+    card = GpuInfo(0, CARD.name, None, 12 << 30, 11 << 30, 1 << 30, driver_version="580.82.07",
+                   cuda_driver_version="13.0", compute_capability="8.6")
+    monkeypatch.setattr(hardware_gpu, "nvidia_gpus", lambda *a, **k: ([card], None))
+    monkeypatch.setattr(cli, "_proxy", lambda: proxy)
+    release = FakeRelease().start()
+    try:
+        monkeypatch.setattr(engine_fetch, "official_source", lambda: release.source())
+        release.assets = {name: b"x" for name in linux_cuda_archives("#!/bin/sh\n")}
+        caplog.set_level(logging.DEBUG)
+        for action in ("plan", "get"):
+            from argparse import Namespace
+
+            code = cli.run(Namespace(action=action, json=True, build=None))
+            out = capsys.readouterr()
+            assert code == 1 and "Traceback" not in out.err
+            assert SECRET not in out.out + out.err and "gpu-user" not in out.out + out.err
+    finally:
+        release.stop()
+    formatter = logging.Formatter("%(name)s %(message)s")
+    logged = [formatter.format(record) for record in caplog.records]
+    assert logged and not [line for line in logged if SECRET in line or "gpu-user" in line]

@@ -173,10 +173,10 @@ def get_gpu_engine(card: CardFacts, *, build: BuildKind | None = None, source: R
     chosen = plan.build
     assert chosen is not None  # a plan without a refusal has a build
     checks = plan.archives
-    downloads = fetched_engines.engines_folder() / "downloads"
+    downloads = _engines_folder() / "downloads"
     access = HubAccess(endpoint=source.base_url, proxy=proxy)
     archives = _download(chosen, checks, source, access, downloads, on_progress, should_stop)
-    staging = fetched_engines.engines_folder() / (chosen.folder_name + PART_SUFFIX)
+    staging = downloads.parent / (chosen.folder_name + PART_SUFFIX)
     try:
         launcher, device = _unpack_and_check(card, chosen, archives, staging, on_progress, should_stop, model)
         engine = _install(chosen, source, staging, launcher, device)
@@ -497,7 +497,8 @@ def _generates(card: CardFacts, build: ReleaseBuild, launcher: Path, device: Lis
 
 def _install(build: ReleaseBuild, source: ReleaseSource, staging: Path, launcher: Path,
              device: ListedDevice) -> fetched_engines.FetchedEngine:
-    """Rename the checked folder into place (an older copy of the same build is replaced only now), then list it."""
+    """Rename the checked folder into place, then list it; an older copy of the same build is set aside and deleted
+    only once the new one is listed (put back when listing fails)."""
     final = staging.with_name(build.folder_name)
     old = staging.with_name(build.folder_name + OLD_SUFFIX)
     try:
@@ -506,15 +507,50 @@ def _install(build: ReleaseBuild, source: ReleaseSource, staging: Path, launcher
             os.replace(final, old)
         os.replace(staging, final)
     except OSError as error:
+        _put_back(old, final)
         raise EngineFetchError(
             T("The checked {label} build could not be moved into {folder} ({detail}).",
               "检查通过的 {label} 版本无法移动到 {folder}（{detail}）。", label=build.label, folder=str(final),
               detail=error.strerror or error_detail(error)),
             T("Close programs that use files in that folder, then try again.",
               "请关闭正在使用该文件夹中文件的程序，然后重试。"), kind=FetchFault.DISK) from error
+    try:
+        engine = fetched_engines.register(build.kind.value, build.label, source.tag, final, final / launcher.name,
+                                          device.line)
+    except OSError as error:
+        _discard(final)
+        _put_back(old, final)
+        raise EngineFetchError(
+            T("The checked {label} build could not be added to the list of downloaded builds ({detail}), so it was "
+              "not kept.", "检查通过的 {label} 版本无法加入已下载版本的列表（{detail}），因此未保留。",
+              label=build.label, detail=fetched_engines.os_detail(error)), _data_step(), kind=FetchFault.DISK
+        ) from error
     _discard(old)
-    return fetched_engines.register(build.kind.value, build.label, source.tag, final, final / launcher.name,
-                                    device.line)
+    return engine
+
+
+def _put_back(old: Path, final: Path) -> None:
+    """The older copy set aside, back in its place (when the new one did not take it)."""
+    if old.exists() and not final.exists():
+        try:
+            os.replace(old, final)
+        except OSError:
+            logger.warning("the earlier copy %s could not be put back as %s", old, final, exc_info=True)
+
+
+def _engines_folder() -> Path:
+    try:
+        return fetched_engines.engines_folder()
+    except OSError as error:
+        raise EngineFetchError(
+            T("The app's data folder cannot hold a GPU build ({detail}), so nothing was downloaded.",
+              "应用的数据文件夹无法存放显卡版本（{detail}），因此没有下载任何内容。",
+              detail=fetched_engines.os_detail(error)), _data_step(), kind=FetchFault.DISK) from error
+
+
+def _data_step() -> Text:
+    return T("Check that the app's data folder can be written and its disk has free space, then try again.",
+             "请检查应用的数据文件夹是否可写、所在磁盘是否有可用空间，然后重试。")
 
 
 def _discard(folder: Path) -> None:

@@ -604,3 +604,41 @@ def test_a_proxy_password_shows_in_no_sentence_json_or_log(hostile, monkeypatch,
     formatter = logging.Formatter("%(name)s %(message)s")
     logged = [formatter.format(record) for record in caplog.records]
     assert logged and not [line for line in logged if SECRET in line or "gpu-user" in line]
+
+
+# --- what a hostile listing can put in a sentence, and a bomb through the whole fetch ------------------------------
+
+ENGINE = "llama-b11434-bin-ubuntu-cuda-13.4-x64.tar.gz"
+
+
+def test_a_look_alike_name_with_control_characters_is_said_escaped(release):
+    """The release lacks the archive; a name like it carries a terminal escape. Before: the escape went into the
+    refusal's sentence as it was (a terminal would clear the screen)."""
+    release.assets = {ENGINE.replace("13.4", "13.5") + "\x1b[2J": b"x", "../../escape.tar.gz": b"x"}
+    plan = plan_fetch(CARD, source=release.source(), key=LINUX_X64)
+    assert plan.refusal is not None and plan.refusal.kind is FetchFault.NOT_IN_RELEASE
+    said = plan.refusal.message.render("en") + "".join(plan.refusal.evidence)
+    assert "\x1b" not in said and ENGINE.replace("13.4", "13.5") + "\\x1b[2J" in said
+    assert release.downloads_asked() == []
+
+
+@posix_only
+def test_a_bomb_in_a_fetched_build_keeps_nothing_and_says_the_free_space(release, monkeypatch):
+    """Through get_gpu_engine, with the disk's free space read as 200 MiB: the 256 MiB entry is refused before it is
+    written. Before: unpacked until the disk was full."""
+    archives = linux_cuda_archives("#!/bin/sh\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        info = tarfile.TarInfo("llama-b11434/llama-server")
+        info.size = 256 << 20
+        bundle.addfile(info, io.BytesIO(bytes(info.size)))
+    archives[ENGINE] = buffer.getvalue()
+    release.assets = archives
+    monkeypatch.setattr(archive_unpack, "free_bytes", lambda folder: 200 << 20)
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64)
+    assert caught.value.kind is FetchFault.DISK
+    assert caught.value.message.render("en") == (f"{ENGINE} was not unpacked: it unpacks to 256.0 MiB and the disk "
+                                                 f"of {fetched_engines.engines_folder()} has 200.0 MiB free; nothing "
+                                                 "was kept.")
+    assert left_behind() == [] and fetched_engines.registered_engines() == []

@@ -36,7 +36,7 @@ from app.core.hub.download import download_model, remove_model_files
 from app.core.hub.download_progress import DownloadProgress, DownloadStopped, StopReason
 from app.core.hub.errors import HubError, HubFault
 from app.core.hub.files import HubFile, HubModel
-from app.core.hub.github_release import ListingUnavailable, ReleaseListing, read_release
+from app.core.hub.github_release import ListingUnavailable, ReleaseListing, read_release, shown_name
 from app.core.hub.source import HubAccess
 from app.core.launch import device_list, fetched_engines
 from app.core.launch.cuda_facts import CardFacts
@@ -657,7 +657,7 @@ def _digests_differ(build: ReleaseBuild, source: ReleaseSource,
 
 def _not_in_release(build: ReleaseBuild, source: ReleaseSource, listing: ReleaseListing,
                     absent: list[str]) -> EngineFetchError:
-    alike = list(dict.fromkeys(other for name in absent for other in listing.look_alike(name)))
+    alike = list(dict.fromkeys(shown_name(other) for name in absent for other in listing.look_alike(name)))
     names = ", ".join(absent)
     if alike:
         message = T("llama.cpp's release {tag} on GitHub has no {names}, so the {label} build cannot be downloaded; "
@@ -677,7 +677,8 @@ def _not_in_release(build: ReleaseBuild, source: ReleaseSource, listing: Release
           "请更新应用，或自行从 llama.cpp 的发布页下载 {label} 版本，并在设置（高级）中选择其中的 llama-server。",
           label=build.label),
         (f"listing: {listing.api_url}", *(f"not listed: {name}" for name in absent),
-         f"listed ({len(listed)}): {', '.join(listed[:40])}"), kind=FetchFault.NOT_IN_RELEASE)
+         f"listed ({len(listed)}): {', '.join(shown_name(name) for name in listed[:40])}"),
+        kind=FetchFault.NOT_IN_RELEASE)
 
 
 def _manual_step() -> Text:

@@ -36,7 +36,7 @@ from app.core.launch.cuda_facts import CardFacts
 from app.core.launch.device_list import list_devices
 from app.core.launch.release_builds import LINUX_X64, ReleaseSource
 from app.core.launch.release_pins import Pin
-from tests.hub.fake_release import FakeRelease, linux_cuda_archives, tar_gz, zip_bytes
+from tests.hub.fake_release import FakeRelease, linux_cuda_archives, stand_in_server_script, tar_gz, zip_bytes
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in llama-servers are POSIX shell scripts")
 
@@ -525,8 +525,6 @@ def test_the_cli_lists_and_removes_without_a_traceback_when_the_data_folder_cann
 def test_a_build_that_cannot_be_listed_is_not_kept_and_the_earlier_copy_stays(release, llama_server_bin, tiny_model):
     """The list of builds cannot be written (it is a folder). Before: OSError out of get_gpu_engine, the new folder
     left in place unlisted and the earlier copy of the same build already deleted."""
-    from tests.hub.fake_release import stand_in_server_script
-
     listing = LISTING
     release.assets = linux_cuda_archives(stand_in_server_script(llama_server_bin, listing))
     root = fetched_engines.engines_folder()
@@ -642,3 +640,16 @@ def test_a_bomb_in_a_fetched_build_keeps_nothing_and_says_the_free_space(release
                                                  f"of {fetched_engines.engines_folder()} has 200.0 MiB free; nothing "
                                                  "was kept.")
     assert left_behind() == [] and fetched_engines.registered_engines() == []
+
+
+@posix_only
+def test_helpers_a_fetched_server_starts_are_gone_after_its_check(release, llama_server_bin, tiny_model):
+    """The build's llama-server starts a helper of its own each time it runs (asked for its cards, and serving the
+    test model): after the check, kept or not, none runs."""
+    mark = marker()
+    stand_in = stand_in_server_script(llama_server_bin, LISTING).replace("#!/bin/sh\n",
+                                                                         f"#!/bin/sh\nsleep {mark} &\n", 1)
+    release.assets = linux_cuda_archives(stand_in)
+    engine = get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64, model=tiny_model)
+    assert fetched_engines.registered_engines() == [engine]
+    assert no_sleepers_left(mark)

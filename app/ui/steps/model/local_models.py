@@ -6,20 +6,10 @@ Double-click a row or press Open: the file opens where it is, through the panel'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QTreeWidget,
-    QTreeWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.gguf.naming import file_type_text
 from app.core.library.scan import LocalModel, find_local_models
@@ -30,6 +20,9 @@ from app.ui.widgets import look
 from app.ui.widgets.collapsible import Collapsible
 from app.ui.widgets.status_icon import status_icon
 from app.ui.workers import Task, run_task
+
+if TYPE_CHECKING:  # the list's classes (with their 20 enums) are made with the list, after the first paint
+    from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 VISIBLE_ROWS = 5
 PATH_ROLE = 256  # Qt.ItemDataRole.UserRole
@@ -57,20 +50,7 @@ class LocalModels(Retranslating, QWidget):
         self.retranslate()
 
     def _build(self) -> None:
-        self.tree = QTreeWidget(self)
-        self.tree.setColumnCount(5)
-        self.tree.setRootIsDecorated(False)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, 5):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.itemDoubleClicked.connect(lambda item, _column: self._open_item(item))
-        self.tree.itemSelectionChanged.connect(self._update_buttons)
+        self._tree: QTreeWidget | None = None  # the list: made with the first look, or when first asked for (tree)
         self.status = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         look.hint(self.status)
         self.status.setWordWrap(True)
@@ -86,23 +66,57 @@ class LocalModels(Retranslating, QWidget):
             buttons.addWidget(button)
         buttons.addStretch(1)
         content = QWidget(self)
-        inner = QVBoxLayout(content)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addWidget(self.tree)
-        inner.addWidget(self.status)
-        inner.addLayout(buttons)
+        self._inner = QVBoxLayout(content)
+        self._inner.setContentsMargins(0, 0, 0, 0)
+        self._inner.addWidget(self.status)
+        self._inner.addLayout(buttons)
         self.section = Collapsible("", content, self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.section)
-        self._fit_height()
         self._update_buttons()
+
+    @property
+    def tree(self) -> QTreeWidget:
+        """The list of models, above the status line. Its section is folded while the window opens, so the list is
+        made with the first look (after the window's first paint) or when first asked for, not before."""
+        return self._ensure_tree()
+
+    def _ensure_tree(self) -> QTreeWidget:
+        if self._tree is None:
+            self._tree = self._make_tree()
+            self._inner.insertWidget(0, self._tree)
+            self._fit_height()
+            self._tree.setHeaderLabels(self._headers())
+        return self._tree
+
+    def _make_tree(self) -> QTreeWidget:
+        from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget
+
+        tree = QTreeWidget(self)
+        tree.setColumnCount(5)
+        tree.setRootIsDecorated(False)
+        tree.setAlternatingRowColors(True)
+        tree.setUniformRowHeights(True)
+        tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, 5):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        tree.itemDoubleClicked.connect(lambda item, _column: self._open_item(item))
+        tree.itemSelectionChanged.connect(self._update_buttons)
+        return tree
 
     # --- translation -----------------------------------------------------------------------------
 
+    def _headers(self) -> list[str]:
+        return [self.tr("Model"), self.tr("Size"), self.tr("Type"), self.tr("From"), self.tr("Checks")]
+
     def retranslate(self) -> None:
-        self.tree.setHeaderLabels([self.tr("Model"), self.tr("Size"), self.tr("Type"), self.tr("From"),
-                                   self.tr("Checks")])
+        if self._tree is not None:
+            self._tree.setHeaderLabels(self._headers())
         self.open_button.setText(self.tr("Open"))
         self.refresh_button.setText(self.tr("Look again"))
         self.add_button.setText(self.tr("Add a folder…"))
@@ -117,8 +131,22 @@ class LocalModels(Retranslating, QWidget):
 
     def _render(self) -> None:
         self.section.set_title(self._title())
-        selected = self.selected_path()
-        self.tree.clear()
+        if self._tree is not None or self.models:
+            self._render_rows(self.selected_path())
+        if self._task is not None:
+            self.status.setText(self.tr("Looking for models other apps downloaded…"))
+        elif self.scanned and not self.models:
+            self.status.setText(self.tr("No models found from Ollama, LM Studio, Jan, the Hugging Face cache or "
+                                        "llama.cpp. Add a folder where you keep models."))
+        else:
+            self.status.setText(self.tr("Opened where they are, never copied. Full checks run when you open one."))
+        self._update_buttons()
+
+    def _render_rows(self, selected: str | None) -> None:
+        from PySide6.QtWidgets import QTreeWidgetItem
+
+        tree = self.tree
+        tree.clear()
         for model in self.models:
             file_type = file_type_text(model.quant)
             item = QTreeWidgetItem([model.name, human_bytes(model.size), file_type.render() if file_type else "?",
@@ -129,17 +157,9 @@ class LocalModels(Retranslating, QWidget):
                 item.setIcon(4, status_icon(model.status.value))
             if model.message is not None:
                 item.setToolTip(4, model.message.render())
-            self.tree.addTopLevelItem(item)
+            tree.addTopLevelItem(item)
             if model.path == selected:
                 item.setSelected(True)
-        if self._task is not None:
-            self.status.setText(self.tr("Looking for models other apps downloaded…"))
-        elif self.scanned and not self.models:
-            self.status.setText(self.tr("No models found from Ollama, LM Studio, Jan, the Hugging Face cache or "
-                                        "llama.cpp. Add a folder where you keep models."))
-        else:
-            self.status.setText(self.tr("Opened where they are, never copied. Full checks run when you open one."))
-        self._update_buttons()
 
     def _checks_text(self, model: LocalModel) -> str:
         if model.status is Status.ERROR:
@@ -180,6 +200,7 @@ class LocalModels(Retranslating, QWidget):
 
     def refresh(self) -> None:
         """Look again (off the GUI thread); an older look still running is cancelled."""
+        self._ensure_tree()  # the list exists from the first look on, whether it finds models or not
         if self._task is not None:
             self._task.cancel()
         options = dict(self.scan_options)
@@ -204,7 +225,8 @@ class LocalModels(Retranslating, QWidget):
     # --- opening and folders ---------------------------------------------------------------------
 
     def selected_path(self) -> str | None:
-        items = self.tree.selectedItems() if hasattr(self, "tree") else []
+        tree = getattr(self, "_tree", None)  # None also while it is being built
+        items = tree.selectedItems() if tree is not None else []
         return items[0].data(0, PATH_ROLE) if items else None
 
     def _update_buttons(self) -> None:

@@ -567,10 +567,15 @@ def proxy_refusing(status: int) -> Answer:
     return answers(b"", status, (("Proxy-Authenticate", 'Basic realm="x"'),) if status == 407 else ())
 
 
+@pytest.mark.parametrize("listing", [True, False], ids=["listing-through-proxy", "download-through-proxy"])
 @pytest.mark.parametrize("proxy_status", [407, None], ids=["proxy-answers-407", "proxy-not-listening"])
-def test_a_proxy_password_shows_in_no_sentence_json_or_log(hostile, monkeypatch, capsys, caplog, proxy_status):
-    """plan and get through a proxy with a user and password, as Settings may hold it: the CLI's --json, its
-    sentences and every log record (DEBUG, every logger) are searched for the password."""
+def test_a_proxy_password_shows_in_no_sentence_json_or_log(hostile, monkeypatch, capsys, caplog, proxy_status,
+                                                          listing):
+    """plan and get through a proxy with a user and password, as Settings may hold it (listing: the release listing
+    is read through it; else the app holds the digests and the archive download goes through it): the CLI's
+    --json, its sentences and every log record (DEBUG, every logger, with tracebacks) are searched for them."""
+    from argparse import Namespace
+
     from app.cli import gpu_engine as cli
     from app.core.hardware import gpu as hardware_gpu
     from app.core.hardware.gpu import GpuInfo
@@ -587,16 +592,16 @@ def test_a_proxy_password_shows_in_no_sentence_json_or_log(hostile, monkeypatch,
     monkeypatch.setattr(cli, "_proxy", lambda: proxy)
     release = FakeRelease().start()
     try:
-        monkeypatch.setattr(engine_fetch, "official_source", lambda: release.source())
         release.assets = {name: b"x" for name in linux_cuda_archives("#!/bin/sh\n")}
+        source = release.source() if listing else pinned(release)
+        monkeypatch.setattr(engine_fetch, "official_source", lambda: source)
         caplog.set_level(logging.DEBUG)
         for action in ("plan", "get"):
-            from argparse import Namespace
-
             code = cli.run(Namespace(action=action, json=True, build=None))
             out = capsys.readouterr()
-            assert code == 1 and "Traceback" not in out.err
+            assert "Traceback" not in out.err
             assert SECRET not in out.out + out.err and "gpu-user" not in out.out + out.err
+        assert code == 1 and release.downloads_asked() == []  # every request went to the proxy
     finally:
         release.stop()
     formatter = logging.Formatter("%(name)s %(message)s")

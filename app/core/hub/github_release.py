@@ -135,6 +135,8 @@ def _fetch(api_url: str, access: HubAccess, deadline: float, deadline_s: float) 
     url = api_url
     try:
         for _ in range(MAX_REDIRECTS + 1):
+            if time.monotonic() > deadline:  # redirects each wait for a connection: the deadline covers them all
+                raise _too_slow(api_url, deadline_s, 0)
             with client(access).stream("GET", url, headers=_headers(), timeout=timeout(access),
                                        follow_redirects=False) as response:
                 if not response.is_redirect:
@@ -210,15 +212,19 @@ def _body(response: Any, api_url: str, deadline: float, deadline_s: float) -> by
     size = 0
     for chunk in response.iter_bytes():
         if time.monotonic() > deadline:
-            raise ListingUnavailable(T("{host} did not send its whole answer within {s:g} s",
-                                       "{host} 没有在 {s:g} 秒内发完应答", host=_host(api_url), s=deadline_s),
-                                     _retry_step(), (f"url: {api_url}", f"received: {size} bytes"))
+            raise _too_slow(api_url, deadline_s, size)
         size += len(chunk)
         if size > MAX_ANSWER_BYTES:
             raise ListingUnavailable(T("the answer of {host} is larger than a release listing can be",
                                        "{host} 的应答超出了发布信息可能的大小", host=_host(api_url)), _retry_step())
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_slow(api_url: str, deadline_s: float, size: int) -> ListingUnavailable:
+    return ListingUnavailable(T("{host} did not send its whole answer within {s:g} s",
+                                "{host} 没有在 {s:g} 秒内发完应答", host=_host(api_url), s=deadline_s), _retry_step(),
+                              (f"url: {api_url}", f"received: {size} bytes"))
 
 
 def _host(url: str) -> str:

@@ -107,13 +107,18 @@ def list_devices(launcher: Path, timeout_s: float | None = None, *,
         return DeviceListing(None, None, (f"{launcher}: {error}",))
     stdout = bytes(run.stdout).decode("utf-8", errors="replace")
     stderr = bytes(run.stderr).decode("utf-8", errors="replace")
-    tail = tuple(line[:300] for line in (stderr[-8000:] + "\n" + stdout[-8000:]).strip().splitlines()[-20:])
+    tail = tuple(_printable(line[:300]) for line in (stderr[-8000:] + "\n" + stdout[-8000:]).strip().splitlines()[-20:])
     if run.ended is not None:
         note = {"timeout": f"{launcher} --list-devices did not answer within {timeout_s:.0f} s",
                 "output": f"{launcher} --list-devices wrote more than {MAX_OUTPUT_BYTES} bytes; it was stopped",
                 "stopped": f"{launcher} --list-devices was stopped"}[run.ended]
         return DeviceListing(None, None, (*tail[-19:], note), run.ended)
     return DeviceListing(parse_device_list(stdout), run.returncode, tail)
+
+
+def _printable(line: str) -> str:
+    """A line of the program's output fit for evidence: control characters (a terminal escape, NULs) escaped."""
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in line)
 
 
 @dataclass
@@ -144,6 +149,8 @@ def _run_bounded(argv: list[str], timeout_s: float, should_stop: Callable[[], bo
         _kill_group(popen, job)
     for reader in readers:
         reader.join(READER_JOIN_S)
+    if run.ended is None and too_much.is_set():  # it wrote too much and ended before a look saw it
+        run.ended = "output"
     if run.ended is not None:
         run.returncode = None
     return run

@@ -659,3 +659,30 @@ def test_helpers_a_fetched_server_starts_are_gone_after_its_check(release, llama
     engine = get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64, model=tiny_model)
     assert fetched_engines.registered_engines() == [engine]
     assert no_sleepers_left(mark)
+
+
+@pytest.mark.parametrize("files", [{"llama-server": b"x", "llama-server/inside": b"x", "LICENSE": b""},
+                                   {"lib/inside": b"x", "lib": b"x", "LICENSE": b""}],
+                         ids=["file-then-folder", "folder-then-file"])
+def test_an_entry_where_another_already_is_is_the_archives_fault(tmp_path, files):
+    """Before: 'Unpacking ... failed (File exists / Not a directory)' with 'Free some space on that disk' (DISK)."""
+    archive = tmp_path / "clash.zip"
+    archive.write_bytes(zip_bytes(files))
+    with pytest.raises(UnsafeArchive) as caught:
+        unpack(archive, tmp_path / "out")
+    assert caught.value.why.render("en") == ("a path another entry of the archive already holds (a file where a "
+                                             "folder goes, or the reverse)")
+
+
+@posix_only
+def test_a_staging_folder_planted_as_a_link_is_never_written_through(release, tmp_path):
+    """A link where the app unpacks (``<build>.part``) pointing elsewhere. Before: rmtree refused the link (errors
+    ignored), the archive was unpacked through it into the other folder and left there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (fetched_engines.engines_folder() / "llama-b11434-ubuntu-cuda-13.4-x64.part").symlink_to(elsewhere)
+    release.assets = linux_cuda_archives("#!/bin/sh\nexit 3\n")
+    with pytest.raises(EngineFetchError) as caught:
+        get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64)
+    assert caught.value.kind is FetchFault.CARD_NOT_LISTED
+    assert list(elsewhere.iterdir()) == [] and left_behind() == []

@@ -25,7 +25,8 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from app.core.hub.github_release import shown_name
@@ -156,11 +157,12 @@ def _unzip(archive: Path, target: Path, check_stop: CheckStop, free: FreeBytes) 
             place = _place(target, parts, skip)
             if place is None:
                 continue
-            if info.is_dir():
-                place.mkdir(parents=True, exist_ok=True)
-                continue
-            with bundle.open(info) as source:
-                _copy(source, place, (info.external_attr >> 16) & 0o777, budget, check_stop)
+            with _placing(info.filename):
+                if info.is_dir():
+                    place.mkdir(parents=True, exist_ok=True)
+                    continue
+                with bundle.open(info) as source:
+                    _copy(source, place, (info.external_attr >> 16) & 0o777, budget, check_stop)
             written.append(place)
     return written
 
@@ -190,12 +192,13 @@ def _untar(archive: Path, target: Path, check_stop: CheckStop, free: FreeBytes) 
             if place is None:
                 continue
             if member.isdir():
-                place.mkdir(parents=True, exist_ok=True)
+                with _placing(member.name):
+                    place.mkdir(parents=True, exist_ok=True)
             elif member.isfile():
                 source = bundle.extractfile(member)
                 if source is None:
                     raise BadArchive(f"{member.name} cannot be read")
-                with source:
+                with source, _placing(member.name):
                     _copy(source, place, member.mode, budget, check_stop)
                 written.append(place)
             elif member.issym() or member.islnk():
@@ -214,11 +217,25 @@ def _untar(archive: Path, target: Path, check_stop: CheckStop, free: FreeBytes) 
             place, link_target, name = links[0]
             raise UnsafeArchive(name, T("a link to {target}, which the archive does not hold",
                                         "指向 {target} 的链接，而压缩包中没有该文件", target=link_target))
-        for place, link_target, _ in ready:
-            _sibling_link(place, link_target)
+        for place, link_target, name in ready:
+            with _placing(name):
+                _sibling_link(place, link_target)
             written.append(place)
         links = [link for link in links if link not in ready]
     return written
+
+
+@contextmanager
+def _placing(entry: str) -> Iterator[None]:
+    """An entry whose place another entry already holds (a file where a folder goes, or the reverse) is refused
+    with its name: said as the archive's fault, not the disk's."""
+    try:
+        yield
+    except (FileExistsError, NotADirectoryError, IsADirectoryError) as error:
+        logger.info("archive entry %s: %s", shown_name(entry), error)
+        raise UnsafeArchive(entry, T("a path another entry of the archive already holds (a file where a folder "
+                                     "goes, or the reverse)",
+                                     "另一个条目已占用的路径（文件占了文件夹的位置，或者相反）")) from error
 
 
 def _present(path: Path) -> bool:

@@ -554,7 +554,9 @@ def _data_step() -> Text:
 
 
 def _discard(folder: Path) -> None:
-    if folder.exists() or folder.is_symlink():
+    if folder.is_symlink() or folder.is_file():  # never followed: what a link points to is not the app's
+        folder.unlink(missing_ok=True)
+    elif folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
         if folder.exists():
             logger.warning("%s could not be removed completely", folder)

@@ -458,7 +458,7 @@ def test_a_registry_entry_pointing_elsewhere_is_never_offered(tmp_path):
     entry that is not an object: none is offered (so none is run); the good entry still is. Before: the outside
     program was offered first to gpu_servers, a number for a path raised TypeError, one bad entry dropped all."""
     ran = tmp_path / "ran"
-    evil = tmp_path / "evil-server"
+    evil = tmp_path / "outside-server"
     evil.write_text(f"#!/bin/sh\ntouch {ran}\n")
     evil.chmod(0o755)
     root = fetched_engines.engines_folder()

@@ -686,3 +686,17 @@ def test_a_staging_folder_planted_as_a_link_is_never_written_through(release, tm
         get_gpu_engine(CARD, source=pinned(release), key=LINUX_X64)
     assert caught.value.kind is FetchFault.CARD_NOT_LISTED
     assert list(elsewhere.iterdir()) == [] and left_behind() == []
+
+
+@posix_only
+def test_a_serving_build_that_prints_megabytes_without_a_break_leaves_short_evidence(tmp_path):
+    """2 MB of NULs and a terminal escape with no line break, then exit: the check fails with short, printable
+    evidence. Before: the 2 MB line, NULs and escape as they were, went into the error's evidence (the CLI prints
+    it)."""
+    from app.core.server.gpu_generation import generate_on_device
+
+    launcher = script(tmp_path, "printf '\\033[2J'\nhead -c 2000000 /dev/zero\nexit 1\n")
+    check = generate_on_device(launcher, "CUDA0", tmp_path / "model.gguf")
+    assert check.failure == "the server stopped before it was ready (exit code 1)"
+    assert check.tail and all(len(line) <= 4 * 2000 and "\x00" not in line and "\x1b" not in line
+                              for line in check.tail)

@@ -29,6 +29,7 @@ GENERATE_TOKENS = 4
 READY_TIMEOUT_S = 180.0  # a CUDA build may compile kernels for a new card on its first start
 ANSWER_TIMEOUT_S = 60.0
 MAX_LINES = 400
+MAX_LINE_CHARS = 2000  # a log line is under 200; a build that prints megabytes without a line break keeps only this
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,11 @@ class GenerationCheck:
         return self.failure is None and self.tokens > 0 and self.on_device
 
 
+def _printable(line: str) -> str:
+    """A line of the server's output fit for evidence: control characters (a terminal escape, NULs) escaped."""
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in line)
+
+
 def device_buffer_seen(lines: list[str], device: str) -> bool:
     pattern = re.compile(rf"(?:^|\s){re.escape(device)} model buffer size =\s*[\d.]+ MiB")
     return any(pattern.search(line) for line in lines)
@@ -61,7 +67,7 @@ def generate_on_device(launcher: Path, device: str, model: Path, *,
 
     def on_line(_stream: str, text: str) -> None:
         with lock:
-            lines.append(text)
+            lines.append(_printable(text[:MAX_LINE_CHARS]))
             del lines[:-MAX_LINES]
 
     port, key = find_free_port(), secrets.token_hex(16)

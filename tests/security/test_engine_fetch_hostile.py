@@ -700,3 +700,20 @@ def test_a_serving_build_that_prints_megabytes_without_a_break_leaves_short_evid
     assert check.failure == "the server stopped before it was ready (exit code 1)"
     assert check.tail and all(len(line) <= 4 * 2000 and "\x00" not in line and "\x1b" not in line
                               for line in check.tail)
+
+
+def test_a_file_after_a_link_of_its_name_in_one_tar_is_not_written_through_it(tmp_path):
+    """A link libggml.so -> llama-server, then a file named libggml.so: the link is made after every file, so the
+    file's bytes never reach the launcher (held already; kept as a guard)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        for info, data in ((tarfile.TarInfo("llama-b11434/llama-server"), b"launcher"),
+                           (special("llama-b11434/libggml.so", tarfile.SYMTYPE, "llama-server"), None),
+                           (tarfile.TarInfo("llama-b11434/libggml.so"), b"through the link")):
+            if data is not None:
+                info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data) if data is not None else None)
+    archive = tmp_path / "order.tar.gz"
+    archive.write_bytes(buffer.getvalue())
+    unpack(archive, tmp_path / "out")
+    assert (tmp_path / "out" / "llama-server").read_bytes() == b"launcher"

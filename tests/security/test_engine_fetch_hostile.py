@@ -717,3 +717,32 @@ def test_a_file_after_a_link_of_its_name_in_one_tar_is_not_written_through_it(tm
     archive.write_bytes(buffer.getvalue())
     unpack(archive, tmp_path / "out")
     assert (tmp_path / "out" / "llama-server").read_bytes() == b"launcher"
+
+
+def test_a_100_megabyte_answer_is_not_read_past_the_listings_bound(hostile):
+    """The server would send 100 MB (its Content-Length says so): reading stops at 8 MiB (held already; guard)."""
+    def flood(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(100 << 20))
+        handler.end_headers()
+        block = b" " * (1 << 20)
+        for _ in range(100):
+            try:
+                handler.wfile.write(block)
+            except OSError:
+                return
+
+    server = hostile(flood)
+    assert listing_fails(server).endswith("is larger than a release listing can be")
+
+
+@pytest.mark.parametrize("digest", [12345, ["sha256:" + "ab" * 32], "sha256:" + "AB" * 32, "sha256:" + "ab" * 31])
+def test_a_digest_that_is_not_a_sha256_string_is_none_published(release, digest):
+    """A number, a list, upper-case or short hex: no digest to check against, so nothing is downloaded."""
+    release.assets = {name: b"x" for name in linux_cuda_archives("#!/bin/sh\n")}
+    release.published[ENGINE] = digest  # type: ignore[assignment]  (a hostile listing's field)
+    plan = plan_fetch(CARD, source=release.source(), key=LINUX_X64)
+    assert plan.refusal is not None and plan.refusal.kind is FetchFault.NOT_PINNED
+    assert plan.refusal.message.render("en").startswith(f"GitHub publishes no SHA-256 for {ENGINE} in llama.cpp's "
+                                                        "release b11434")
+    assert release.downloads_asked() == []

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.settings import load_settings
 from tests.no_llama_server import hide_llama_server
-from tests.ui.conftest import open_and_wait, wait_for_plan
+from tests.ui.conftest import LONG, open_and_wait, wait_for_plan
 
 SERVER_BIN = "/opt/llama.cpp/llama-server"
 
@@ -27,7 +27,8 @@ def test_opening_a_second_model_keeps_the_engine_and_its_path(qtbot, window, tin
     assert window.session.config.backend == "llama-server" and window.session.config.server_bin == SERVER_BIN
 
     open_and_wait(qtbot, window, other)
-    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other))
+    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other),
+                    timeout=LONG)
     config = window.settings_panel.config()
     assert (config.backend, config.server_bin) == ("llama-server", SERVER_BIN)
     assert window.settings_panel.engine() == ("llama-server", SERVER_BIN)
@@ -48,11 +49,13 @@ def test_an_engine_only_for_one_model_leaves_the_others_alone(qtbot, window, tin
     assert window.store.settings.engine_override(tiny_model) == ("embedded", None)
 
     open_and_wait(qtbot, window, other)
-    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other))
+    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other),
+                    timeout=LONG)
     assert window.session.config.backend == "llama-server" and not window.settings_panel.engine_only_for_model()
 
     open_and_wait(qtbot, window, tiny_model)  # back to the first: its own engine again
-    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(tiny_model))
+    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(tiny_model),
+                    timeout=LONG)
     assert window.session.config.backend == "embedded"
     assert window.settings_panel.engine_only_for_model()
 
@@ -83,5 +86,6 @@ def test_the_engine_a_server_reached_ready_with_is_remembered(qtbot, window, tin
     assert window.store.settings.engine == ("llama-server", SERVER_BIN)
     other = make_model("second.gguf", n_layers=3)
     open_and_wait(qtbot, window, other)
-    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other))
+    qtbot.waitUntil(lambda: window.session.config is not None and window.session.config.model == str(other),
+                    timeout=LONG)
     assert window.session.config.backend == "llama-server"

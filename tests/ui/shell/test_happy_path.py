@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import psutil
 from PySide6.QtCore import Qt
@@ -28,6 +29,24 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def _freeze_after_first_words(chat, server_pid: int) -> threading.Event:
+    """Pause the server (SIGSTOP) as soon as the reply's first words reach the stream's worker thread, so the
+    answer is certainly still unfinished when Stop is clicked, however late a loaded machine lets the GUI thread
+    see them (without it, a GUI thread starved for the length of the reply clicked Stop on a finished one and got
+    "length"). Runs on the worker thread, before it reads the next piece; the test sends SIGCONT after Stop."""
+    frozen, received = threading.Event(), []
+
+    def on_event(event) -> None:
+        if event.kind == "delta" and not frozen.is_set():
+            received.append(event.text)
+            if len("".join(received)) >= 12:
+                os.kill(server_pid, signal.SIGSTOP)
+                frozen.set()
+
+    chat._task._progress.connect(on_event, Qt.ConnectionType.DirectConnection)
+    return frozen
 
 
 def _click(qtbot, button) -> None:
@@ -92,11 +111,17 @@ def test_happy_path_from_model_to_chat_to_crash_to_close(qtbot, window, make_mod
     # Chat: the reply streams, Stop cuts it off mid-reply
     chat.params_box.max_tokens.setValue(panel.ctx.value() // 2)  # room for the prompt in the context
     assert chat.send("Hello! Please tell me a long story.")
-    qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) >= 12, timeout=SERVER)
-    assert chat.is_streaming()
-    with qtbot.waitSignal(chat.replyFinished, timeout=LONG) as finished:
-        _click(qtbot, chat.stop_button)
+    frozen = _freeze_after_first_words(chat, first_pid)
+    try:
+        qtbot.waitUntil(lambda: chat._reply_entry is not None and len(chat._reply_entry.content) >= 12,
+                        timeout=SERVER)
+        assert frozen.is_set() and chat.is_streaming()
+        with qtbot.waitSignal(chat.replyFinished, timeout=LONG) as finished:
+            _click(qtbot, chat.stop_button)
+    finally:
+        os.kill(first_pid, signal.SIGCONT)
     assert finished.args[0] is not None and finished.args[0].finish_reason == "stopped"
+    assert finished.args[0].completion_tokens < chat.params_box.max_tokens.value()  # cut off, not finished
     qtbot.waitUntil(lambda: not chat.is_streaming(), timeout=LONG)
 
     # Kill the child: crash card with a diagnosis, then the automatic restart brings it back

@@ -26,6 +26,7 @@ from app.core.process import registry as child_registry
 from app.core.process.registry import StaleChild, find_stale_children, kill_stale_child  # noqa: F401  (re-exported)
 
 logger = logging.getLogger(__name__)
+MAX_PENDING_BYTES = 64 << 10  # a line longer than this reaches the reader in pieces
 
 RSS_SAMPLE_INTERVAL_S = 0.5
 READER_JOIN_TIMEOUT_S = 0.3
@@ -49,6 +50,14 @@ def split_lines(buffer: bytes) -> tuple[list[bytes], bytes]:
     parts = _LINE_BREAK.split(body)
     rest = parts.pop() + (b"\r" if hold_cr else b"")
     return parts, rest
+
+
+def _last_char_start(data: bytes) -> int:
+    """Where the last UTF-8 character of ``data`` starts, so a piece cut there never splits a character."""
+    start = len(data) - 1
+    while start > 0 and len(data) - start < 4 and data[start] & 0xC0 == 0x80:
+        start -= 1
+    return max(start, 1)
 
 
 class _Spawner:
@@ -204,6 +213,10 @@ class ChildProcess:
             if not chunk:
                 break
             lines, pending = split_lines(pending + chunk)
+            if len(pending) > MAX_PENDING_BYTES:  # output without a line break is passed on in pieces, never held whole
+                cut = _last_char_start(pending)
+                lines.append(pending[:cut])
+                pending = pending[cut:]
             self._emit(stream, lines)
         self._emit(stream, [pending.rstrip(b"\r")])
         pipe.close()

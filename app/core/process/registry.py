@@ -117,7 +117,12 @@ def stop_own_children() -> int:
     to the parent-death signal, with its pid file behind. Returns how many were stopped."""
     me, my_start = os.getpid(), _own_create_time()
     stopped = 0
-    for record in sorted(registry_dir().glob("*.json")):
+    try:
+        records = sorted(registry_dir().glob("*.json"))
+    except OSError:  # a data folder that cannot be made: there is nothing registered to stop
+        logger.warning("the children folder cannot be read; none stopped", exc_info=True)
+        return 0
+    for record in records:
         data = _load(record)
         if data is None or int(data.get("owner_pid", -1)) != me:
             continue

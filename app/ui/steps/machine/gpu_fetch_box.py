@@ -27,6 +27,7 @@ from app.ui.i18n import Retranslating
 from app.ui.steps.machine import gpu_fetch_work as work
 from app.ui.widgets import look
 from app.ui.widgets.job_row import JobRow, JobState
+from app.ui.widgets.pausable_job import PausableJob
 from app.ui.widgets.problem_view import ProblemView, render
 from app.ui.workers import Task, run_task
 
@@ -60,7 +61,7 @@ class EngineRow(QWidget):
         line.addWidget(self.remove_button)
 
 
-class GpuFetchBox(Retranslating, QFrame):
+class GpuFetchBox(Retranslating, PausableJob, QFrame):
     """Inputs: ``set_report`` (the scan), ``set_engine`` (the engine Settings chose), ``set_warning`` (the GPU
     notice's). Signals: ``useRequested(str)`` the fetched llama-server to use; ``builtInRequested()`` the engine in
     use was removed."""
@@ -235,22 +236,9 @@ class GpuFetchBox(Retranslating, QFrame):
         self._run()
         self._render()
 
-    def toggle_pause(self) -> None:
-        if self.job.state is JobState.RUNNING:
-            self._stop = _reason("pause")
-            self.job.pause(self._sentence(JobState.PAUSED))
-        elif self.job.state is JobState.PAUSED:
-            self._stop = None  # a worker still running simply goes on
-            self.job.resume(self._sentence(JobState.RUNNING))
-            if self.task is None:
-                self._run()
-        self._render()
-
     def cancel(self) -> None:
-        if self.job.state not in (JobState.RUNNING, JobState.PAUSED):
+        if not self._begin_cancel():
             return
-        self._stop = _reason("cancel")
-        self.job.cancelling(self._sentence(JobState.CANCELLING))
         card, fix = self.card, self.fix
         if self.task is None and card is not None and fix is not None:  # paused: core's cancel removes what it kept
             self.task = run_task(work.discard, card, work.SETUP, fix.get("build"), self.plan, self.proxy,
@@ -469,12 +457,6 @@ class GpuFetchBox(Retranslating, QFrame):
 
     def _evidence_title(self, count: int) -> str:
         return self.tr("What was checked ({count})").format(count=count)
-
-
-def _reason(value: str) -> StopReason:
-    from app.core.hub.download_progress import StopReason
-
-    return StopReason(value)
 
 
 def _generic_error(error: BaseException) -> UserError:

@@ -20,6 +20,7 @@ from app.core.text import human_bytes
 from app.ui.i18n import Retranslating
 from app.ui.steps.model import get_model_work as work
 from app.ui.widgets.job_row import JobRow, JobState
+from app.ui.widgets.pausable_job import PausableJob
 from app.ui.widgets.problem_view import ProblemView, render
 from app.ui.workers import Task, run_task
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class GetModelRow(Retranslating, QWidget):
+class GetModelRow(Retranslating, PausableJob, QWidget):
     """Signals: ``ready(str path, object sha256 or None)`` when the model is on disk and verified;
     ``busyChanged(bool)`` when a download starts or ends (paused counts as under way: one at a time)."""
 
@@ -81,22 +82,9 @@ class GetModelRow(Retranslating, QWidget):
         self._render()
         self.busyChanged.emit(True)
 
-    def toggle_pause(self) -> None:
-        if self.job.state is JobState.RUNNING:
-            self._stop = _reason("pause")
-            self.job.pause(self._sentence(JobState.PAUSED))
-        elif self.job.state is JobState.PAUSED:
-            self._stop = None  # a worker still running simply goes on
-            self.job.resume(self._sentence(JobState.RUNNING))
-            if self.task is None:
-                self._run()
-        self._render()
-
     def cancel(self) -> None:
-        if self.job.state not in (JobState.RUNNING, JobState.PAUSED):
+        if not self._begin_cancel():
             return
-        self._stop = _reason("cancel")
-        self.job.cancelling(self._sentence(JobState.CANCELLING))
         if self.task is None:  # paused: nothing runs; remove what the pause kept
             model, folder = self.model, self.folder
             self.task = run_task(_remove, model, folder, owner=self, on_done=lambda _none: self._cancelled(),
@@ -217,12 +205,6 @@ class GetModelRow(Retranslating, QWidget):
         self.problem.set_problem(self.error if failed else None)
         self.problem.setVisible(failed)
         self.setVisible(self.job.has_content or failed)
-
-
-def _reason(value: str) -> StopReason:
-    from app.core.hub.download_progress import StopReason
-
-    return StopReason(value)
 
 
 def _remove(model: HubModel | None, folder: Path | None) -> None:

@@ -4,13 +4,17 @@ downloaded, a resume runs the worker again when the paused one has ended."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from app.core.problem import UserError
 from app.ui.widgets.job_row import JobRow, JobState
 from app.ui.workers import Task
 
 if TYPE_CHECKING:
     from app.core.hub.download_progress import StopReason
+
+logger = logging.getLogger(__name__)
 
 
 def stop_reason(value: str) -> StopReason:
@@ -26,6 +30,8 @@ class PausableJob:
     job: JobRow
     task: Task | None
     _stop: StopReason | None
+    error: UserError | None
+    FAILURE_LOGGED = "the job failed unexpectedly"  # the log's words for an error that is not a UserError
 
     def _sentence(self, state: JobState) -> str:
         raise NotImplementedError
@@ -34,6 +40,13 @@ class PausableJob:
         raise NotImplementedError
 
     def _render(self) -> None:
+        raise NotImplementedError
+
+    def _ended(self) -> None:
+        raise NotImplementedError
+
+    def _unexpected(self, error: BaseException) -> UserError:
+        """The sentence for an error the core did not word (logged with its traceback first)."""
         raise NotImplementedError
 
     def toggle_pause(self) -> None:
@@ -54,3 +67,31 @@ class PausableJob:
         self._stop = stop_reason("cancel")
         self.job.cancelling(self._sentence(JobState.CANCELLING))
         return True
+
+    def _on_error(self, error: BaseException) -> None:
+        """The worker ended without a result: paused, cancelled or failed."""
+        task, self.task = self.task, None
+        reason = str(getattr(error, "reason", "") or "")
+        if reason == "pause":
+            closing = task is not None and task.cancelled  # the window closes: what was kept waits for the next try
+            if self.job.state is JobState.RUNNING and not closing:  # resumed before the worker saw the pause
+                self._run()
+            elif self.job.state is JobState.RUNNING:
+                self.job.pause(self._sentence(JobState.PAUSED))
+            else:
+                self.job.say(self._sentence(JobState.PAUSED))
+            self._render()
+            return
+        if reason == "cancel":
+            self._cancelled()
+            return
+        if not isinstance(error, UserError):
+            logger.error(self.FAILURE_LOGGED, exc_info=error)
+        self.error = error if isinstance(error, UserError) else self._unexpected(error)
+        self.job.finish(JobState.FAILED, self._sentence(JobState.FAILED))
+        self._ended()
+
+    def _cancelled(self) -> None:
+        self.task = None
+        self.job.finish(JobState.CANCELLED, self._sentence(JobState.CANCELLED))
+        self._ended()

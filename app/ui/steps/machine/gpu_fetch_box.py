@@ -272,32 +272,10 @@ class GpuFetchBox(Retranslating, PausableJob, QFrame):
         self.useRequested.emit(engine.launcher)  # the window chooses it in Settings; the steps follow
         self.look_up_engines()
 
-    def _on_error(self, error: BaseException) -> None:
-        task, self.task = self.task, None
-        reason = str(getattr(error, "reason", "") or "")
-        if reason == "pause":
-            closing = task is not None and task.cancelled  # the window closes: the downloads wait for the next try
-            if self.job.state is JobState.RUNNING and not closing:  # resumed before the worker saw the pause
-                self._run()
-            elif self.job.state is JobState.RUNNING:
-                self.job.pause(self._sentence(JobState.PAUSED))
-            else:
-                self.job.say(self._sentence(JobState.PAUSED))
-            self._render()
-            return
-        if reason == "cancel":
-            self._cancelled()
-            return
-        if not isinstance(error, UserError):
-            logger.error("getting the GPU engine failed unexpectedly", exc_info=error)
-        self.error = error if isinstance(error, UserError) else _generic_error(error)
-        self.job.finish(JobState.FAILED, self._sentence(JobState.FAILED))
-        self._ended()
+    FAILURE_LOGGED = "getting the GPU engine failed unexpectedly"
 
-    def _cancelled(self) -> None:
-        self.task = None
-        self.job.finish(JobState.CANCELLED, self._sentence(JobState.CANCELLED))
-        self._ended()
+    def _unexpected(self, error: BaseException) -> UserError:
+        return _generic_error(error)
 
     def _ended(self) -> None:
         self._stop = None

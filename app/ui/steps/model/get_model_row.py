@@ -117,32 +117,10 @@ class GetModelRow(Retranslating, PausableJob, QWidget):
         sha = model.parts[0].sha256 if model is not None and len(model.parts) == 1 else None
         self.ready.emit(self.path, sha)
 
-    def _on_error(self, error: BaseException) -> None:
-        task, self.task = self.task, None
-        reason = getattr(error, "reason", None)
-        if reason is not None and str(reason) == "pause":
-            closing = task is not None and task.cancelled  # the window closes: the partial waits for the next run
-            if self.job.state is JobState.RUNNING and not closing:  # resumed before the worker saw the pause
-                self._run()
-            elif self.job.state is JobState.RUNNING:
-                self.job.pause(self._sentence(JobState.PAUSED))
-            else:
-                self.job.say(self._sentence(JobState.PAUSED))
-            self._render()
-            return
-        if reason is not None and str(reason) == "cancel":
-            self._cancelled()
-            return
-        if not isinstance(error, UserError):
-            logger.error("the download failed unexpectedly", exc_info=error)
-        self.error = error if isinstance(error, UserError) else _generic(error)
-        self.job.finish(JobState.FAILED, self._sentence(JobState.FAILED))
-        self._ended()
+    FAILURE_LOGGED = "the download failed unexpectedly"
 
-    def _cancelled(self) -> None:
-        self.task = None
-        self.job.finish(JobState.CANCELLED, self._sentence(JobState.CANCELLED))
-        self._ended()
+    def _unexpected(self, error: BaseException) -> UserError:
+        return _generic(error)
 
     def _ended(self) -> None:
         self._stop = None
